@@ -1,0 +1,1 @@
+//! The demo MCP servers (placeholder).

@@ -1,0 +1,2 @@
+//! Everything MCP. The only module that imports `rmcp`.
+pub mod demo_server;
