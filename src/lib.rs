@@ -3,3 +3,5 @@
 #![deny(unsafe_code)]
 
 pub mod mcp;
+pub mod sanitize;
+pub mod config;

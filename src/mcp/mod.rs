@@ -1,2 +1,43 @@
-//! Everything MCP. The only module that imports `rmcp`.
+//! Everything MCP, and the only module that imports `rmcp` (its API changed across
+//! 1.x, 2.x and 3.x; keeping it here keeps upgrades local).
+//!
+//! Layers, bottom up: `process` (the child), `connection` + `watchdog` (a live
+//! session and who notices its end), `listing` (bounded `tools/list`),
+//! `names`/`schema`/`policy` → `exposure` (published → exposed, all-or-nothing),
+//! `registry` (snapshots, revocation by identity), `hub` (aliases, connect,
+//! disconnect) and `call` (the call path with its error envelope).
+
+pub mod approver;
+pub mod call;
+mod client;
+pub mod connection;
 pub mod demo_server;
+pub mod envelope;
+pub mod error;
+pub mod events;
+pub mod exposure;
+pub mod hub;
+pub mod listing;
+pub mod names;
+pub mod policy;
+pub mod process;
+pub mod published;
+pub mod registry;
+pub mod schema;
+pub mod spec;
+pub mod vars;
+pub mod watchdog;
+
+pub use approver::{ApprovalDecision, ApprovalRequest, Approver, FlagApprover};
+pub use call::{CallOutcome, ToolOutput};
+pub use connection::{Connection, ServerIdentity};
+pub use envelope::{ToolError, ToolErrorCode};
+pub use error::{ConnectError, ConnectErrorCode, FailureKind, HubError};
+pub use events::{AliasState, ConnectionId, EventSink, McpEvent, RevokeCause};
+pub use hub::{ConnectReport, Hub};
+pub use names::ServerAlias;
+pub use policy::{Effect, ToolPolicy};
+pub use published::PublishedTool;
+pub use registry::{ExposedTool, Snapshot};
+pub use spec::{Limits, ServerSpec, TransportSpec};
+pub use vars::Vars;

@@ -1,0 +1,54 @@
+//! Our side of the MCP session: client identity and what we do with the server's
+//! notifications (they become events; nothing here trusts their content).
+
+use rmcp::ClientHandler;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, RoleClient};
+
+use super::events::{ConnectionId, EventSink, McpEvent};
+use super::names::ServerAlias;
+
+/// The client handler of one connection.
+pub struct HarnessClient {
+    alias: ServerAlias,
+    id: ConnectionId,
+    events: EventSink,
+}
+
+impl HarnessClient {
+    pub fn new(alias: ServerAlias, id: ConnectionId, events: EventSink) -> Self {
+        Self { alias, id, events }
+    }
+}
+
+impl ClientHandler for HarnessClient {
+    fn get_info(&self) -> ClientConfig {
+        // rmcp's default asks for 2026-07-28, a revision without the `initialize`
+        // handshake; we ask for the newest revision that has one.
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("mcp-harness", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.events.emit(McpEvent::ToolListChanged { alias: self.alias.clone(), connection: self.id });
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.events.emit(McpEvent::Progress {
+            alias: self.alias.clone(),
+            connection: self.id,
+            progress: params.progress,
+            total: params.total,
+            message: params.message,
+        });
+    }
+}

@@ -1,0 +1,140 @@
+//! Why a connection was rejected or failed, in words built locally.
+
+use std::fmt;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use super::names::ServerAlias;
+use super::policy::PolicyMismatch;
+
+/// Codes of the `check --json` contract. The first group *rejects* a connection
+/// (the server works, but what it publishes breaks a local rule); the second means
+/// the connection *failed* (the server could not be reached or died).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectErrorCode {
+    NameTooLong,
+    NameCollision,
+    DuplicateTool,
+    SchemaNotObject,
+    SchemaExternalRef,
+    SchemaInvalid,
+    PolicyMismatch,
+    PaginationLimit,
+    InvalidToolDefinition,
+    SpawnFailed,
+    InitializeFailed,
+    McpTimeout,
+    McpConnectionLost,
+}
+
+/// Where an alias ends up after a connection attempt that did not succeed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The server answered, but a local rule refuses what it publishes.
+    Rejected,
+    /// The server could not be started, reached or kept alive.
+    Failed,
+}
+
+impl ConnectErrorCode {
+    pub fn kind(self) -> FailureKind {
+        use ConnectErrorCode::*;
+        match self {
+            SpawnFailed | InitializeFailed | McpTimeout | McpConnectionLost => FailureKind::Failed,
+            _ => FailureKind::Rejected,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        use ConnectErrorCode::*;
+        match self {
+            NameTooLong => "name_too_long",
+            NameCollision => "name_collision",
+            DuplicateTool => "duplicate_tool",
+            SchemaNotObject => "schema_not_object",
+            SchemaExternalRef => "schema_external_ref",
+            SchemaInvalid => "schema_invalid",
+            PolicyMismatch => "policy_mismatch",
+            PaginationLimit => "pagination_limit",
+            InvalidToolDefinition => "invalid_tool_definition",
+            SpawnFailed => "spawn_failed",
+            InitializeFailed => "initialize_failed",
+            McpTimeout => "mcp_timeout",
+            McpConnectionLost => "mcp_connection_lost",
+        }
+    }
+}
+
+impl fmt::Display for ConnectErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A connection attempt that did not end with exposed tools.
+///
+/// `message` says what happened and names the rule and the tools involved; `hint`
+/// says what the operator can do. Both are built locally; server-controlled names
+/// inside them are quoted with [`super::names::quote`].
+#[derive(Debug, Clone, Error)]
+#[error("{code}: {message}")]
+pub struct ConnectError {
+    pub code: ConnectErrorCode,
+    pub message: String,
+    pub hint: String,
+    /// The remote tool names involved, exactly as published.
+    pub tools: Vec<String>,
+    /// For `policy_mismatch`: what differs.
+    pub policy_diff: Option<PolicyMismatch>,
+    /// What the server itself said (stderr tail, its error text), raw.
+    /// Operator-only: shown inert, never put into anything the model sees.
+    pub server_output: Vec<String>,
+}
+
+impl ConnectError {
+    pub fn new(code: ConnectErrorCode, message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            hint: hint.into(),
+            tools: Vec::new(),
+            policy_diff: None,
+            server_output: Vec::new(),
+        }
+    }
+
+    pub fn with_tools(mut self, tools: Vec<String>) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    pub fn kind(&self) -> FailureKind {
+        self.code.kind()
+    }
+}
+
+/// Errors of the connection manager itself (before any server is involved).
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum HubError {
+    #[error("unknown server alias `{alias}`; known aliases: {}", known_list(.known))]
+    UnknownAlias { alias: String, known: Vec<String> },
+    #[error("`{0}` is already connected")]
+    AlreadyConnected(ServerAlias),
+    #[error("`{0}` is already connecting; wait for it to finish")]
+    AlreadyConnecting(ServerAlias),
+    #[error("`{0}` is not connected")]
+    NotConnected(ServerAlias),
+    #[error("the harness is shutting down")]
+    ShuttingDown,
+}
+
+fn known_list(known: &[String]) -> String {
+    if known.is_empty() {
+        "(none configured)".to_string()
+    } else {
+        known.join(", ")
+    }
+}

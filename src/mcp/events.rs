@@ -1,0 +1,138 @@
+//! What the MCP layer reports as it happens: alias states, registrations,
+//! revocations, notifications. The backend forwards these to the UI and the audit log.
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use super::error::ConnectErrorCode;
+use super::names::ServerAlias;
+
+/// Unique for the life of the process; never reused, so a late event about an old
+/// connection can never be mistaken for the current one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct ConnectionId(pub u64);
+
+impl ConnectionId {
+    /// A fresh id, never handed out before in this process.
+    pub fn next() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Self(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl std::fmt::Display for ConnectionId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// Why a connection's tools were revoked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RevokeCause {
+    /// `disconnect_mcp`, the side panel, or the CLI closed it.
+    Disconnected,
+    /// A call exceeded its timeout; the connection was dropped and its process killed.
+    Timeout { tool: String },
+    /// The process exited or the transport closed. `detail` is built locally
+    /// (exit status, signal), never the server's own words.
+    ConnectionLost { detail: String },
+    /// The operator killed the server process.
+    Killed,
+    /// The harness is shutting down.
+    Shutdown,
+}
+
+impl std::fmt::Display for RevokeCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RevokeCause::Disconnected => f.write_str("disconnected"),
+            RevokeCause::Timeout { tool } => write!(f, "call to {tool} timed out"),
+            RevokeCause::ConnectionLost { detail } => write!(f, "connection lost: {detail}"),
+            RevokeCause::Killed => f.write_str("server process killed by the operator"),
+            RevokeCause::Shutdown => f.write_str("harness shutting down"),
+        }
+    }
+}
+
+/// Where an alias stands right now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum AliasState {
+    Disconnected,
+    Connecting,
+    Ready { connection: ConnectionId, exposed: usize },
+    Rejected { code: ConnectErrorCode, message: String },
+    Failed { code: ConnectErrorCode, message: String },
+    /// It was ready, then its connection ended without being asked to.
+    Lost { cause: RevokeCause },
+}
+
+impl AliasState {
+    pub fn label(&self) -> &'static str {
+        match self {
+            AliasState::Disconnected => "disconnected",
+            AliasState::Connecting => "connecting",
+            AliasState::Ready { .. } => "ready",
+            AliasState::Rejected { .. } => "rejected",
+            AliasState::Failed { .. } => "failed",
+            AliasState::Lost { .. } => "lost",
+        }
+    }
+}
+
+/// One thing that happened in the MCP layer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum McpEvent {
+    /// An alias moved to a new state.
+    AliasState { alias: ServerAlias, state: AliasState },
+    /// A connection's exposed tools entered the registry (snapshot `version`).
+    Registered { alias: ServerAlias, connection: ConnectionId, tools: Vec<String>, version: u64 },
+    /// A connection's exposed tools left the registry, all at once.
+    Revoked {
+        alias: ServerAlias,
+        connection: ConnectionId,
+        tools: Vec<String>,
+        cause: RevokeCause,
+        version: u64,
+    },
+    /// The server says its tool list changed.
+    ToolListChanged { alias: ServerAlias, connection: ConnectionId },
+    /// Progress of a running call, as reported by the server.
+    Progress {
+        alias: ServerAlias,
+        connection: ConnectionId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+}
+
+impl Serialize for ServerAlias {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// Where events go. Sending never blocks; events are dropped if nobody listens.
+#[derive(Debug, Clone)]
+pub struct EventSink(Option<mpsc::UnboundedSender<McpEvent>>);
+
+impl EventSink {
+    pub fn new() -> (Self, mpsc::UnboundedReceiver<McpEvent>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Self(Some(tx)), rx)
+    }
+
+    /// A sink for callers that do not listen (headless commands).
+    pub fn discard() -> Self {
+        Self(None)
+    }
+
+    pub fn emit(&self, event: McpEvent) {
+        if let Some(tx) = &self.0 {
+            let _ = tx.send(event);
+        }
+    }
+}

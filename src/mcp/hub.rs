@@ -1,0 +1,332 @@
+//! The connection manager: one slot per configured alias, connect / disconnect /
+//! kill by alias only, and the link between a connection ending and its tools
+//! being revoked. Every method is async or instant; nothing blocks.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::connection::{self, Connection, OpenParams, ServerIdentity};
+use super::error::{ConnectError, HubError};
+use super::events::{AliasState, ConnectionId, EventSink, McpEvent, RevokeCause};
+use super::exposure;
+use super::listing;
+use super::names::ServerAlias;
+use super::published::PublishedTool;
+use super::registry::{ConnectionEntry, ExposedTool, Registry, Snapshot};
+use super::spec::{Limits, ServerSpec};
+use super::vars::Vars;
+use super::watchdog::EndReason;
+
+/// What one connection attempt produced, for display (`check`, the side panel)
+/// whether it succeeded or not.
+#[derive(Debug, Clone)]
+pub struct ConnectReport {
+    pub alias: ServerAlias,
+    pub server: Option<ServerIdentity>,
+    pub published: Arc<[PublishedTool]>,
+    /// The exposed tools, or why there are none.
+    pub outcome: Result<Vec<Arc<ExposedTool>>, ConnectError>,
+}
+
+/// Cheap to clone; all clones share one set of connections.
+#[derive(Clone)]
+pub struct Hub {
+    pub(super) inner: Arc<Inner>,
+}
+
+pub(super) struct Inner {
+    specs: BTreeMap<ServerAlias, ServerSpec>,
+    pub(super) limits: Limits,
+    vars: Vars,
+    pub(super) registry: Registry,
+    events: EventSink,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    slots: BTreeMap<ServerAlias, Slot>,
+    shutting_down: bool,
+}
+
+struct Slot {
+    state: AliasState,
+    /// Set while connecting; cancelled by a disconnect during the attempt.
+    attempt: Option<CancellationToken>,
+    connection: Option<Arc<Connection>>,
+}
+
+impl Hub {
+    /// `reserved` are the built-in tool names no server may take.
+    pub fn new(specs: Vec<ServerSpec>, limits: Limits, vars: Vars, reserved: Vec<String>, events: EventSink) -> Self {
+        let slots = specs
+            .iter()
+            .map(|s| (s.alias.clone(), Slot { state: AliasState::Disconnected, attempt: None, connection: None }))
+            .collect();
+        Self {
+            inner: Arc::new(Inner {
+                specs: specs.into_iter().map(|s| (s.alias.clone(), s)).collect(),
+                limits,
+                vars,
+                registry: Registry::new(reserved, events.clone()),
+                events,
+                state: Mutex::new(State { slots, shutting_down: false }),
+            }),
+        }
+    }
+
+    /// The current registry snapshot: O(1).
+    pub fn snapshot(&self) -> Snapshot {
+        self.inner.registry.snapshot()
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// Every configured alias with its state, in config order.
+    pub fn aliases(&self) -> Vec<(ServerAlias, AliasState)> {
+        self.lock().slots.iter().map(|(a, s)| (a.clone(), s.state.clone())).collect()
+    }
+
+    pub fn spec(&self, alias: &str) -> Result<&ServerSpec, HubError> {
+        self.inner.specs.get(&ServerAlias::new(alias)).ok_or_else(|| HubError::UnknownAlias {
+            alias: alias.to_string(),
+            known: self.inner.specs.keys().map(ToString::to_string).collect(),
+        })
+    }
+
+    /// Connects an alias: start/reach the server, initialize, list, validate,
+    /// expose, register — or report why not. Takes only an alias, by design.
+    pub async fn connect(&self, alias: &str) -> Result<ConnectReport, HubError> {
+        let spec = self.spec(alias)?.clone();
+        let alias = spec.alias.clone();
+        let token = CancellationToken::new();
+        {
+            let mut state = self.lock();
+            if state.shutting_down {
+                return Err(HubError::ShuttingDown);
+            }
+            let slot = state.slots.get_mut(&alias).ok_or(HubError::ShuttingDown)?;
+            match slot.state {
+                AliasState::Connecting => return Err(HubError::AlreadyConnecting(alias)),
+                AliasState::Ready { .. } => return Err(HubError::AlreadyConnected(alias)),
+                _ => {}
+            }
+            slot.attempt = Some(token.clone());
+            self.set_state(&alias, slot, AliasState::Connecting);
+        }
+        let attempt = tokio::select! {
+            attempt = self.attempt(&spec) => attempt,
+            _ = token.cancelled() => return Err(HubError::NotConnected(alias)),
+        };
+        let (connection, mut report) = attempt;
+        let mut state = self.lock();
+        let slot = state.slots.get_mut(&alias).ok_or(HubError::ShuttingDown)?;
+        if token.is_cancelled() {
+            // Disconnected (or shut down) while we were connecting.
+            if let Some(c) = connection {
+                c.close();
+            }
+            return Err(HubError::NotConnected(alias));
+        }
+        slot.attempt = None;
+        let (Some(connection), Ok(exposed)) = (connection, &report.outcome) else {
+            let error = report.outcome.as_ref().err().cloned();
+            if let Some(e) = error {
+                self.set_state(&alias, slot, failure_state(&e));
+            }
+            return Ok(report);
+        };
+        let entry = ConnectionEntry {
+            connection: Arc::clone(&connection),
+            published: Arc::clone(&report.published),
+            exposed: exposed.clone(),
+        };
+        match self.inner.registry.register(entry) {
+            Ok(_) => {
+                let ready = AliasState::Ready { connection: connection.id(), exposed: exposed.len() };
+                slot.connection = Some(Arc::clone(&connection));
+                self.set_state(&alias, slot, ready);
+                drop(state);
+                self.watch_end(connection);
+            }
+            Err(e) => {
+                connection.close();
+                self.set_state(&alias, slot, failure_state(&e));
+                report.outcome = Err(e);
+            }
+        }
+        Ok(report)
+    }
+
+    async fn attempt(&self, spec: &ServerSpec) -> (Option<Arc<Connection>>, ConnectReport) {
+        let mut report = ConnectReport {
+            alias: spec.alias.clone(),
+            server: None,
+            published: Arc::from(Vec::new()),
+            outcome: Ok(Vec::new()),
+        };
+        let conn = match self.open(spec).await {
+            Ok(c) => c,
+            Err(e) => {
+                report.outcome = Err(e);
+                return (None, report);
+            }
+        };
+        report.server = Some(conn.server().clone());
+        match listing::list_tools(&conn, &self.inner.limits).await {
+            Ok(published) => report.published = published.into(),
+            Err(e) => {
+                conn.close();
+                report.outcome = Err(e);
+                return (None, report);
+            }
+        }
+        report.outcome = exposure::expose(&conn, &report.published, &spec.policy);
+        if report.outcome.is_err() {
+            conn.close();
+            return (None, report);
+        }
+        (Some(conn), report)
+    }
+
+    async fn open(&self, spec: &ServerSpec) -> Result<Arc<Connection>, ConnectError> {
+        connection::open(OpenParams {
+            id: ConnectionId::next(),
+            spec,
+            limits: &self.inner.limits,
+            vars: &self.inner.vars,
+            events: self.inner.events.clone(),
+        })
+        .await
+    }
+
+    /// Connects without registering anything, lists what the server publishes,
+    /// and closes again (for `policy ALIAS`).
+    pub async fn probe(&self, alias: &str) -> Result<(ServerIdentity, Vec<PublishedTool>), ConnectError> {
+        let spec = self.spec(alias).map_err(|e| {
+            ConnectError::new(super::error::ConnectErrorCode::SpawnFailed, e.to_string(), "check the alias")
+        })?;
+        let conn = self.open(spec).await?;
+        let listed = listing::list_tools(&conn, &self.inner.limits).await;
+        conn.close();
+        Ok((conn.server().clone(), listed?))
+    }
+
+    /// Revokes the alias's tools at once and closes its connection in the background.
+    pub fn disconnect(&self, alias: &str) -> Result<(), HubError> {
+        let alias = self.spec(alias)?.alias.clone();
+        let mut state = self.lock();
+        let slot = state.slots.get_mut(&alias).ok_or(HubError::ShuttingDown)?;
+        if let Some(attempt) = slot.attempt.take() {
+            attempt.cancel();
+            self.set_state(&alias, slot, AliasState::Disconnected);
+            return Ok(());
+        }
+        let connection = slot.connection.take().ok_or_else(|| HubError::NotConnected(alias.clone()))?;
+        self.inner.registry.revoke(connection.id(), RevokeCause::Disconnected);
+        self.set_state(&alias, slot, AliasState::Disconnected);
+        drop(state);
+        connection.close();
+        Ok(())
+    }
+
+    /// SIGKILLs the server's process group *without* telling the watchdog, so the
+    /// operator can watch it notice the death and revoke the tools.
+    pub fn kill_process(&self, alias: &str) -> Result<(), HubError> {
+        let alias = self.spec(alias)?.alias.clone();
+        let state = self.lock();
+        let connection = state
+            .slots
+            .get(&alias)
+            .and_then(|s| s.connection.clone())
+            .ok_or_else(|| HubError::NotConnected(alias.clone()))?;
+        drop(state);
+        connection.kill_process_group();
+        Ok(())
+    }
+
+    /// Drops a connection because of what happened during a call: revoke now,
+    /// kill its process, and leave the alias `lost` with the cause.
+    pub(super) fn drop_connection(&self, connection: &Connection, cause: RevokeCause) {
+        let mut state = self.lock();
+        if let Some(slot) = state.slots.get_mut(connection.alias())
+            && slot.connection.as_ref().is_some_and(|c| c.id() == connection.id())
+        {
+            slot.connection = None;
+            self.inner.registry.revoke(connection.id(), cause.clone());
+            self.set_state(connection.alias(), slot, AliasState::Lost { cause });
+        }
+        drop(state);
+        connection.kill();
+    }
+
+    /// Revokes a connection's tools as soon as it ends on its own.
+    fn watch_end(&self, connection: Arc<Connection>) {
+        let hub = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            connection.ended().await;
+            let Some(inner) = hub.upgrade() else { return };
+            let hub = Hub { inner };
+            let cause = match connection.end_reason() {
+                // Closed or killed on request: whoever asked already revoked.
+                Some(EndReason::Closed | EndReason::Killed) | None => return,
+                Some(reason) => RevokeCause::ConnectionLost { detail: reason.to_string() },
+            };
+            hub.drop_connection(&connection, cause);
+        });
+    }
+
+    /// Closes every connection (revoking all tools) and waits, bounded, for the
+    /// servers to exit. Call before the runtime ends.
+    pub async fn shutdown(&self) {
+        let connections: Vec<Arc<Connection>> = {
+            let mut state = self.lock();
+            state.shutting_down = true;
+            let aliases: Vec<ServerAlias> = state.slots.keys().cloned().collect();
+            let mut connections = Vec::new();
+            for alias in aliases {
+                let Some(slot) = state.slots.get_mut(&alias) else { continue };
+                if let Some(attempt) = slot.attempt.take() {
+                    attempt.cancel();
+                }
+                if let Some(c) = slot.connection.take() {
+                    self.inner.registry.revoke(c.id(), RevokeCause::Shutdown);
+                    connections.push(c);
+                }
+                if slot.state != AliasState::Disconnected {
+                    self.set_state(&alias, slot, AliasState::Disconnected);
+                }
+            }
+            connections
+        };
+        for c in &connections {
+            c.close();
+        }
+        let bound = self.inner.limits.close_grace * 3 + Duration::from_millis(500);
+        let all_closed = futures::future::join_all(connections.iter().map(|c| c.finished()));
+        let _ = tokio::time::timeout(bound, all_closed).await;
+    }
+
+    fn set_state(&self, alias: &ServerAlias, slot: &mut Slot, state: AliasState) {
+        slot.state = state.clone();
+        self.inner.events.emit(McpEvent::AliasState { alias: alias.clone(), state });
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn failure_state(error: &ConnectError) -> AliasState {
+    match error.kind() {
+        super::error::FailureKind::Rejected => {
+            AliasState::Rejected { code: error.code, message: error.message.clone() }
+        }
+        super::error::FailureKind::Failed => AliasState::Failed { code: error.code, message: error.message.clone() },
+    }
+}

@@ -1,0 +1,174 @@
+//! `tools/list` with bounded pagination: a page cap, a tool cap and a
+//! repeated-cursor check, so an endless or looping server is an error, not a hang.
+//! Tools are parsed one by one, so a malformed definition is reported by name.
+
+use std::collections::{BTreeSet, HashSet};
+
+use rmcp::model::{CustomResult, ServerResult};
+use serde_json::{Value, json};
+
+use super::connection::{Connection, RequestError};
+use super::error::{ConnectError, ConnectErrorCode as Code};
+use super::names::quote;
+use super::published::{Position, PublishedTool};
+use super::spec::Limits;
+
+/// Lists every tool the server publishes, following `nextCursor`.
+pub async fn list_tools(conn: &Connection, limits: &Limits) -> Result<Vec<PublishedTool>, ConnectError> {
+    if !conn.has_tools() {
+        return Ok(Vec::new());
+    }
+    let mut tools = Vec::new();
+    let mut malformed = Vec::new();
+    let mut seen_cursors = HashSet::new();
+    let mut cursor: Option<String> = None;
+    for page in 1.. {
+        if page > limits.max_list_pages {
+            return Err(too_long(format!(
+                "the server was still paginating after {} pages of tools/list",
+                limits.max_list_pages
+            )));
+        }
+        let params = match &cursor {
+            Some(c) => json!({ "cursor": c }),
+            None => json!({}),
+        };
+        let result = conn
+            .request("tools/list", params, conn.call_timeout())
+            .await
+            .map_err(|e| request_failed(e, "tools/list"))?;
+        let (page_tools, next) = parse_page(result, page)?;
+        for raw in page_tools {
+            match raw {
+                Ok(tool) => tools.push(tool),
+                Err(problem) => malformed.push(problem),
+            }
+        }
+        if tools.len() + malformed.len() > limits.max_tools {
+            return Err(too_long(format!("the server published more than {} tools", limits.max_tools)));
+        }
+        match next {
+            None => break,
+            Some(next) => {
+                if !seen_cursors.insert(next.clone()) {
+                    return Err(too_long(format!(
+                        "the server repeated the cursor {} on page {page}, which would loop forever",
+                        quote(&next)
+                    )));
+                }
+                cursor = Some(next);
+            }
+        }
+    }
+    if !malformed.is_empty() {
+        return Err(ConnectError::new(
+            Code::InvalidToolDefinition,
+            format!("tools/list contained malformed tool definitions: {}", malformed.join("; ")),
+            "the server is broken or incompatible; report it to its authors",
+        ));
+    }
+    check_duplicates(&tools)?;
+    Ok(tools)
+}
+
+type ParsedPage = (Vec<Result<PublishedTool, String>>, Option<String>);
+
+fn parse_page(result: ServerResult, page: usize) -> Result<ParsedPage, ConnectError> {
+    match result {
+        // The typed parse succeeded: every tool is well-formed.
+        ServerResult::ListToolsResult(list) => {
+            let tools = list.tools.into_iter().map(|t| Ok(from_rmcp(t))).collect();
+            Ok((tools, list.next_cursor))
+        }
+        // Something in the page did not fit the typed model: parse by hand to say what.
+        ServerResult::CustomResult(CustomResult(raw)) => parse_raw_page(&raw, page),
+        _ => Err(malformed_page(page, "the result has no `tools` array")),
+    }
+}
+
+fn parse_raw_page(raw: &Value, page: usize) -> Result<ParsedPage, ConnectError> {
+    let Some(items) = raw.get("tools").and_then(Value::as_array) else {
+        return Err(malformed_page(page, "the result has no `tools` array"));
+    };
+    let next = match raw.get("nextCursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) => Some(c.clone()),
+        Some(_) => return Err(malformed_page(page, "`nextCursor` is not a string")),
+    };
+    let tools = items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| PublishedTool::from_json(item, Position { page, index }))
+        .collect();
+    Ok((tools, next))
+}
+
+fn from_rmcp(tool: rmcp::model::Tool) -> PublishedTool {
+    PublishedTool {
+        name: tool.name.into_owned(),
+        title: tool.title,
+        description: tool.description.map(|d| d.into_owned()),
+        input_schema: std::sync::Arc::new(Value::Object(std::sync::Arc::unwrap_or_clone(tool.input_schema))),
+        annotations: tool.annotations.and_then(|a| serde_json::to_value(a).ok()),
+    }
+}
+
+fn check_duplicates(tools: &[PublishedTool]) -> Result<(), ConnectError> {
+    let mut seen = HashSet::new();
+    let duplicates: BTreeSet<&str> = tools
+        .iter()
+        .filter(|t| !seen.insert(t.name.as_str()))
+        .map(|t| t.name.as_str())
+        .collect();
+    if duplicates.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = duplicates.iter().map(|n| quote(n)).collect();
+    Err(ConnectError::new(
+        Code::DuplicateTool,
+        format!("the server published the same tool name more than once: {}", names.join(", ")),
+        "the server is broken; report it to its authors",
+    )
+    .with_tools(duplicates.iter().map(|n| n.to_string()).collect()))
+}
+
+fn malformed_page(page: usize, what: &str) -> ConnectError {
+    ConnectError::new(
+        Code::InvalidToolDefinition,
+        format!("page {page} of tools/list is malformed: {what}"),
+        "the server is broken or incompatible; report it to its authors",
+    )
+}
+
+fn too_long(message: String) -> ConnectError {
+    ConnectError::new(
+        Code::PaginationLimit,
+        message,
+        "the server is broken, or publishes more than the limits allow (max_tools, max_list_pages)",
+    )
+}
+
+/// Maps a failed request made while connecting to a connect error.
+pub fn request_failed(error: RequestError, method: &str) -> ConnectError {
+    match error {
+        RequestError::Timeout(t) => ConnectError::new(
+            Code::McpTimeout,
+            format!("{method} got no answer within {} ms", t.as_millis()),
+            "the server hangs; check it, or raise call_timeout_ms",
+        ),
+        RequestError::Lost(detail) => ConnectError::new(
+            Code::McpConnectionLost,
+            format!("{method}: {detail}"),
+            "the server died while connecting; its stderr tail may say why",
+        ),
+        RequestError::Remote { code, message } => {
+            let mut error = ConnectError::new(
+                Code::InitializeFailed,
+                format!("{method} failed: the server answered with JSON-RPC error {code}"),
+                "the server does not list its tools correctly; its error text is shown as server output",
+            );
+            error.server_output = vec![message];
+            error
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Local policy (SPEC rule 5): the operator's effect for every remote tool, and the
+//! exact-equality rule between the policy and what a server publishes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::names::ServerAlias;
+
+/// What the harness does when the model calls a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effect {
+    /// Run without asking.
+    Allow,
+    /// Ask the operator first.
+    Confirm,
+    /// Never run; not offered to the model.
+    Deny,
+}
+
+impl fmt::Display for Effect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Effect::Allow => "allow",
+            Effect::Confirm => "confirm",
+            Effect::Deny => "deny",
+        })
+    }
+}
+
+/// The local policy of one alias: remote tool name (as published) → effect.
+///
+/// Trusted: written by the operator. A server's claims (`readOnlyHint`, "safe")
+/// never change it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolPolicy {
+    effects: BTreeMap<String, Effect>,
+}
+
+/// The difference between a policy and a published tool set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyMismatch {
+    /// Published by the server, but the policy says nothing about them.
+    pub missing: Vec<String>,
+    /// In the policy, but the server does not publish them.
+    pub extra: Vec<String>,
+}
+
+impl ToolPolicy {
+    pub fn new(effects: BTreeMap<String, Effect>) -> Self {
+        Self { effects }
+    }
+
+    pub fn effect(&self, remote_name: &str) -> Option<Effect> {
+        self.effects.get(remote_name).copied()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.effects.is_empty()
+    }
+
+    pub fn entries(&self) -> impl Iterator<Item = (&str, Effect)> {
+        self.effects.iter().map(|(k, v)| (k.as_str(), *v))
+    }
+
+    /// Exact equality, not intersection: one tool too many or too few on either
+    /// side rejects the whole connection.
+    pub fn check_exact<'a>(
+        &self,
+        published: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(), PolicyMismatch> {
+        let published: BTreeSet<&str> = published.into_iter().collect();
+        let configured: BTreeSet<&str> = self.effects.keys().map(String::as_str).collect();
+        let missing: Vec<String> = published
+            .difference(&configured)
+            .map(|s| s.to_string())
+            .collect();
+        let extra: Vec<String> = configured
+            .difference(&published)
+            .map(|s| s.to_string())
+            .collect();
+        if missing.is_empty() && extra.is_empty() {
+            Ok(())
+        } else {
+            Err(PolicyMismatch { missing, extra })
+        }
+    }
+
+    /// The `[servers.ALIAS.tools]` block for exactly `published`, every entry
+    /// `confirm`: the operator's one explicit step to satisfy exact equality.
+    pub fn block_for<'a>(alias: &ServerAlias, published: impl IntoIterator<Item = &'a str>) -> String {
+        let tools: toml::Table = published
+            .into_iter()
+            .map(|name| (name.to_string(), toml::Value::String("confirm".into())))
+            .collect();
+        let mut server = toml::Table::new();
+        server.insert("tools".into(), toml::Value::Table(tools));
+        let mut servers = toml::Table::new();
+        servers.insert(alias.as_str().into(), toml::Value::Table(server));
+        let mut root = toml::Table::new();
+        root.insert("servers".into(), toml::Value::Table(servers));
+        // toml escapes control characters in keys, so a hostile tool name cannot
+        // break out of the block.
+        toml::to_string(&root).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(entries: &[(&str, Effect)]) -> ToolPolicy {
+        ToolPolicy::new(entries.iter().map(|(k, v)| (k.to_string(), *v)).collect())
+    }
+
+    #[test]
+    fn exact_equality_accepts_the_same_set() {
+        let p = policy(&[("lookup", Effect::Allow), ("reset", Effect::Deny)]);
+        assert_eq!(p.check_exact(["reset", "lookup"]), Ok(()));
+    }
+
+    #[test]
+    fn exact_equality_reports_missing_and_extra() {
+        let p = policy(&[("lookup", Effect::Allow), ("gone", Effect::Confirm)]);
+        let err = p.check_exact(["lookup", "new_tool"]).unwrap_err();
+        assert_eq!(err.missing, vec!["new_tool".to_string()]);
+        assert_eq!(err.extra, vec!["gone".to_string()]);
+    }
+
+    #[test]
+    fn empty_policy_misses_everything() {
+        let err = ToolPolicy::default().check_exact(["a"]).unwrap_err();
+        assert_eq!(err.missing, vec!["a".to_string()]);
+    }
+
+    #[test]
+    fn block_is_valid_toml_with_every_tool_confirm() {
+        let alias = ServerAlias::new("my-server");
+        let block = ToolPolicy::block_for(&alias, ["lookup", "files/read.all", "evil\"]\n[x"]);
+        let parsed: toml::Table = toml::from_str(&block).expect("block parses");
+        let tools = parsed["servers"]["my-server"]["tools"].as_table().expect("tools table");
+        assert_eq!(tools.len(), 3);
+        assert!(tools.values().all(|v| v.as_str() == Some("confirm")));
+        assert!(tools.contains_key("evil\"]\n[x"));
+    }
+}

@@ -1,0 +1,211 @@
+//! The live registry: published vs exposed tools per connection, immutable
+//! versioned snapshots, atomic register/revoke by connection identity.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use jsonschema::Validator;
+use serde_json::Value;
+
+use super::connection::Connection;
+use super::error::{ConnectError, ConnectErrorCode};
+use super::events::{ConnectionId, EventSink, McpEvent, RevokeCause};
+use super::names::{ServerAlias, quote};
+use super::policy::Effect;
+use super::published::PublishedTool;
+
+/// What the harness really offers the model: a published tool that passed every
+/// local rule, bound to the connection it came from.
+pub struct ExposedTool {
+    /// `mcp__{alias}__{tool}`.
+    pub name: String,
+    pub alias: ServerAlias,
+    /// The name as published, used for the protocol call.
+    pub remote_name: String,
+    /// The server's description (untrusted; shown inert, sent to the model as data).
+    pub description: Option<String>,
+    pub input_schema: Arc<Value>,
+    /// `Allow` or `Confirm`; denied tools are never exposed.
+    pub effect: Effect,
+    pub validator: Arc<Validator>,
+    pub connection: Arc<Connection>,
+}
+
+impl fmt::Debug for ExposedTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExposedTool")
+            .field("name", &self.name)
+            .field("remote_name", &self.remote_name)
+            .field("effect", &self.effect)
+            .field("connection", &self.connection.id())
+            .finish()
+    }
+}
+
+/// Everything the registry knows about one live connection.
+#[derive(Debug)]
+pub struct ConnectionEntry {
+    pub connection: Arc<Connection>,
+    /// What the server published, in listing order.
+    pub published: Arc<[PublishedTool]>,
+    /// What is exposed, in listing order.
+    pub exposed: Vec<Arc<ExposedTool>>,
+}
+
+impl ConnectionEntry {
+    pub fn alias(&self) -> &ServerAlias {
+        self.connection.alias()
+    }
+}
+
+/// The tool set one model request and its reply use. Immutable and cheap to
+/// clone (one `Arc`); a newer version never changes an older one.
+#[derive(Clone, Default)]
+pub struct Snapshot(Arc<SnapshotData>);
+
+#[derive(Default)]
+struct SnapshotData {
+    version: u64,
+    tools: BTreeMap<String, Arc<ExposedTool>>,
+    connections: BTreeMap<ConnectionId, Arc<ConnectionEntry>>,
+}
+
+impl Snapshot {
+    pub fn version(&self) -> u64 {
+        self.0.version
+    }
+
+    /// Resolves an exposed name to its tool (connection, remote name, validator, effect).
+    pub fn resolve(&self, exposed_name: &str) -> Option<&Arc<ExposedTool>> {
+        self.0.tools.get(exposed_name)
+    }
+
+    /// Every exposed tool, sorted by exposed name.
+    pub fn tools(&self) -> impl ExactSizeIterator<Item = &Arc<ExposedTool>> {
+        self.0.tools.values()
+    }
+
+    /// Every live connection, in connection order.
+    pub fn connections(&self) -> impl Iterator<Item = &Arc<ConnectionEntry>> {
+        self.0.connections.values()
+    }
+
+    pub fn connection_for(&self, alias: &ServerAlias) -> Option<&Arc<ConnectionEntry>> {
+        self.0.connections.values().find(|e| e.alias() == alias)
+    }
+}
+
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("version", &self.0.version)
+            .field("tools", &self.0.tools.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// What a revocation removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revocation {
+    pub alias: ServerAlias,
+    pub tools: Vec<String>,
+    pub version: u64,
+}
+
+/// The single writer of snapshots.
+pub struct Registry {
+    current: Mutex<Snapshot>,
+    /// Names the registry may never hand out (built-in tools).
+    reserved: BTreeSet<String>,
+    events: EventSink,
+}
+
+impl Registry {
+    pub fn new(reserved: impl IntoIterator<Item = String>, events: EventSink) -> Self {
+        Self {
+            current: Mutex::new(Snapshot::default()),
+            reserved: reserved.into_iter().collect(),
+            events,
+        }
+    }
+
+    /// O(1): clones one `Arc`.
+    pub fn snapshot(&self) -> Snapshot {
+        self.lock().clone()
+    }
+
+    /// Adds all of a connection's exposed tools at once, or none: a clash with a
+    /// built-in or another connection's exposed name rejects the whole connection.
+    pub fn register(&self, entry: ConnectionEntry) -> Result<Snapshot, ConnectError> {
+        let mut current = self.lock();
+        let id = entry.connection.id();
+        let alias = entry.alias().clone();
+        if let Some(existing) = current.connection_for(&alias) {
+            return Err(ConnectError::new(
+                ConnectErrorCode::NameCollision,
+                format!("alias `{alias}` is already registered by connection {}", existing.connection.id()),
+                "disconnect it first",
+            ));
+        }
+        for tool in &entry.exposed {
+            let clash = if self.reserved.contains(&tool.name) {
+                Some("a built-in tool".to_string())
+            } else {
+                current.resolve(&tool.name).map(|other| {
+                    format!("tool {} of `{}`", quote(&other.remote_name), other.alias)
+                })
+            };
+            if let Some(other) = clash {
+                return Err(ConnectError::new(
+                    ConnectErrorCode::NameCollision,
+                    format!(
+                        "naming rule: tool {} would be exposed as `{}`, which is already taken by {other}",
+                        quote(&tool.remote_name),
+                        tool.name
+                    ),
+                    "rename one of the aliases in the config so their exposed names differ",
+                )
+                .with_tools(vec![tool.remote_name.clone()]));
+            }
+        }
+        let names: Vec<String> = entry.exposed.iter().map(|t| t.name.clone()).collect();
+        let mut tools = current.0.tools.clone();
+        tools.extend(entry.exposed.iter().map(|t| (t.name.clone(), Arc::clone(t))));
+        let mut connections = current.0.connections.clone();
+        connections.insert(id, Arc::new(entry));
+        let version = current.version() + 1;
+        *current = Snapshot(Arc::new(SnapshotData { version, tools, connections }));
+        self.events.emit(McpEvent::Registered { alias, connection: id, tools: names, version });
+        Ok(current.clone())
+    }
+
+    /// Removes every tool of connection `id` at once. Targets the connection
+    /// object, not the alias: a stale revoke of an old connection is a no-op and
+    /// never touches a newer connection of the same alias.
+    pub fn revoke(&self, id: ConnectionId, cause: RevokeCause) -> Option<Revocation> {
+        let mut current = self.lock();
+        let entry = current.0.connections.get(&id)?.clone();
+        let mut connections = current.0.connections.clone();
+        connections.remove(&id);
+        let mut tools = current.0.tools.clone();
+        tools.retain(|_, tool| tool.connection.id() != id);
+        let version = current.version() + 1;
+        *current = Snapshot(Arc::new(SnapshotData { version, tools, connections }));
+        let names: Vec<String> = entry.exposed.iter().map(|t| t.name.clone()).collect();
+        let alias = entry.alias().clone();
+        self.events.emit(McpEvent::Revoked {
+            alias: alias.clone(),
+            connection: id,
+            tools: names.clone(),
+            cause,
+            version,
+        });
+        Some(Revocation { alias, tools: names, version })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Snapshot> {
+        // The data is a plain Arc swap; a panic elsewhere cannot leave it half-written.
+        self.current.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}

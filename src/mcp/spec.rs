@@ -1,0 +1,113 @@
+//! How to reach each alias and the limits that bound every connection — the MCP
+//! layer's view of the config (the config module builds these; this module does
+//! not read files).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::names::ServerAlias;
+use super::policy::ToolPolicy;
+use super::process::LaunchSpec;
+use super::vars::Vars;
+
+/// One configured server: the alias, how to reach it, and its local policy.
+#[derive(Debug, Clone)]
+pub struct ServerSpec {
+    pub alias: ServerAlias,
+    pub transport: TransportSpec,
+    pub connect_timeout: Duration,
+    pub call_timeout: Duration,
+    pub policy: ToolPolicy,
+}
+
+/// Launch settings as written in the config; `${VAR}`s are expanded at connect time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TransportSpec {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+        cwd: Option<String>,
+    },
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+}
+
+/// A transport with every variable expanded (holds secrets: never log or display).
+pub enum ResolvedTransport {
+    Stdio(LaunchSpec),
+    Http { url: String, headers: Vec<(String, String)> },
+}
+
+impl TransportSpec {
+    /// Expands variables. The error names the setting and the variable, not values.
+    pub fn resolve(&self, alias: &ServerAlias, vars: &Vars) -> Result<ResolvedTransport, String> {
+        let at = |key: &str, e: String| format!("servers.{alias}.{key}: {e}");
+        match self {
+            TransportSpec::Stdio { command, args, env, cwd } => {
+                let command = vars.expand(command).map_err(|e| at("command", e))?;
+                let args = args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| vars.expand(a).map_err(|e| at(&format!("args[{i}]"), e)))
+                    .collect::<Result<_, _>>()?;
+                let env = env
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone(), vars.expand(v).map_err(|e| at(&format!("env.{k}"), e))?)))
+                    .collect::<Result<_, String>>()?;
+                let cwd = cwd
+                    .as_ref()
+                    .map(|c| vars.expand(c).map(PathBuf::from).map_err(|e| at("cwd", e)))
+                    .transpose()?;
+                Ok(ResolvedTransport::Stdio(LaunchSpec { command, args, env, cwd }))
+            }
+            TransportSpec::Http { url, headers } => {
+                let url = vars.expand(url).map_err(|e| at("url", e))?;
+                let headers = headers
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone(), vars.expand(v).map_err(|e| at(&format!("headers.{k}"), e))?)))
+                    .collect::<Result<_, String>>()?;
+                Ok(ResolvedTransport::Http { url, headers })
+            }
+        }
+    }
+
+    /// A display form without secrets: the command and arguments, or the URL.
+    pub fn describe(&self) -> String {
+        match self {
+            TransportSpec::Stdio { command, args, .. } => {
+                std::iter::once(command.as_str()).chain(args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
+            }
+            TransportSpec::Http { url, .. } => url.clone(),
+        }
+    }
+}
+
+/// Bounds that apply to every connection (`[limits]` in the config).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    pub connect_timeout: Duration,
+    pub call_timeout: Duration,
+    /// Text results larger than this are truncated with an explicit notice.
+    pub max_result_bytes: usize,
+    /// How long a closing server gets after stdin EOF, and again after SIGTERM.
+    pub close_grace: Duration,
+    /// `tools/list` stops with `pagination_limit` beyond these.
+    pub max_tools: usize,
+    pub max_list_pages: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_millis(10_000),
+            call_timeout: Duration::from_millis(30_000),
+            max_result_bytes: 100_000,
+            close_grace: Duration::from_millis(2_000),
+            max_tools: 10_000,
+            max_list_pages: 1_000,
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! One task per connection owns its session and process, and notices — without
+//! polling — when either ends: the child exits, the transport closes, or we are
+//! asked to stop. It records why, fires the connection's `ended` token (the
+//! registry revokes on that), then reaps everything the server started.
+
+use std::fmt;
+use std::os::unix::process::ExitStatusExt as _;
+use std::process::ExitStatus;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use rmcp::service::{RoleClient, RunningService};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::client::HarnessClient;
+use super::process::ServerProcess;
+
+/// How the owner wants a connection to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopMode {
+    /// stdin EOF, grace period, SIGTERM, grace period, SIGKILL.
+    Close,
+    /// SIGKILL the whole process group now.
+    Kill,
+}
+
+/// Why a connection ended. Built locally: exit statuses and signals, never the
+/// server's own words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndReason {
+    /// We closed it.
+    Closed,
+    /// We killed it.
+    Killed,
+    /// The server process exited by itself.
+    Exited(String),
+    /// The transport closed (stdout EOF, HTTP session gone).
+    TransportClosed,
+}
+
+impl fmt::Display for EndReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EndReason::Closed => f.write_str("the connection was closed"),
+            EndReason::Killed => f.write_str("the server process was killed"),
+            EndReason::Exited(how) => write!(f, "the server process {how}"),
+            EndReason::TransportClosed => f.write_str("the server closed the transport"),
+        }
+    }
+}
+
+/// Shared between a connection handle and its watchdog.
+#[derive(Debug, Default)]
+pub struct Lifeline {
+    /// Fired as soon as the end is known (before cleanup), so calls fail fast and
+    /// tools are revoked promptly.
+    pub ended: CancellationToken,
+    pub reason: OnceLock<EndReason>,
+    /// Fired when the process group is gone and the session closed.
+    pub finished: CancellationToken,
+}
+
+impl Lifeline {
+    fn end(&self, reason: EndReason) {
+        let _ = self.reason.set(reason);
+        self.ended.cancel();
+    }
+}
+
+/// "exited with status 3" / "was killed by signal 9 (SIGKILL)".
+pub fn describe_exit(status: &ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("exited with status {code}");
+    }
+    match status.signal() {
+        Some(sig) => {
+            let name = nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("unknown");
+            format!("was killed by signal {sig} ({name})")
+        }
+        None => "exited".into(),
+    }
+}
+
+/// Runs until the connection ends, then cleans up.
+pub async fn watch(
+    session: RunningService<RoleClient, HarnessClient>,
+    mut process: Option<ServerProcess>,
+    mut stop: mpsc::UnboundedReceiver<StopMode>,
+    life: std::sync::Arc<Lifeline>,
+    grace: Duration,
+) {
+    let session_token = session.cancellation_token();
+    let session_end = session.waiting();
+    tokio::pin!(session_end);
+    let mut session_done = false;
+    let mode = tokio::select! {
+        requested = stop.recv() => {
+            // All handles dropped also means: close.
+            let mode = requested.unwrap_or(StopMode::Close);
+            life.end(match mode { StopMode::Close => EndReason::Closed, StopMode::Kill => EndReason::Killed });
+            mode
+        }
+        _ = &mut session_end => {
+            session_done = true;
+            // stdout EOF usually means the process is exiting: prefer its status.
+            let status = match process.as_mut() {
+                Some(p) => tokio::time::timeout(Duration::from_millis(100), p.wait()).await.ok().and_then(Result::ok),
+                None => None,
+            };
+            life.end(status.map_or(EndReason::TransportClosed, |s| EndReason::Exited(describe_exit(&s))));
+            StopMode::Kill
+        }
+        status = wait(&mut process) => {
+            life.end(EndReason::Exited(status));
+            StopMode::Kill
+        }
+    };
+    if mode == StopMode::Kill
+        && let Some(p) = &process
+    {
+        p.signal_group(nix::sys::signal::Signal::SIGKILL);
+    }
+    // Closing the session closes the server's stdin (or ends the HTTP session).
+    session_token.cancel();
+    if !session_done {
+        let _ = tokio::time::timeout(grace, &mut session_end).await;
+    }
+    if let Some(mut p) = process {
+        p.terminate(grace).await;
+    }
+    life.finished.cancel();
+}
+
+async fn wait(process: &mut Option<ServerProcess>) -> String {
+    match process {
+        Some(p) => match p.wait().await {
+            Ok(status) => describe_exit(&status),
+            Err(e) => format!("could not be waited for: {e}"),
+        },
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,82 @@
+//! Untrusted text → inert text (SPEC rule 13).
+//!
+//! Everything a server sends (names, descriptions, results, stderr) passes through
+//! [`inert`] before it reaches a terminal, so server output can never move the cursor,
+//! set the window title, write the clipboard or reorder text with bidi overrides.
+
+/// Replaces every character that a terminal could interpret with a visible stand-in.
+///
+/// - C0 controls (except `\n` and `\t`), DEL and C1 controls become `�`-free
+///   caret/hex forms such as `^[` or `<U+009B>`, so the operator can see that
+///   something was there without it taking effect.
+/// - Bidi overrides and isolates (U+202A–U+202E, U+2066–U+2069, U+200E/F, U+061C)
+///   become `<U+202E>` etc.
+///
+/// `keep_newlines = false` also neutralizes `\n` (for one-line contexts: table cells,
+/// names, titles).
+pub fn inert(text: &str, keep_newlines: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' if keep_newlines => out.push('\n'),
+            '\t' => out.push_str(if keep_newlines { "\t" } else { " " }),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 => {
+                out.push('^');
+                out.push(char::from(b'@' + c as u8));
+            }
+            c if is_dangerous(c) => out.push_str(&format!("<U+{:04X}>", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One line, at most `max_chars` characters (an ellipsis marks a cut), inert.
+pub fn inert_line(text: &str, max_chars: usize) -> String {
+    let clean = inert(text, false);
+    if clean.chars().count() <= max_chars {
+        return clean;
+    }
+    let mut cut: String = clean.chars().take(max_chars.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// Characters other than C0 controls that a terminal or a text layout engine acts on.
+pub fn is_dangerous(c: char) -> bool {
+    matches!(c as u32,
+        0x7f            // DEL
+        | 0x80..=0x9f   // C1 controls (CSI, OSC, … in 8-bit form)
+        | 0x061c        // arabic letter mark
+        | 0x200e | 0x200f
+        | 0x202a..=0x202e
+        | 0x2066..=0x2069)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_sequences_become_visible_text() {
+        let hostile = "a\x1b]0;pwned\x07b\x1b[2Jc\u{9b}31md\u{202e}e";
+        let clean = inert(hostile, true);
+        assert!(!clean.chars().any(|c| c.is_control() && c != '\n'));
+        assert!(!clean.chars().any(is_dangerous));
+        assert_eq!(clean, "a^[]0;pwned^Gb^[[2Jc<U+009B>31md<U+202E>e");
+    }
+
+    #[test]
+    fn newlines_kept_or_flattened() {
+        assert_eq!(inert("a\nb\r\n", true), "a\nb\\r\n");
+        assert_eq!(inert("a\nb\tc", false), "a\\nb c");
+    }
+
+    #[test]
+    fn inert_line_cuts_on_char_boundaries() {
+        assert_eq!(inert_line("déjà vu", 4), "déj…");
+        assert_eq!(inert_line("short", 10), "short");
+    }
+}
