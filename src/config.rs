@@ -273,6 +273,15 @@ mod tests {
     }
 
     #[test]
+    fn example_config_parses() {
+        let text = include_str!("../config.example.toml");
+        let config = parse(text, ConfigSource::File("config.example.toml".into())).unwrap();
+        let aliases: Vec<&str> = config.servers.iter().map(|s| s.alias.as_str()).collect();
+        assert_eq!(aliases, ["demo_alpha", "demo_beta", "remote"]);
+        assert_eq!(config.limits, Limits::default());
+    }
+
+    #[test]
     fn errors_name_the_key_path() {
         let e = err("[servers.a]\ncommand = \"x\"\n[servers.a.tools]\nlookup = \"allw\"\n");
         assert_eq!(e.path.as_deref(), Some("servers.a.tools.lookup"), "{e}");

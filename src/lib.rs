@@ -1,7 +1,12 @@
 //! mcp-harness: a terminal agent harness that connects MCP servers by local alias,
 //! with local policy as the hard boundary.
+//!
+//! `mcp/` knows nothing of the UI or the model; `config` builds the MCP layer's
+//! specs from the file; `cli/` holds the thin headless commands.
 #![deny(unsafe_code)]
 
+pub mod cli;
+pub mod config;
+pub mod logging;
 pub mod mcp;
 pub mod sanitize;
-pub mod config;

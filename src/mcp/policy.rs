@@ -40,7 +40,7 @@ pub struct ToolPolicy {
 }
 
 /// The difference between a policy and a published tool set.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PolicyMismatch {
     /// Published by the server, but the policy says nothing about them.
     pub missing: Vec<String>,

@@ -1,0 +1,105 @@
+//! `mcp-harness call ALIAS TOOL --args JSON`: one call through the full pipeline
+//! (schema check, policy, timeout, error envelope), for scripting and debugging.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::{exit, hub_for, json as out_json, load_config, render};
+use crate::mcp::names::{EXPOSED_PREFIX, exposed_name};
+use crate::mcp::{FlagApprover, ServerAlias};
+use crate::sanitize::inert_line;
+
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The server alias, as configured
+    pub alias: String,
+    /// The tool: its name as the server publishes it, or its exposed mcp__ name
+    pub tool: String,
+    /// The arguments, a JSON object
+    #[arg(long, value_name = "JSON", default_value = "{}")]
+    pub args: String,
+    /// Approve the call if the local policy says "confirm" (otherwise it is refused)
+    #[arg(long)]
+    pub yes: bool,
+    /// Print one JSON object (the stable contract documented in README)
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn run(config: Option<PathBuf>, args: CallArgs) -> ExitCode {
+    let arguments: Value = match serde_json::from_str(&args.args) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("mcp-harness: --args is not valid JSON: {e}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    let config = match load_config(config) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let hub = hub_for(&config);
+    let report = match hub.connect(&args.alias).await {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("mcp-harness: {e}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    if let Err(e) = &report.outcome {
+        hub.shutdown().await;
+        if args.json {
+            let error = json!({ "code": e.code, "message": e.message, "hint": e.hint });
+            println!("{}", out_json::to_line(&json!({ "ok": false, "error": error, "server_output": e.server_output })));
+        } else {
+            eprint!("{}", render::connect_error(&args.alias, e));
+        }
+        return ExitCode::from(exit::FAILURE);
+    }
+    let name = if args.tool.starts_with(EXPOSED_PREFIX) {
+        args.tool.clone()
+    } else {
+        exposed_name(&ServerAlias::new(args.alias.as_str()), &args.tool)
+    };
+    let outcome = hub.call(&hub.snapshot(), &name, arguments, &FlagApprover { approve: args.yes }).await;
+    hub.shutdown().await;
+    let ok = outcome.result.is_ok();
+    if args.json {
+        let mut line = match &outcome.result {
+            Ok(output) => json!({
+                "ok": true,
+                "content": output.content,
+                "structured_content": output.structured_content,
+                "truncated": output.truncated,
+            }),
+            Err(error) => json!({ "ok": false, "error": error }),
+        };
+        if let Some(server) = &outcome.server_output {
+            line["server_output"] = json!(server);
+        }
+        println!("{}", out_json::to_line(&line));
+    } else {
+        match &outcome.result {
+            Ok(output) => {
+                print!("{}", render::content(&output.content));
+                if let Some(structured) = &output.structured_content {
+                    println!("structured content: {}", inert_line(&structured.to_string(), 2000));
+                }
+            }
+            Err(error) => {
+                eprintln!("error: {}: {}", error.code, error.message);
+                for e in &error.errors {
+                    eprintln!("  at `{}`: {}", e.instance_path, inert_line(&e.message, 300));
+                }
+                if error.code == crate::mcp::ToolErrorCode::McpPermissionDenied && !args.yes {
+                    eprintln!("  (pass --yes to approve tools whose policy is \"confirm\")");
+                }
+                eprint!("{}", render::server_output(outcome.server_output.as_deref().unwrap_or_default()));
+            }
+        }
+    }
+    if ok { ExitCode::SUCCESS } else { ExitCode::from(exit::FAILURE) }
+}

@@ -1,0 +1,184 @@
+//! `mcp-harness check`: connect every configured server and report, per alias,
+//! status, published tools, exposed tools with effects, and any rejection reason.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use comfy_table::{LineStyle, Table, TableStyle};
+use serde::Serialize;
+
+use super::{exit, hub_for, json, load_config, render};
+use crate::mcp::policy::PolicyMismatch;
+use crate::mcp::{ConnectReport, Effect, FailureKind, ServerIdentity};
+use crate::sanitize::inert_line;
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Print one JSON object (the stable contract documented in README)
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    servers: Vec<ServerReport>,
+}
+
+#[derive(Serialize)]
+struct ServerReport {
+    alias: String,
+    status: &'static str,
+    error: Option<ErrorReport>,
+    server: Option<ServerIdentity>,
+    published: Vec<PublishedReport>,
+    exposed: Vec<ExposedReport>,
+    /// What the server said (stderr tail, its error text): untrusted, operator-only.
+    server_output: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ErrorReport {
+    code: String,
+    message: String,
+    hint: String,
+    tools: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    policy_diff: Option<PolicyMismatch>,
+}
+
+#[derive(Serialize)]
+struct PublishedReport {
+    name: String,
+    description: Option<String>,
+}
+
+#[derive(Serialize)]
+struct ExposedReport {
+    name: String,
+    remote_name: String,
+    effect: Effect,
+}
+
+pub async fn run(config: Option<PathBuf>, args: CheckArgs) -> ExitCode {
+    let config = match load_config(config) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let hub = hub_for(&config);
+    let attempts = config.servers.iter().map(|s| hub.connect(s.alias.as_str()));
+    let results = futures::future::join_all(attempts).await;
+    hub.shutdown().await;
+    let servers: Vec<ServerReport> = results
+        .into_iter()
+        .zip(&config.servers)
+        .map(|(result, spec)| match result {
+            Ok(report) => server_report(report),
+            Err(e) => ServerReport {
+                alias: spec.alias.to_string(),
+                status: "failed",
+                error: Some(ErrorReport {
+                    code: "spawn_failed".into(),
+                    message: e.to_string(),
+                    hint: String::new(),
+                    tools: Vec::new(),
+                    policy_diff: None,
+                }),
+                server: None,
+                published: Vec::new(),
+                exposed: Vec::new(),
+                server_output: Vec::new(),
+            },
+        })
+        .collect();
+    let all_ready = servers.iter().all(|s| s.status == "ready");
+    let report = Report { servers };
+    if args.json {
+        println!("{}", json::to_line(&report));
+    } else {
+        print!("{}", human(&report, &config.source.to_string()));
+    }
+    if all_ready { ExitCode::SUCCESS } else { ExitCode::from(exit::FAILURE) }
+}
+
+fn server_report(report: ConnectReport) -> ServerReport {
+    let published = report
+        .published
+        .iter()
+        .map(|t| PublishedReport { name: t.name.clone(), description: t.description.clone() })
+        .collect();
+    let (status, error, exposed, server_output) = match report.outcome {
+        Ok(exposed) => (
+            "ready",
+            None,
+            exposed
+                .iter()
+                .map(|t| ExposedReport { name: t.name.clone(), remote_name: t.remote_name.clone(), effect: t.effect })
+                .collect(),
+            Vec::new(),
+        ),
+        Err(e) => (
+            match e.kind() {
+                FailureKind::Rejected => "rejected",
+                FailureKind::Failed => "failed",
+            },
+            Some(ErrorReport {
+                code: e.code.to_string(),
+                message: e.message.clone(),
+                hint: e.hint.clone(),
+                tools: e.tools.clone(),
+                policy_diff: e.policy_diff.clone(),
+            }),
+            Vec::new(),
+            e.server_output.clone(),
+        ),
+    };
+    ServerReport { alias: report.alias.to_string(), status, error, server: report.server, published, exposed, server_output }
+}
+
+fn human(report: &Report, source: &str) -> String {
+    let mut out = format!("config: {source}\n\n");
+    for s in &report.servers {
+        let identity = s
+            .server
+            .as_ref()
+            .map(|i| {
+                format!(
+                    " — {} {} (protocol {})",
+                    inert_line(&i.name, 60),
+                    inert_line(&i.version, 30),
+                    inert_line(&i.protocol_version, 20)
+                )
+            })
+            .unwrap_or_default();
+        out.push_str(&format!("{}: {}{identity}\n", s.alias, s.status));
+        if let Some(e) = &s.error {
+            out.push_str(&format!("  {} — {}\n", e.code, inert_line(&e.message, 2000)));
+            if !e.hint.is_empty() {
+                out.push_str(&format!("  what to do: {}\n", e.hint));
+            }
+        }
+        if !s.published.is_empty() {
+            let mut table = Table::new();
+            table.load_style(TableStyle::new().header_separator(LineStyle::none().fill('─').junction(' ')));
+            table.set_header(["published tool", "exposed as", "effect"]);
+            for p in &s.published {
+                let exposed = s.exposed.iter().find(|x| x.remote_name == p.name);
+                let (name, effect) = match (exposed, s.status) {
+                    (Some(x), _) => (x.name.clone(), x.effect.to_string()),
+                    (None, "ready") => ("—".into(), "deny (not offered to the model)".into()),
+                    (None, _) => ("—".into(), "—".into()),
+                };
+                table.add_row([inert_line(&p.name, 60), name, effect]);
+            }
+            for line in table.to_string().lines() {
+                out.push_str(&format!("  {}\n", line.trim_end()));
+            }
+        }
+        out.push_str(&render::server_output(&s.server_output.join("\n")));
+        out.push('\n');
+    }
+    let ready = report.servers.iter().filter(|s| s.status == "ready").count();
+    out.push_str(&format!("{} of {} servers ready\n", ready, report.servers.len()));
+    out
+}

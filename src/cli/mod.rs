@@ -1,0 +1,80 @@
+//! The command line: the TUI (default) and the headless commands. Each command is
+//! thin: parse → MCP layer → print.
+
+mod call;
+mod check;
+pub mod json;
+mod policy;
+mod render;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::{self, Config};
+use crate::mcp::demo_server::DemoServerArgs;
+use crate::mcp::{EventSink, Hub, Vars};
+
+/// Exit statuses shared by every command.
+pub mod exit {
+    /// Something the user asked for failed (a server was rejected, a call errored).
+    pub const FAILURE: u8 = 1;
+    /// The command line or the config is wrong.
+    pub const USAGE: u8 = 2;
+}
+
+#[derive(Debug, Parser)]
+#[command(name = "mcp-harness", version, about = "A terminal agent harness for MCP servers, with local policy as the hard boundary")]
+pub struct Cli {
+    /// Config file [default: ~/.config/mcp-harness/config.toml if it exists, else the embedded demo config]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Connect every configured server and report, per alias, what it publishes and what is exposed
+    Check(check::CheckArgs),
+    /// Call one tool through the full pipeline (schema check, policy, timeout, error envelope)
+    Call(call::CallArgs),
+    /// Print the [servers.ALIAS.tools] policy block for what the server publishes (every tool "confirm")
+    Policy(policy::PolicyArgs),
+    /// Run a demo MCP server (stdio by default)
+    DemoServer(DemoServerArgs),
+}
+
+/// Runs a headless command on the current runtime.
+pub async fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        Some(Command::Check(args)) => check::run(cli.config, args).await,
+        Some(Command::Call(args)) => call::run(cli.config, args).await,
+        Some(Command::Policy(args)) => policy::run(cli.config, args).await,
+        Some(Command::DemoServer(args)) => match crate::mcp::demo_server::run(args).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("demo-server: {e:#}");
+                ExitCode::from(exit::FAILURE)
+            }
+        },
+        None => {
+            eprintln!("The TUI is not built yet. Try `mcp-harness check` or `mcp-harness --help`.");
+            ExitCode::from(exit::USAGE)
+        }
+    }
+}
+
+/// Loads the config or prints why not (the caller exits with status 2).
+fn load_config(explicit: Option<PathBuf>) -> Result<Config, ExitCode> {
+    config::load(config::locate(explicit.as_deref())).map_err(|e| {
+        eprintln!("mcp-harness: {e}");
+        ExitCode::from(exit::USAGE)
+    })
+}
+
+/// A hub for a headless command (nobody listens to its events).
+fn hub_for(config: &Config) -> Hub {
+    Hub::new(config.servers.clone(), config.limits.clone(), Vars::from_process(), Vec::new(), EventSink::discard())
+}

@@ -1,0 +1,68 @@
+//! Human output of the headless commands. Every server-controlled string goes
+//! through `sanitize` here.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::mcp::ConnectError;
+use crate::sanitize::{inert, inert_line};
+
+/// Lines of server output shown under an error.
+const SERVER_OUTPUT_LINES: usize = 8;
+
+/// A connect error: what happened, what to do, and what the server said.
+pub fn connect_error(alias: &str, e: &ConnectError) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{alias}: {} ({})", kind_label(e), e.code);
+    let _ = writeln!(out, "  {}", inert_line(&e.message, 2000));
+    let _ = writeln!(out, "  what to do: {}", e.hint);
+    out.push_str(&server_output(&e.server_output.join("\n")));
+    out
+}
+
+pub fn kind_label(e: &ConnectError) -> &'static str {
+    match e.kind() {
+        crate::mcp::FailureKind::Rejected => "rejected",
+        crate::mcp::FailureKind::Failed => "failed",
+    }
+}
+
+/// Server output, marked as such and made inert (the last lines only).
+pub fn server_output(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("  server output (untrusted, never shown to the model):\n");
+    for line in &lines[lines.len().saturating_sub(SERVER_OUTPUT_LINES)..] {
+        let _ = writeln!(out, "  │ {}", inert_line(line, 200));
+    }
+    out
+}
+
+/// A tool result's content blocks for a terminal.
+pub fn content(blocks: &[Value]) -> String {
+    let mut out = String::new();
+    for block in blocks {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                let text = block.get("text").and_then(Value::as_str).unwrap_or_default();
+                out.push_str(&inert(text, true));
+                if !text.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            Some(kind @ ("image" | "audio")) => {
+                let mime = block.get("mimeType").and_then(Value::as_str).unwrap_or("unknown type");
+                let size = block.get("data").and_then(Value::as_str).map(str::len).unwrap_or(0);
+                let _ = writeln!(out, "[{kind}: {}, {size} bytes of base64]", inert_line(mime, 60));
+            }
+            Some(kind) => {
+                let _ = writeln!(out, "[{} content block]", inert_line(kind, 40));
+            }
+            None => out.push_str("[content block without a type]\n"),
+        }
+    }
+    out
+}
