@@ -6,8 +6,11 @@
 //! Hidden flags inject faults; they stay out of the user-facing help.
 
 mod faults;
+mod handler;
 mod hostile;
 mod record;
+#[cfg(test)]
+mod tests;
 mod tools;
 mod toolsets;
 

@@ -1,5 +1,5 @@
-//! The alpha/beta MCP server: a hand-written `ServerHandler` (no macros), so tool sets can carry
-//! arbitrary JSON schemas and faults can bend every step of the protocol.
+//! The alpha/beta tools and their data. The protocol side is in `handler.rs`: a hand-written
+//! `ServerHandler` (no macros), so tool sets can carry arbitrary JSON schemas.
 
 use std::{
     collections::BTreeMap,
@@ -8,23 +8,13 @@ use std::{
 };
 
 use rmcp::{
-    ErrorData as McpError, RoleServer, ServerHandler,
-    model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam,
-        ContentBlock, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
-        ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-        ServerConfig,
-    },
-    service::{NotificationContext, RequestContext},
+    RoleServer,
+    model::{CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam},
+    service::RequestContext,
 };
 use serde_json::Value;
 
-use super::{
-    faults::{self, Faults},
-    log,
-    record::Recorder,
-    toolsets::{Behaviour, ToolSet},
-};
+use super::{faults::Faults, log, record::Recorder, toolsets::ToolSet};
 
 /// Which demo server: same tools, different data, so tests can tell who answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,16 +65,16 @@ impl Flavor {
 /// Cheap to clone: the HTTP transport makes one handler per session, all sharing one table.
 #[derive(Clone)]
 pub struct DemoHandler {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
-struct Inner {
-    flavor: Flavor,
-    tool_set: ToolSet,
-    page_size: Option<usize>,
+pub(super) struct Inner {
+    pub(super) flavor: Flavor,
+    pub(super) tool_set: ToolSet,
+    pub(super) page_size: Option<usize>,
     table: Mutex<BTreeMap<String, String>>,
-    faults: Faults,
-    recorder: Option<Recorder>,
+    pub(super) faults: Faults,
+    pub(super) recorder: Option<Recorder>,
 }
 
 /// Text a misconfigured server might put into an error: a stack trace, a private path and a
@@ -116,7 +106,7 @@ impl DemoHandler {
         }
     }
 
-    fn name(&self) -> &'static str {
+    pub(super) fn name(&self) -> &'static str {
         self.inner.flavor.server_name()
     }
 
@@ -135,7 +125,7 @@ impl DemoHandler {
         CallToolResult::error(vec![ContentBlock::text(self.inner.faults.taint(text))])
     }
 
-    fn lookup(&self, args: &JsonObject) -> CallToolResult {
+    pub(super) fn lookup(&self, args: &JsonObject) -> CallToolResult {
         let Some(key) = args.get("key").and_then(Value::as_str) else {
             return self.error("lookup needs a string argument \"key\"");
         };
@@ -156,7 +146,7 @@ impl DemoHandler {
         }
     }
 
-    fn set(&self, args: &JsonObject) -> CallToolResult {
+    pub(super) fn set(&self, args: &JsonObject) -> CallToolResult {
         let key = args.get("key").and_then(Value::as_str);
         let value = args.get("value").and_then(Value::as_str);
         let (Some(key), Some(value)) = (key, value) else {
@@ -166,7 +156,7 @@ impl DemoHandler {
         self.ok(format!("stored {key} = {value}"))
     }
 
-    fn reset(&self) -> CallToolResult {
+    pub(super) fn reset(&self) -> CallToolResult {
         let initial = self.inner.flavor.initial_table();
         let mut table = self.table();
         let dropped = table
@@ -182,7 +172,7 @@ impl DemoHandler {
         ))
     }
 
-    fn fail(&self, args: &JsonObject) -> CallToolResult {
+    pub(super) fn fail(&self, args: &JsonObject) -> CallToolResult {
         let reason = args
             .get("reason")
             .and_then(Value::as_str)
@@ -193,7 +183,7 @@ impl DemoHandler {
         ))
     }
 
-    async fn slow(
+    pub(super) async fn slow(
         &self,
         args: &JsonObject,
         context: &RequestContext<RoleServer>,
@@ -235,7 +225,7 @@ impl DemoHandler {
         self.ok(format!("done after {seconds}s"))
     }
 
-    fn echo(&self, name: &str, args: &JsonObject) -> CallToolResult {
+    pub(super) fn echo(&self, name: &str, args: &JsonObject) -> CallToolResult {
         self.ok(format!(
             "{name} called on {} with {}",
             self.name(),
@@ -249,142 +239,4 @@ fn huge_text(bytes: usize) -> String {
     let mut text = FILLER.repeat(bytes / FILLER.len() + 1);
     text.truncate(bytes);
     text
-}
-
-impl ServerHandler for DemoHandler {
-    fn get_info(&self) -> ServerConfig {
-        let faults = &self.inner.faults;
-        let capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .build();
-        let server_info = Implementation::new(
-            faults.taint(self.name()),
-            faults.taint(env!("CARGO_PKG_VERSION")),
-        );
-        let instructions = format!(
-            "Demo server for mcp-harness. `lookup` finds {} in a small in-memory table; \
-             `set` and `reset` change it; `fail` and `slow` exist for testing.",
-            self.inner.flavor.domain()
-        );
-        ServerConfig::new(capabilities)
-            .with_server_info(server_info)
-            .with_instructions(faults.taint(instructions))
-    }
-
-    async fn initialize(
-        &self,
-        request: InitializeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<InitializeResult, McpError> {
-        let faults = &self.inner.faults;
-        if faults.hang_on_initialize {
-            log("hang-on-initialize: never answering");
-            std::future::pending::<()>().await;
-        }
-        if let Some(ms) = faults.slow_initialize_ms {
-            log(format_args!("slow-initialize: answering in {ms} ms"));
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-        }
-        context.peer.set_peer_info(request.clone());
-        self.negotiate_initialize(&request)
-    }
-
-    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let Some(count) = self.inner.faults.list_changed_storm else {
-            return;
-        };
-        log(format_args!(
-            "list-changed-storm: sending {count} notifications"
-        ));
-        for _ in 0..count {
-            if let Err(error) = context.peer.notify_tool_list_changed().await {
-                log(format_args!("list-changed-storm: send failed: {error}"));
-                return;
-            }
-        }
-    }
-
-    async fn list_tools(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, McpError> {
-        let tools = &self.inner.tool_set.tools;
-        let Some(page_size) = self.inner.page_size else {
-            return Ok(ListToolsResult::with_all_items(tools.clone()));
-        };
-        let start = match request.and_then(|params| params.cursor) {
-            None => 0,
-            Some(cursor) => match cursor.parse::<usize>() {
-                Ok(offset) if offset < tools.len() => offset,
-                _ => {
-                    return Err(McpError::invalid_params(
-                        format!("unknown cursor {cursor:?}"),
-                        None,
-                    ));
-                }
-            },
-        };
-        let end = start.saturating_add(page_size).min(tools.len());
-        let mut result = ListToolsResult::with_all_items(tools[start..end].to_vec());
-        result.next_cursor = (end < tools.len()).then(|| end.to_string());
-        Ok(result)
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        let name = request.name.as_ref();
-        log(format_args!("tools/call {name}"));
-        if let Some(recorder) = &self.inner.recorder {
-            recorder.call(name, request.arguments.as_ref());
-        }
-        let faults = &self.inner.faults;
-        if faults.crash_on_call_partial {
-            faults::crash_partial();
-        }
-        if faults.crash_on_call {
-            log("crash-on-call: exiting with status 3");
-            std::process::exit(3);
-        }
-        if faults.hang_on_call {
-            log("hang-on-call: never answering");
-            std::future::pending::<()>().await;
-        }
-        if !self.inner.tool_set.contains(name) {
-            return Err(McpError::invalid_params(
-                format!("unknown tool {name:?}"),
-                None,
-            ));
-        }
-        let args = request.arguments.clone().unwrap_or_default();
-        let result = match (self.inner.tool_set.behaviour, name) {
-            (Behaviour::Echo, _) => self.echo(name, &args),
-            (Behaviour::Standard, "lookup") => self.lookup(&args),
-            (Behaviour::Standard, "set") => self.set(&args),
-            (Behaviour::Standard, "reset") => self.reset(),
-            (Behaviour::Standard, "fail") => self.fail(&args),
-            (Behaviour::Standard, "slow") => self.slow(&args, &context).await,
-            (Behaviour::Standard, _) => self.echo(name, &args),
-        };
-        Ok(result.into())
-    }
-
-    async fn on_cancelled(
-        &self,
-        notification: CancelledNotificationParam,
-        _context: NotificationContext<RoleServer>,
-    ) {
-        log(format_args!(
-            "notifications/cancelled {:?} ({})",
-            notification.request_id,
-            notification.reason.as_deref().unwrap_or("no reason")
-        ));
-        if let Some(recorder) = &self.inner.recorder {
-            recorder.cancelled(&notification);
-        }
-    }
 }
