@@ -102,6 +102,7 @@ pub async fn run(args: DemoServerArgs) -> anyhow::Result<()> {
         DemoName::Sleeper => sleeper(args.setsid).await,
         DemoName::Hostile => {
             init_log("demo-hostile", false);
+            anyhow::ensure!(args.http.is_none(), "`hostile` only speaks stdio");
             let scenario = args
                 .scenario
                 .context("`demo-server hostile` needs --scenario")?;
@@ -275,6 +276,7 @@ fn log(message: impl std::fmt::Display) {
     }
 }
 
+/// The prefix alone, for writers that format their own lines (the stderr flood).
 fn log_prefix() -> &'static str {
     LOG_STYLE
         .get()
