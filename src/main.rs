@@ -1,6 +1,7 @@
 //! `mcp-harness`: the TUI and the headless commands (see `cli`).
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
 use mcp_harness::cli::{self, Cli, Command};
@@ -19,5 +20,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(cli::run(cli))
+    let code = runtime.block_on(cli::run(cli));
+    // Do not wait on blocked threads (a demo server's stdin read) once done; tasks
+    // still running are dropped, and dropping a server process kills its group.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    code
 }

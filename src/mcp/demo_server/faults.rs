@@ -1,0 +1,262 @@
+//! Fault injection: each fault imitates one way real MCP servers misbehave, so the harness can
+//! be tested against it deterministically.
+
+use std::{
+    io::Write,
+    process::{Command, Stdio},
+    time::Duration,
+};
+
+use anyhow::Context;
+use tokio::signal::unix::{SignalKind, signal};
+
+use super::{log, log_prefix};
+
+/// Terminal escapes (title change, screen clear, OSC 52 clipboard write), a C1 CSI and a bidi
+/// override: what a hostile server would smuggle into text the harness renders.
+pub const ESCAPES: &str = "\x1b]0;pwned\x07\x1b[2J\x1b]52;c;cHduZWQ=\x07\u{9b}31m\u{202e}";
+
+/// One `--fault SPEC`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    CrashOnCall,
+    CrashOnCallPartial,
+    HangOnCall,
+    HangOnInitialize,
+    SlowInitialize { ms: u64 },
+    ExitAfterMs { ms: u64 },
+    IgnoreTerm,
+    Grandchild,
+    GrandchildSetsid,
+    StderrFlood { bytes: u64 },
+    StdoutNoise,
+    HugeResult { bytes: usize },
+    Escapes,
+    ListChangedStorm { count: u32 },
+}
+
+impl Fault {
+    /// Parses `NAME` or `NAME=NUMBER` (clap value parser).
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let (name, value) = match spec.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (spec, None),
+        };
+        let number = || -> Result<u64, String> {
+            let value = value.ok_or_else(|| format!("fault {name} needs a value: {name}=N"))?;
+            value
+                .parse()
+                .map_err(|error| format!("fault {name}: bad number {value:?}: {error}"))
+        };
+        let flag = |fault: Fault| match value {
+            None => Ok(fault),
+            Some(_) => Err(format!("fault {name} takes no value")),
+        };
+        match name {
+            "crash-on-call" => flag(Fault::CrashOnCall),
+            "crash-on-call-partial" => flag(Fault::CrashOnCallPartial),
+            "hang-on-call" => flag(Fault::HangOnCall),
+            "hang-on-initialize" => flag(Fault::HangOnInitialize),
+            "slow-initialize" => Ok(Fault::SlowInitialize { ms: number()? }),
+            "exit-after-ms" => Ok(Fault::ExitAfterMs { ms: number()? }),
+            "ignore-term" => flag(Fault::IgnoreTerm),
+            "grandchild" => flag(Fault::Grandchild),
+            "grandchild-setsid" => flag(Fault::GrandchildSetsid),
+            "stderr-flood" => Ok(Fault::StderrFlood { bytes: number()? }),
+            "stdout-noise" => flag(Fault::StdoutNoise),
+            "huge-result" => Ok(Fault::HugeResult {
+                bytes: usize::try_from(number()?).map_err(|e| e.to_string())?,
+            }),
+            "escapes" => flag(Fault::Escapes),
+            "list-changed-storm" => Ok(Fault::ListChangedStorm {
+                count: u32::try_from(number()?).map_err(|e| e.to_string())?,
+            }),
+            _ => Err(format!("unknown fault {name:?}")),
+        }
+    }
+}
+
+/// All requested faults, flattened for cheap checks on the request path.
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    pub crash_on_call: bool,
+    pub crash_on_call_partial: bool,
+    pub hang_on_call: bool,
+    pub hang_on_initialize: bool,
+    pub slow_initialize_ms: Option<u64>,
+    pub exit_after_ms: Option<u64>,
+    pub ignore_term: bool,
+    pub grandchild: bool,
+    pub grandchild_setsid: bool,
+    pub stderr_flood: Option<u64>,
+    pub stdout_noise: bool,
+    pub huge_result: Option<usize>,
+    pub escapes: bool,
+    pub list_changed_storm: Option<u32>,
+}
+
+impl Faults {
+    pub fn from_specs(specs: &[Fault]) -> Self {
+        let mut faults = Faults::default();
+        for spec in specs {
+            match *spec {
+                Fault::CrashOnCall => faults.crash_on_call = true,
+                Fault::CrashOnCallPartial => faults.crash_on_call_partial = true,
+                Fault::HangOnCall => faults.hang_on_call = true,
+                Fault::HangOnInitialize => faults.hang_on_initialize = true,
+                Fault::SlowInitialize { ms } => faults.slow_initialize_ms = Some(ms),
+                Fault::ExitAfterMs { ms } => faults.exit_after_ms = Some(ms),
+                Fault::IgnoreTerm => faults.ignore_term = true,
+                Fault::Grandchild => faults.grandchild = true,
+                Fault::GrandchildSetsid => faults.grandchild_setsid = true,
+                Fault::StderrFlood { bytes } => faults.stderr_flood = Some(bytes),
+                Fault::StdoutNoise => faults.stdout_noise = true,
+                Fault::HugeResult { bytes } => faults.huge_result = Some(bytes),
+                Fault::Escapes => faults.escapes = true,
+                Fault::ListChangedStorm { count } => faults.list_changed_storm = Some(count),
+            }
+        }
+        faults
+    }
+
+    /// Appends the escape payload when the `escapes` fault is on.
+    pub fn taint(&self, text: impl Into<String>) -> String {
+        let mut text = text.into();
+        if self.escapes {
+            text.push_str(ESCAPES);
+        }
+        text
+    }
+}
+
+/// Starts the faults that act on their own rather than in answer to a request.
+/// Must run inside the tokio runtime.
+pub fn start_background(faults: &Faults, tag: Option<&str>) -> anyhow::Result<()> {
+    if faults.ignore_term {
+        ignore_stop_signals()?;
+    }
+    if faults.grandchild {
+        spawn_sleeper(tag, false)?;
+    }
+    if faults.grandchild_setsid {
+        spawn_sleeper(tag, true)?;
+    }
+    if let Some(bytes) = faults.stderr_flood {
+        // A plain thread: when nobody drains stderr it blocks, and must not block a tokio worker.
+        std::thread::Builder::new()
+            .name("stderr-flood".into())
+            .spawn(move || flood_stderr(bytes))
+            .context("starting the stderr flood")?;
+    }
+    if let Some(ms) = faults.exit_after_ms {
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            log(format_args!("exit-after-ms={ms}: exiting with status 7"));
+            std::process::exit(7);
+        });
+    }
+    Ok(())
+}
+
+/// Installs handlers that swallow SIGTERM, SIGINT and SIGHUP, so only SIGKILL stops us.
+/// Handlers (unlike SIG_IGN) are reset by exec, so grandchildren stay killable.
+fn ignore_stop_signals() -> anyhow::Result<()> {
+    for (kind, name) in [
+        (SignalKind::terminate(), "SIGTERM"),
+        (SignalKind::interrupt(), "SIGINT"),
+        (SignalKind::hangup(), "SIGHUP"),
+    ] {
+        let mut stream = signal(kind).with_context(|| format!("watching {name}"))?;
+        tokio::spawn(async move {
+            while stream.recv().await.is_some() {
+                log(format_args!("ignore-term: ignoring {name}"));
+            }
+        });
+    }
+    Ok(())
+}
+
+/// Spawns `demo-server sleeper` in our process group (or its own session with `setsid`),
+/// with the same `--tag`, so tests can look for it after the harness closed us.
+fn spawn_sleeper(tag: Option<&str>, setsid: bool) -> anyhow::Result<()> {
+    let exe = std::env::current_exe().context("finding our own executable")?;
+    let mut command = Command::new(exe);
+    command.args(["demo-server", "sleeper"]);
+    if let Some(tag) = tag {
+        command.args(["--tag", tag]);
+    }
+    if setsid {
+        command.arg("--setsid");
+    }
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = command.spawn().context("spawning the sleeper grandchild")?;
+    log(format_args!(
+        "spawned grandchild sleeper pid {}{}",
+        child.id(),
+        if setsid { " (setsid)" } else { "" }
+    ));
+    // Reap it if it dies before we do, so it never lingers as a zombie of ours.
+    std::thread::Builder::new()
+        .name("reap-sleeper".into())
+        .spawn(move || child.wait())
+        .context("starting the reaper thread")?;
+    Ok(())
+}
+
+fn flood_stderr(bytes: u64) {
+    let prefix = log_prefix();
+    let mut written: u64 = 0;
+    let mut line_no: u64 = 0;
+    let stderr = std::io::stderr();
+    while written < bytes {
+        let mut line = format!("{prefix} flood line {line_no:08} ");
+        let pad = 100usize.saturating_sub(line.len() + 1);
+        line.extend(std::iter::repeat_n('.', pad));
+        line.push('\n');
+        let remaining = usize::try_from(bytes - written).unwrap_or(usize::MAX);
+        line.truncate(remaining);
+        if stderr.lock().write_all(line.as_bytes()).is_err() {
+            return;
+        }
+        written += line.len() as u64;
+        line_no += 1;
+    }
+}
+
+/// Non-JSON lines on the MCP channel before the first real message, like a chatty wrapper script.
+pub fn write_stdout_noise() -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    for _ in 0..3 {
+        writeln!(stdout, "hello from a noisy server")?;
+    }
+    stdout.flush()
+}
+
+/// Writes half a JSON-RPC line and dies, as if the server crashed mid-write.
+pub fn crash_partial() -> ! {
+    log("crash-on-call-partial: writing half a line and exiting with status 3");
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(br#"{"jsonrpc":"2.0","id":"#);
+    let _ = stdout.flush();
+    std::process::exit(3);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_specs() {
+        assert_eq!(Fault::parse("crash-on-call"), Ok(Fault::CrashOnCall));
+        assert_eq!(
+            Fault::parse("slow-initialize=250"),
+            Ok(Fault::SlowInitialize { ms: 250 })
+        );
+        assert!(Fault::parse("slow-initialize").is_err());
+        assert!(Fault::parse("escapes=1").is_err());
+        assert!(Fault::parse("no-such-fault").is_err());
+    }
+}

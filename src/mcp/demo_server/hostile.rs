@@ -1,0 +1,226 @@
+//! `hostile`: a hand-written newline-delimited JSON-RPC loop that breaks the MCP protocol on
+//! purpose. No rmcp here: rmcp would refuse to send most of these messages.
+
+use std::io::{BufRead, Write};
+
+use anyhow::Context;
+use serde_json::{Value, json};
+
+use super::log;
+
+/// `--scenario NAME`: which protocol violation to commit.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scenario {
+    /// tools/list holds a good tool, one without inputSchema and one whose name is a number.
+    MalformedTool,
+    /// Every tools/list page has one new tool and a fresh cursor, forever.
+    EndlessPagination,
+    /// Cursors go A → B → A.
+    RepeatCursor,
+    /// `lookup` on page 1 and again on page 2.
+    DuplicateAcrossPages,
+    /// tools/call is answered with somebody else's id.
+    WrongId,
+    /// tools/call returns a content block of an unknown type.
+    UnknownContent,
+    /// Garbage lines on stdout around every response.
+    NonJsonStdout,
+}
+
+const GARBAGE: &str = "garbage from a hostile server <<< not json >>>";
+
+/// Serves stdin/stdout until EOF. Blocking std I/O on a blocking thread: this server is
+/// strictly one request at a time.
+pub async fn run(scenario: Scenario) -> anyhow::Result<()> {
+    tokio::task::spawn_blocking(move || serve(scenario))
+        .await
+        .context("hostile server thread panicked")?
+}
+
+fn serve(scenario: Scenario) -> anyhow::Result<()> {
+    log(format_args!(
+        "ready on stdio (pid {}), scenario {scenario:?}",
+        std::process::id()
+    ));
+    let mut state = State {
+        scenario,
+        endless_page: 0,
+    };
+    let stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    for line in stdin.lines() {
+        let line = line.context("reading stdin")?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let message: Value = match serde_json::from_str(&line) {
+            Ok(message) => message,
+            Err(error) => {
+                log(format_args!("ignoring a non-JSON line: {error}"));
+                continue;
+            }
+        };
+        // Notifications (no id) and responses (no method) need no answer.
+        let (Some(id), Some(method)) = (
+            message.get("id").cloned(),
+            message.get("method").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        log(format_args!("{method}"));
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        let reply = state.answer(method, &params, id);
+        if scenario == Scenario::NonJsonStdout {
+            writeln!(stdout, "{GARBAGE}")?;
+        }
+        writeln!(stdout, "{reply}")?;
+        if scenario == Scenario::NonJsonStdout {
+            writeln!(stdout, "{GARBAGE}")?;
+        }
+        stdout.flush()?;
+    }
+    log("stdin closed, exiting");
+    Ok(())
+}
+
+struct State {
+    scenario: Scenario,
+    /// Pages served so far under `endless-pagination` (tool and cursor numbers keep growing).
+    endless_page: u64,
+}
+
+fn result(id: Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+fn error(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+fn lookup_tool() -> Value {
+    json!({
+        "name": "lookup",
+        "description": "Look something up (hostile test server).",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"key": {"type": "string"}},
+            "required": ["key"]
+        }
+    })
+}
+
+fn named_tool(name: &str) -> Value {
+    json!({
+        "name": name,
+        "description": "A tool on a hostile server.",
+        "inputSchema": {"type": "object", "properties": {}}
+    })
+}
+
+fn page(tools: Vec<Value>, next_cursor: Option<&str>) -> Value {
+    match next_cursor {
+        Some(cursor) => json!({"tools": tools, "nextCursor": cursor}),
+        None => json!({"tools": tools}),
+    }
+}
+
+impl State {
+    fn answer(&mut self, method: &str, params: &Value, id: Value) -> Value {
+        match method {
+            "initialize" => {
+                let version = params
+                    .get("protocolVersion")
+                    .cloned()
+                    .unwrap_or_else(|| json!("2025-11-25"));
+                result(
+                    id,
+                    json!({
+                        "protocolVersion": version,
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "hostile", "version": "0"}
+                    }),
+                )
+            }
+            "ping" => result(id, json!({})),
+            "tools/list" => {
+                let cursor = params.get("cursor").and_then(Value::as_str);
+                match self.list(cursor) {
+                    Some(list) => result(id, list),
+                    None => error(id, -32602, "unknown cursor"),
+                }
+            }
+            "tools/call" => self.call(params, id),
+            _ => error(id, -32601, "method not found"),
+        }
+    }
+
+    /// One page of tools/list, or `None` for a cursor this scenario never issued.
+    fn list(&mut self, cursor: Option<&str>) -> Option<Value> {
+        match self.scenario {
+            Scenario::MalformedTool => Some(page(
+                vec![
+                    named_tool("ok"),
+                    json!({"name": "no_schema", "description": "Has no inputSchema."}),
+                    json!({"name": 42, "description": "Its name is a number.",
+                           "inputSchema": {"type": "object"}}),
+                ],
+                None,
+            )),
+            Scenario::EndlessPagination => {
+                self.endless_page += 1;
+                let n = self.endless_page;
+                let next = format!("page-{}", n + 1);
+                Some(page(vec![named_tool(&format!("t_{n}"))], Some(&next)))
+            }
+            Scenario::RepeatCursor => match cursor {
+                None => Some(page(vec![named_tool("t_1")], Some("A"))),
+                Some("A") => Some(page(vec![named_tool("t_2")], Some("B"))),
+                Some("B") => Some(page(vec![named_tool("t_3")], Some("A"))),
+                Some(_) => None,
+            },
+            Scenario::DuplicateAcrossPages => match cursor {
+                None => Some(page(vec![lookup_tool()], Some("2"))),
+                Some("2") => Some(page(vec![lookup_tool()], None)),
+                Some(_) => None,
+            },
+            Scenario::WrongId | Scenario::UnknownContent | Scenario::NonJsonStdout => {
+                match cursor {
+                    None => Some(page(vec![lookup_tool()], None)),
+                    Some(_) => None,
+                }
+            }
+        }
+    }
+
+    fn call(&self, params: &Value, id: Value) -> Value {
+        let name = params.get("name").and_then(Value::as_str).unwrap_or("?");
+        let args = params.get("arguments").cloned().unwrap_or(Value::Null);
+        match self.scenario {
+            Scenario::WrongId => {
+                let wrong = match &id {
+                    Value::Number(n) => json!(n.as_i64().unwrap_or(0).wrapping_add(1000)),
+                    Value::String(s) => json!(format!("{s}-not-yours")),
+                    _ => json!(999_999),
+                };
+                result(
+                    wrong,
+                    json!({"content": [{"type": "text", "text": "answer for another request"}]}),
+                )
+            }
+            Scenario::UnknownContent => result(
+                id,
+                json!({"content": [
+                    {"type": "text", "text": "hello"},
+                    {"type": "hologram", "data": "?"}
+                ]}),
+            ),
+            _ => result(
+                id,
+                json!({
+                    "content": [{"type": "text", "text": format!("hostile {name} called with {args}")}],
+                    "isError": false
+                }),
+            ),
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! The alpha/beta tools and their data. The protocol side is in `handler.rs`: a hand-written
+//! `ServerHandler` (no macros), so tool sets can carry arbitrary JSON schemas.
+
+use std::{
+    collections::BTreeMap,
+    sync::{Arc, Mutex, PoisonError},
+    time::Duration,
+};
+
+use rmcp::{
+    RoleServer,
+    model::{CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam},
+    service::RequestContext,
+};
+use serde_json::Value;
+
+use super::{faults::Faults, log, record::Recorder, toolsets::ToolSet};
+
+/// Which demo server: same tools, different data, so tests can tell who answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    Alpha,
+    Beta,
+}
+
+impl Flavor {
+    pub fn server_name(self) -> &'static str {
+        match self {
+            Flavor::Alpha => "demo-alpha",
+            Flavor::Beta => "demo-beta",
+        }
+    }
+
+    pub fn domain(self) -> &'static str {
+        match self {
+            Flavor::Alpha => "the colour of a fruit",
+            Flavor::Beta => "the country of a city",
+        }
+    }
+
+    fn initial_table(self) -> BTreeMap<String, String> {
+        let pairs: &[(&str, &str)] = match self {
+            Flavor::Alpha => &[
+                ("apple", "red"),
+                ("banana", "yellow"),
+                ("cherry", "dark red"),
+                ("lime", "green"),
+                ("plum", "purple"),
+            ],
+            Flavor::Beta => &[
+                ("paris", "France"),
+                ("lima", "Peru"),
+                ("oslo", "Norway"),
+                ("kyoto", "Japan"),
+                ("quito", "Ecuador"),
+            ],
+        };
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+}
+
+/// Cheap to clone: the HTTP transport makes one handler per session, all sharing one table.
+#[derive(Clone)]
+pub struct DemoHandler {
+    pub(super) inner: Arc<Inner>,
+}
+
+pub(super) struct Inner {
+    pub(super) flavor: Flavor,
+    pub(super) tool_set: ToolSet,
+    pub(super) page_size: Option<usize>,
+    table: Mutex<BTreeMap<String, String>>,
+    pub(super) faults: Faults,
+    pub(super) recorder: Option<Recorder>,
+}
+
+/// Text a misconfigured server might put into an error: a stack trace, a private path and a
+/// secret. The harness must never show this to the model.
+const LEAKY_TRACE: &str = "Traceback (most recent call last):
+  File \"/srv/demo/app/handlers.py\", line 87, in call_tool
+    creds = load_credentials(\"/home/demo/.config/demo/credentials.json\")
+  File \"/srv/demo/app/auth.py\", line 23, in load_credentials
+    return Client(api_key=\"sk-demo-0123456789abcdef\").connect()
+ConnectionRefusedError: [Errno 111] upstream refused connection";
+
+impl DemoHandler {
+    pub fn new(
+        flavor: Flavor,
+        tool_set: ToolSet,
+        page_size: Option<usize>,
+        faults: Faults,
+        recorder: Option<Recorder>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                flavor,
+                tool_set,
+                page_size,
+                table: Mutex::new(flavor.initial_table()),
+                faults,
+                recorder,
+            }),
+        }
+    }
+
+    pub(super) fn name(&self) -> &'static str {
+        self.inner.flavor.server_name()
+    }
+
+    fn table(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
+        self.inner
+            .table
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn ok(&self, text: impl Into<String>) -> CallToolResult {
+        CallToolResult::success(vec![ContentBlock::text(self.inner.faults.taint(text))])
+    }
+
+    fn error(&self, text: impl Into<String>) -> CallToolResult {
+        CallToolResult::error(vec![ContentBlock::text(self.inner.faults.taint(text))])
+    }
+
+    pub(super) fn lookup(&self, args: &JsonObject) -> CallToolResult {
+        let Some(key) = args.get("key").and_then(Value::as_str) else {
+            return self.error("lookup needs a string argument \"key\"");
+        };
+        if let Some(bytes) = self.inner.faults.huge_result {
+            return self.ok(huge_text(bytes));
+        }
+        let table = self.table();
+        match table.get(key) {
+            Some(value) => self.ok(format!("{key} = {value} ({})", self.name())),
+            None => {
+                let known: Vec<&str> = table.keys().map(String::as_str).collect();
+                self.ok(format!(
+                    "no entry for {key:?} in {}; known keys: {}",
+                    self.name(),
+                    known.join(", ")
+                ))
+            }
+        }
+    }
+
+    pub(super) fn set(&self, args: &JsonObject) -> CallToolResult {
+        let key = args.get("key").and_then(Value::as_str);
+        let value = args.get("value").and_then(Value::as_str);
+        let (Some(key), Some(value)) = (key, value) else {
+            return self.error("set needs string arguments \"key\" and \"value\"");
+        };
+        self.table().insert(key.to_owned(), value.to_owned());
+        self.ok(format!("stored {key} = {value}"))
+    }
+
+    pub(super) fn reset(&self) -> CallToolResult {
+        let initial = self.inner.flavor.initial_table();
+        let mut table = self.table();
+        let dropped = table
+            .iter()
+            .filter(|(key, value)| initial.get(*key) != Some(*value))
+            .count();
+        *table = initial;
+        self.ok(format!(
+            "reset {}: dropped {dropped} changed entr{}, {} initial entries restored",
+            self.name(),
+            if dropped == 1 { "y" } else { "ies" },
+            table.len()
+        ))
+    }
+
+    pub(super) fn fail(&self, args: &JsonObject) -> CallToolResult {
+        let reason = args
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("no reason given");
+        self.error(format!(
+            "internal error in {} (reason: {reason})\n{LEAKY_TRACE}",
+            self.name()
+        ))
+    }
+
+    pub(super) async fn slow(
+        &self,
+        args: &JsonObject,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let seconds = match args.get("seconds") {
+            None => 2.0,
+            Some(value) => match value.as_f64() {
+                Some(s) if (0.0..=60.0).contains(&s) => s,
+                _ => return self.error("slow: \"seconds\" must be a number from 0 to 60"),
+            },
+        };
+        let steps = match args.get("steps") {
+            None => 4,
+            Some(value) => match value.as_u64() {
+                Some(n) if (1..=100).contains(&n) => n,
+                _ => return self.error("slow: \"steps\" must be an integer from 1 to 100"),
+            },
+        };
+        // rmcp moves the request's `_meta` into the context: the token is there, not in params.
+        let token = context.meta.get_progress_token();
+        let step = Duration::from_secs_f64(seconds / steps as f64);
+        for done in 1..=steps {
+            tokio::select! {
+                () = tokio::time::sleep(step) => {}
+                () = context.ct.cancelled() => {
+                    log(format_args!("slow: cancelled after {} of {steps} steps", done - 1));
+                    return self.error(format!("cancelled after {} of {steps} steps", done - 1));
+                }
+            }
+            if let Some(token) = &token {
+                let progress = ProgressNotificationParam::new(token.clone(), done as f64)
+                    .with_total(steps as f64)
+                    .with_message(self.inner.faults.taint(format!("step {done} of {steps}")));
+                if let Err(error) = context.peer.notify_progress(progress).await {
+                    log(format_args!("slow: progress notification failed: {error}"));
+                }
+            }
+        }
+        self.ok(format!("done after {seconds}s"))
+    }
+
+    pub(super) fn echo(&self, name: &str, args: &JsonObject) -> CallToolResult {
+        self.ok(format!(
+            "{name} called on {} with {}",
+            self.name(),
+            Value::Object(args.clone())
+        ))
+    }
+}
+
+fn huge_text(bytes: usize) -> String {
+    const FILLER: &str = "All work and no play makes a huge result. ";
+    let mut text = FILLER.repeat(bytes / FILLER.len() + 1);
+    text.truncate(bytes);
+    text
+}

@@ -1,0 +1,308 @@
+//! The tools each demo server publishes: the normal set, N generated tools, or a named set of
+//! deliberately awkward definitions (raw JSON schemas, so anything a real server might send).
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde_json::{Value, json};
+
+use super::faults::ESCAPES;
+use super::tools::Flavor;
+
+/// `--toolset NAME`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Toolset {
+    /// `lookup-one` and `lookup_one`: distinct names that collide once normalized.
+    Collision,
+    /// A 70-character tool name, plus `lookup`.
+    LongName,
+    /// `bad`, whose inputSchema is not an object schema.
+    NotObject,
+    /// `$ref`s to an https URL and to a file: URL.
+    ExternalRef,
+    /// A schema with an unknown type.
+    InvalidSchema,
+    /// A valid schema with a local `#/$defs` reference.
+    LocalRef,
+    /// Names with `/`, `.`, a space and non-ASCII letters.
+    WeirdNames,
+}
+
+/// How calls to the published tools are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Behaviour {
+    /// The real lookup/set/reset/fail/slow tools.
+    Standard,
+    /// Every published tool echoes its arguments.
+    Echo,
+}
+
+pub struct ToolSet {
+    pub tools: Vec<Tool>,
+    pub behaviour: Behaviour,
+}
+
+impl ToolSet {
+    pub fn contains(&self, name: &str) -> bool {
+        self.tools.iter().any(|tool| tool.name == name)
+    }
+}
+
+/// The name of the `long-name` tool: exactly 70 characters.
+pub const LONG_NAME: &str =
+    "a_very_long_tool_name_that_keeps_going_and_going_well_past_any_limits_";
+
+pub fn build(
+    flavor: Flavor,
+    toolset: Option<Toolset>,
+    generated: Option<usize>,
+    distinct_schemas: bool,
+    escapes: bool,
+) -> ToolSet {
+    let (tools, behaviour) = match (toolset, generated) {
+        (_, Some(count)) => (generate(count, distinct_schemas), Behaviour::Echo),
+        (Some(toolset), None) => (named(toolset), Behaviour::Echo),
+        (None, None) => (standard(flavor), Behaviour::Standard),
+    };
+    let tools = if escapes {
+        tools.into_iter().map(taint).collect()
+    } else {
+        tools
+    };
+    ToolSet { tools, behaviour }
+}
+
+/// Puts the escape payload into every text field of a tool the server controls.
+fn taint(mut tool: Tool) -> Tool {
+    let description = tool.description.as_deref().unwrap_or_default();
+    tool.description = Some(format!("{description}{ESCAPES}").into());
+    let title = tool.title.take().unwrap_or_else(|| tool.name.to_string());
+    tool.title = Some(format!("{title}{ESCAPES}"));
+    tool
+}
+
+fn schema(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        other => unreachable!("schema literals are objects, got {other}"),
+    }
+}
+
+fn lookup_schema() -> Arc<JsonObject> {
+    schema(json!({
+        "type": "object",
+        "properties": {"key": {"type": "string", "description": "The key to look up."}},
+        "required": ["key"],
+        "additionalProperties": false
+    }))
+}
+
+fn standard(flavor: Flavor) -> Vec<Tool> {
+    let name = flavor.server_name();
+    vec![
+        Tool::new(
+            "lookup",
+            format!("Look up {} in {name}'s in-memory table.", flavor.domain()),
+            lookup_schema(),
+        )
+        .with_title("Look up a key")
+        .with_annotations(ToolAnnotations::new().read_only(true)),
+        Tool::new(
+            "set",
+            format!("Store a value under a key in {name}'s in-memory table (lost on exit)."),
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "key": {"type": "string", "description": "The key to set."},
+                    "value": {"type": "string", "description": "The value to store."}
+                },
+                "required": ["key", "value"],
+                "additionalProperties": false
+            })),
+        )
+        .with_title("Set a key"),
+        Tool::new(
+            "reset",
+            format!("Restore {name}'s initial table, dropping every change made with set."),
+            schema(json!({"type": "object", "properties": {}, "additionalProperties": false})),
+        )
+        .with_title("Reset the table")
+        .with_annotations(ToolAnnotations::new().read_only(false).destructive(true)),
+        Tool::new(
+            "fail",
+            "Always fail, with an error text that leaks internals like a careless server.",
+            schema(json!({
+                "type": "object",
+                "properties": {"reason": {"type": "string", "description": "Why to fail."}},
+                "additionalProperties": false
+            })),
+        )
+        .with_title("Fail on purpose"),
+        Tool::new(
+            "slow",
+            "Wait for some seconds, reporting progress after each step; stops when cancelled.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "seconds": {
+                        "type": "number", "minimum": 0, "maximum": 60, "default": 2,
+                        "description": "How long to take in total."
+                    },
+                    "steps": {
+                        "type": "integer", "minimum": 1, "maximum": 100, "default": 4,
+                        "description": "How many progress steps."
+                    }
+                },
+                "additionalProperties": false
+            })),
+        )
+        .with_title("Take a while"),
+    ]
+}
+
+fn generate(count: usize, distinct_schemas: bool) -> Vec<Tool> {
+    (0..count)
+        .map(|i| {
+            let key = if distinct_schemas {
+                format!("key_{i:05}")
+            } else {
+                "key".to_owned()
+            };
+            let mut properties = JsonObject::new();
+            properties.insert(key.clone(), json!({"type": "string"}));
+            properties.insert("count".into(), json!({"type": "integer", "minimum": 0}));
+            let input = schema(json!({
+                "type": "object",
+                "properties": properties,
+                "required": [key],
+                "additionalProperties": false
+            }));
+            Tool::new(
+                format!("tool_{i:05}"),
+                format!("Generated test tool number {i}; echoes its arguments."),
+                input,
+            )
+        })
+        .collect()
+}
+
+fn echo_tool(name: &str, description: &str, input: Value) -> Tool {
+    Tool::new(name.to_owned(), description.to_owned(), schema(input))
+}
+
+fn echo_lookup() -> Tool {
+    Tool::new(
+        "lookup",
+        "Echo the key it is given (test tool set).",
+        lookup_schema(),
+    )
+}
+
+fn named(toolset: Toolset) -> Vec<Tool> {
+    let key_schema = json!({
+        "type": "object",
+        "properties": {"key": {"type": "string"}},
+        "required": ["key"],
+        "additionalProperties": false
+    });
+    match toolset {
+        Toolset::Collision => vec![
+            echo_tool(
+                "lookup-one",
+                "Echo its arguments (hyphenated name).",
+                key_schema.clone(),
+            ),
+            echo_tool(
+                "lookup_one",
+                "Echo its arguments (underscored name).",
+                key_schema,
+            ),
+        ],
+        Toolset::LongName => vec![
+            echo_tool(
+                LONG_NAME,
+                "Echo its arguments; its name is 70 characters long.",
+                key_schema,
+            ),
+            echo_lookup(),
+        ],
+        Toolset::NotObject => vec![
+            echo_lookup(),
+            echo_tool(
+                "bad",
+                "Its input schema is a string schema, not an object schema.",
+                json!({"type": "string"}),
+            ),
+        ],
+        Toolset::ExternalRef => vec![
+            echo_lookup(),
+            echo_tool(
+                "remote",
+                "Its schema references a schema on the web.",
+                json!({"type": "object", "properties": {"x": {"$ref": "https://example.com/schemas/x.json"}}}),
+            ),
+            echo_tool(
+                "local_file",
+                "Its schema references a local file.",
+                json!({"type": "object", "properties": {"y": {"$ref": "file:///etc/passwd"}}}),
+            ),
+        ],
+        Toolset::InvalidSchema => vec![
+            echo_lookup(),
+            echo_tool(
+                "broken",
+                "Its schema uses a type that does not exist.",
+                json!({"type": "object", "properties": {"a": {"type": "no-such-type"}}}),
+            ),
+        ],
+        Toolset::LocalRef => vec![echo_tool(
+            "lookup",
+            "Echo the key it is given; the schema uses a local $ref.",
+            json!({
+                "type": "object",
+                "$defs": {"key": {"type": "string", "minLength": 1}},
+                "properties": {"key": {"$ref": "#/$defs/key"}},
+                "required": ["key"],
+                "additionalProperties": false
+            }),
+        )],
+        Toolset::WeirdNames => vec![
+            echo_tool(
+                "files/read.all",
+                "Echo its arguments (name with / and .).",
+                key_schema.clone(),
+            ),
+            echo_tool(
+                "get value",
+                "Echo its arguments (name with a space).",
+                key_schema.clone(),
+            ),
+            echo_tool(
+                "déjà-vu",
+                "Echo its arguments (non-ASCII name).",
+                key_schema,
+            ),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_name_is_70_chars() {
+        assert_eq!(LONG_NAME.chars().count(), 70);
+    }
+
+    #[test]
+    fn distinct_schemas_differ() {
+        let tools = generate(50, true);
+        let schemas: std::collections::HashSet<String> = tools
+            .iter()
+            .map(|t| serde_json::to_string(&t.input_schema).unwrap())
+            .collect();
+        assert_eq!(schemas.len(), 50);
+        assert_eq!(tools[42].name, "tool_00042");
+    }
+}
