@@ -98,7 +98,8 @@ pub fn locate(explicit: Option<&Path>) -> ConfigSource {
 
 /// `~/.config/mcp-harness/config.toml` on Linux.
 pub fn default_path() -> Option<PathBuf> {
-    directories::ProjectDirs::from("", "", "mcp-harness").map(|d| d.config_dir().join("config.toml"))
+    directories::ProjectDirs::from("", "", "mcp-harness")
+        .map(|d| d.config_dir().join("config.toml"))
 }
 
 pub fn load(source: ConfigSource) -> Result<Config, ConfigError> {
@@ -115,7 +116,11 @@ pub fn load(source: ConfigSource) -> Result<Config, ConfigError> {
 
 /// Parses and validates config text.
 pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
-    let fail = |path: Option<String>, message: String| ConfigError { file: source.clone(), path, message };
+    let fail = |path: Option<String>, message: String| ConfigError {
+        file: source.clone(),
+        path,
+        message,
+    };
     let de = toml::Deserializer::parse(text).map_err(|e| fail(None, toml_message(text, &e)))?;
     let raw: RawConfig = serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
@@ -126,7 +131,10 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
     let mut normalized: BTreeMap<String, String> = BTreeMap::new();
     for (alias, server) in raw.servers {
         if alias.trim().is_empty() {
-            return Err(fail(Some("servers".into()), "a server alias must not be empty".into()));
+            return Err(fail(
+                Some("servers".into()),
+                "a server alias must not be empty".into(),
+            ));
         }
         if let Some(other) = normalized.insert(normalize(&alias), alias.clone()) {
             return Err(fail(
@@ -137,10 +145,15 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
                 ),
             ));
         }
-        let spec = server_spec(&alias, server, &limits).map_err(|(key, m)| fail(Some(format!("servers.{alias}{key}")), m))?;
+        let spec = server_spec(&alias, server, &limits)
+            .map_err(|(key, m)| fail(Some(format!("servers.{alias}{key}")), m))?;
         servers.push(spec);
     }
-    Ok(Config { source, limits, servers })
+    Ok(Config {
+        source,
+        limits,
+        servers,
+    })
 }
 
 type KeyError = (String, String);
@@ -158,7 +171,11 @@ fn limits(raw: &RawLimits) -> Result<Limits, KeyError> {
         None => Ok(default),
     };
     Ok(Limits {
-        connect_timeout: ms("connect_timeout_ms", raw.connect_timeout_ms, d.connect_timeout)?,
+        connect_timeout: ms(
+            "connect_timeout_ms",
+            raw.connect_timeout_ms,
+            d.connect_timeout,
+        )?,
         call_timeout: ms("call_timeout_ms", raw.call_timeout_ms, d.call_timeout)?,
         max_result_bytes: count("max_result_bytes", raw.max_result_bytes, d.max_result_bytes)?,
         close_grace: ms("close_grace_ms", raw.close_grace_ms, d.close_grace)?,
@@ -171,14 +188,23 @@ fn server_spec(alias: &str, raw: RawServer, limits: &Limits) -> Result<ServerSpe
     let key = |k: &str| format!(".{k}");
     let transport = match (raw.command, raw.url) {
         (Some(_), Some(_)) => {
-            return Err((String::new(), "set either `command` (stdio) or `url` (Streamable HTTP), not both".into()));
+            return Err((
+                String::new(),
+                "set either `command` (stdio) or `url` (Streamable HTTP), not both".into(),
+            ));
         }
         (None, None) => {
-            return Err((String::new(), "set `command` (a stdio server) or `url` (a Streamable HTTP server)".into()));
+            return Err((
+                String::new(),
+                "set `command` (a stdio server) or `url` (a Streamable HTTP server)".into(),
+            ));
         }
         (Some(command), None) => {
             if raw.headers.is_some() {
-                return Err((key("headers"), "`headers` only applies to `url` servers".into()));
+                return Err((
+                    key("headers"),
+                    "`headers` only applies to `url` servers".into(),
+                ));
             }
             if command.trim().is_empty() {
                 return Err((key("command"), "must not be empty".into()));
@@ -191,15 +217,26 @@ fn server_spec(alias: &str, raw: RawServer, limits: &Limits) -> Result<ServerSpe
             }
         }
         (None, Some(url)) => {
-            for (present, name) in [(raw.args.is_some(), "args"), (raw.env.is_some(), "env"), (raw.cwd.is_some(), "cwd")] {
+            for (present, name) in [
+                (raw.args.is_some(), "args"),
+                (raw.env.is_some(), "env"),
+                (raw.cwd.is_some(), "cwd"),
+            ] {
                 if present {
-                    return Err((key(name), format!("`{name}` only applies to `command` servers")));
+                    return Err((
+                        key(name),
+                        format!("`{name}` only applies to `command` servers"),
+                    ));
                 }
             }
-            if !(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("${")) {
+            if !(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("${"))
+            {
                 return Err((key("url"), "must start with http:// or https://".into()));
             }
-            TransportSpec::Http { url, headers: raw.headers.unwrap_or_default().into_iter().collect() }
+            TransportSpec::Http {
+                url,
+                headers: raw.headers.unwrap_or_default().into_iter().collect(),
+            }
         }
     };
     check_templates(&transport)?;
@@ -211,7 +248,11 @@ fn server_spec(alias: &str, raw: RawServer, limits: &Limits) -> Result<ServerSpe
     Ok(ServerSpec {
         alias: ServerAlias::new(alias),
         transport,
-        connect_timeout: timeout("connect_timeout_ms", raw.connect_timeout_ms, limits.connect_timeout)?,
+        connect_timeout: timeout(
+            "connect_timeout_ms",
+            raw.connect_timeout_ms,
+            limits.connect_timeout,
+        )?,
         call_timeout: timeout("call_timeout_ms", raw.call_timeout_ms, limits.call_timeout)?,
         policy: ToolPolicy::new(raw.tools.unwrap_or_default()),
     })
@@ -221,7 +262,12 @@ fn server_spec(alias: &str, raw: RawServer, limits: &Limits) -> Result<ServerSpe
 fn check_templates(transport: &TransportSpec) -> Result<(), KeyError> {
     let check = |key: String, value: &str| vars::check_syntax(value).map_err(|e| (key, e));
     match transport {
-        TransportSpec::Stdio { command, args, env, cwd } => {
+        TransportSpec::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
             check(".command".into(), command)?;
             for (i, a) in args.iter().enumerate() {
                 check(format!(".args[{i}]"), a)?;
@@ -296,10 +342,27 @@ mod tests {
     #[test]
     fn transport_rules() {
         assert!(err("[servers.a]\n").message.contains("set `command`"));
-        assert!(err("[servers.a]\ncommand=\"x\"\nurl=\"http://h\"\n").message.contains("not both"));
-        assert_eq!(err("[servers.a]\nurl=\"http://h\"\nargs=[]\n").path.as_deref(), Some("servers.a.args"));
-        assert_eq!(err("[servers.a]\nurl=\"ftp://h\"\n").path.as_deref(), Some("servers.a.url"));
-        assert_eq!(err("[servers.a]\ncommand=\"x\"\nenv={T=\"${bad\"}\n").path.as_deref(), Some("servers.a.env.T"));
+        assert!(
+            err("[servers.a]\ncommand=\"x\"\nurl=\"http://h\"\n")
+                .message
+                .contains("not both")
+        );
+        assert_eq!(
+            err("[servers.a]\nurl=\"http://h\"\nargs=[]\n")
+                .path
+                .as_deref(),
+            Some("servers.a.args")
+        );
+        assert_eq!(
+            err("[servers.a]\nurl=\"ftp://h\"\n").path.as_deref(),
+            Some("servers.a.url")
+        );
+        assert_eq!(
+            err("[servers.a]\ncommand=\"x\"\nenv={T=\"${bad\"}\n")
+                .path
+                .as_deref(),
+            Some("servers.a.env.T")
+        );
     }
 
     #[test]

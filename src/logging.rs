@@ -18,10 +18,15 @@ pub fn init() {
     if std::fs::create_dir_all(&dir).is_err() {
         return;
     }
-    let Ok(file) = OpenOptions::new().create(true).append(true).open(dir.join("mcp-harness.log")) else {
+    let Ok(file) = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("mcp-harness.log"))
+    else {
         return;
     };
-    let filter = EnvFilter::try_from_env("MCP_HARNESS_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter =
+        EnvFilter::try_from_env("MCP_HARNESS_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false)

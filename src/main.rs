@@ -13,7 +13,10 @@ fn main() -> ExitCode {
         // harness itself logs to a file, never to the terminal it owns.
         mcp_harness::logging::init();
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("mcp-harness: cannot start the async runtime: {e}");

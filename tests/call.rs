@@ -9,8 +9,7 @@ use std::time::{Duration, Instant};
 use common::{TestEnv, json, records, stderr};
 use serde_json::{Value, json};
 
-const POLICY: &str =
-    "[servers.demo_alpha.tools]\nlookup = \"allow\"\nset = \"confirm\"\nreset = \"deny\"\nfail = \"allow\"\nslow = \"allow\"\n";
+const POLICY: &str = "[servers.demo_alpha.tools]\nlookup = \"allow\"\nset = \"confirm\"\nreset = \"deny\"\nfail = \"allow\"\nslow = \"allow\"\n";
 
 /// Alpha with `extra` args (and `more` table keys), recording what it receives.
 fn alpha(env: &TestEnv, extra: &[&str], more: &str) -> std::path::PathBuf {
@@ -18,7 +17,10 @@ fn alpha(env: &TestEnv, extra: &[&str], more: &str) -> std::path::PathBuf {
     let record_arg = record.to_string_lossy().into_owned();
     let mut args = vec!["--record", record_arg.as_str()];
     args.extend_from_slice(extra);
-    env.config(&format!("{}{more}{POLICY}", env.demo("demo_alpha", "alpha", &args)));
+    env.config(&format!(
+        "{}{more}{POLICY}",
+        env.demo("demo_alpha", "alpha", &args)
+    ));
     record
 }
 
@@ -37,7 +39,13 @@ fn an_allowed_call_returns_the_content() {
     assert_eq!(code, Some(0), "{out}");
     assert_eq!(out["ok"], true);
     assert_eq!(out["truncated"], false);
-    assert!(out["content"][0]["text"].as_str().unwrap().contains("apple = red"), "{out}");
+    assert!(
+        out["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("apple = red"),
+        "{out}"
+    );
     // The exposed name works too.
     let (code, _) = call(&env, "mcp__demo_alpha__lookup", r#"{"key":"lime"}"#, &[]);
     assert_eq!(code, Some(0));
@@ -51,12 +59,25 @@ fn invalid_arguments_never_reach_the_server() {
     let (code, out) = call(&env, "lookup", r#"{"key": 7, "extra": true}"#, &[]);
     assert_eq!(code, Some(1));
     assert_eq!(out["error"]["code"], "mcp_invalid_arguments", "{out}");
-    let paths: Vec<&str> = out["error"]["errors"].as_array().unwrap().iter().map(|e| e["instance_path"].as_str().unwrap()).collect();
+    let paths: Vec<&str> = out["error"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["instance_path"].as_str().unwrap())
+        .collect();
     assert!(paths.contains(&"/key") && paths.contains(&""), "{paths:?}");
-    assert!(records(&record).iter().all(|r| r["event"] != "call"), "the server saw a call: {:?}", records(&record));
+    assert!(
+        records(&record).iter().all(|r| r["event"] != "call"),
+        "the server saw a call: {:?}",
+        records(&record)
+    );
     // A valid call is recorded, proving the recorder works.
     call(&env, "lookup", r#"{"key":"plum"}"#, &[]);
-    assert!(records(&record).iter().any(|r| r["event"] == "call" && r["arguments"]["key"] == "plum"));
+    assert!(
+        records(&record)
+            .iter()
+            .any(|r| r["event"] == "call" && r["arguments"]["key"] == "plum")
+    );
 }
 
 #[test]
@@ -72,7 +93,12 @@ fn confirm_needs_approval_and_deny_is_refused() {
     let (code, out) = call(&env, "reset", "{}", &["--yes"]);
     assert_eq!(code, Some(1));
     assert_eq!(out["error"]["code"], "mcp_permission_denied", "{out}");
-    assert!(out["error"]["message"].as_str().unwrap().contains("denied by local policy"));
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("denied by local policy")
+    );
 }
 
 #[test]
@@ -86,22 +112,42 @@ fn remote_errors_are_enveloped_without_the_servers_text() {
     assert_eq!(error["alias"], "demo_alpha");
     assert_eq!(error["tool"], "mcp__demo_alpha__fail");
     let envelope = error.to_string();
-    assert!(!envelope.contains("sk-demo") && !envelope.contains("credentials.json"), "leak: {envelope}");
+    assert!(
+        !envelope.contains("sk-demo") && !envelope.contains("credentials.json"),
+        "leak: {envelope}"
+    );
     // The operator still sees it, marked as server output, outside the envelope.
-    assert!(out["server_output"].as_str().unwrap().contains("sk-demo-0123456789abcdef"));
+    assert!(
+        out["server_output"]
+            .as_str()
+            .unwrap()
+            .contains("sk-demo-0123456789abcdef")
+    );
 }
 
 #[test]
 fn a_hang_times_out_cancels_and_kills_the_server() {
     let env = TestEnv::new();
-    let record = alpha(&env, &["--fault", "hang-on-call"], "call_timeout_ms = 1500\n");
+    let record = alpha(
+        &env,
+        &["--fault", "hang-on-call"],
+        "call_timeout_ms = 1500\n",
+    );
     let (code, out) = call(&env, "lookup", r#"{"key":"apple"}"#, &[]);
     assert_eq!(code, Some(1));
     assert_eq!(out["error"]["code"], "mcp_timeout", "{out}");
-    assert!(out["error"]["message"].as_str().unwrap().contains("1500 ms"));
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("1500 ms")
+    );
     let seen = records(&record);
     assert!(seen.iter().any(|r| r["event"] == "call"), "{seen:?}");
-    assert!(seen.iter().any(|r| r["event"] == "cancelled"), "no notifications/cancelled: {seen:?}");
+    assert!(
+        seen.iter().any(|r| r["event"] == "cancelled"),
+        "no notifications/cancelled: {seen:?}"
+    );
     env.assert_no_leaks();
 }
 
@@ -113,10 +159,23 @@ fn a_crash_mid_call_is_connection_lost_long_before_the_timeout() {
         let started = Instant::now();
         let (code, out) = call(&env, "lookup", r#"{"key":"apple"}"#, &[]);
         assert_eq!(code, Some(1));
-        assert_eq!(out["error"]["code"], "mcp_connection_lost", "{fault}: {out}");
-        assert!(out["error"]["message"].as_str().unwrap().contains("exited with status 3"), "{out}");
+        assert_eq!(
+            out["error"]["code"], "mcp_connection_lost",
+            "{fault}: {out}"
+        );
+        assert!(
+            out["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("exited with status 3"),
+            "{out}"
+        );
         // Generous bound: the timeout is 120 s; the crash is noticed at once.
-        assert!(started.elapsed() < Duration::from_secs(60), "{fault} took {:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{fault} took {:?}",
+            started.elapsed()
+        );
         env.assert_no_leaks();
     }
 }
@@ -129,9 +188,17 @@ fn large_results_are_truncated_with_a_notice() {
     assert_eq!(code, Some(0), "{out}");
     assert_eq!(out["truncated"], true);
     let content = out["content"].as_array().unwrap();
-    let text: usize = content[..content.len() - 1].iter().map(|b| b["text"].as_str().unwrap_or("").len()).sum();
+    let text: usize = content[..content.len() - 1]
+        .iter()
+        .map(|b| b["text"].as_str().unwrap_or("").len())
+        .sum();
     assert_eq!(text, 100_000);
-    assert!(content.last().unwrap()["text"].as_str().unwrap().contains("truncated"));
+    assert!(
+        content.last().unwrap()["text"]
+            .as_str()
+            .unwrap()
+            .contains("truncated")
+    );
 }
 
 #[test]
@@ -151,29 +218,50 @@ fn server_text_cannot_reach_the_terminal_raw() {
     let env = TestEnv::new();
     alpha(&env, &["--fault", "escapes"], "");
     for json_flag in [true, false] {
-        let mut argv = vec!["call", "demo_alpha", "lookup", "--args", r#"{"key":"apple"}"#];
+        let mut argv = vec![
+            "call",
+            "demo_alpha",
+            "lookup",
+            "--args",
+            r#"{"key":"apple"}"#,
+        ];
         if json_flag {
             argv.push("--json");
         }
         let out = env.run(&argv);
         for stream in [&out.stdout, &out.stderr] {
             let text = String::from_utf8_lossy(stream);
-            assert!(!text.contains('\u{1b}') && !text.contains('\u{9b}') && !text.contains('\u{202e}'), "raw control in {text:?}");
+            assert!(
+                !text.contains('\u{1b}') && !text.contains('\u{9b}') && !text.contains('\u{202e}'),
+                "raw control in {text:?}"
+            );
         }
         assert!(!String::from_utf8_lossy(&out.stdout).trim().is_empty());
     }
     let out = env.run(&["check"]);
     let all = format!("{}{}", common::stdout(&out), stderr(&out));
-    assert!(!all.contains('\u{1b}') && !all.contains('\u{9b}') && !all.contains('\u{202e}'), "{all:?}");
+    assert!(
+        !all.contains('\u{1b}') && !all.contains('\u{9b}') && !all.contains('\u{202e}'),
+        "{all:?}"
+    );
 }
 
 #[test]
 fn usage_errors_exit_2() {
     let env = TestEnv::new();
     alpha(&env, &[], "");
-    assert_eq!(env.run(&["call", "demo_alpha", "lookup", "--args", "{nope"]).status.code(), Some(2));
+    assert_eq!(
+        env.run(&["call", "demo_alpha", "lookup", "--args", "{nope"])
+            .status
+            .code(),
+        Some(2)
+    );
     let out = env.run(&["call", "nosuch", "lookup"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("known aliases: demo_alpha"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("known aliases: demo_alpha"),
+        "{}",
+        stderr(&out)
+    );
     let _ = json!({});
 }

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::{exit, hub_for, json as out_json, load_config, render};
+use super::{exit, hub_for, interruptible, json as out_json, load_config, render};
 use crate::mcp::names::{EXPOSED_PREFIX, exposed_name};
-use crate::mcp::{FlagApprover, ServerAlias};
+use crate::mcp::{FlagApprover, Hub, ServerAlias};
 use crate::sanitize::inert_line;
 
 #[derive(Debug, Args)]
@@ -42,6 +42,10 @@ pub async fn run(config: Option<PathBuf>, args: CallArgs) -> ExitCode {
         Err(code) => return code,
     };
     let hub = hub_for(&config);
+    interruptible(&hub, call(&hub, args, arguments)).await
+}
+
+async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
     let report = match hub.connect(&args.alias).await {
         Ok(report) => report,
         Err(e) => {
@@ -53,7 +57,12 @@ pub async fn run(config: Option<PathBuf>, args: CallArgs) -> ExitCode {
         hub.shutdown().await;
         if args.json {
             let error = json!({ "code": e.code, "message": e.message, "hint": e.hint });
-            println!("{}", out_json::to_line(&json!({ "ok": false, "error": error, "server_output": e.server_output })));
+            println!(
+                "{}",
+                out_json::to_line(
+                    &json!({ "ok": false, "error": error, "server_output": e.server_output })
+                )
+            );
         } else {
             eprint!("{}", render::connect_error(&args.alias, e));
         }
@@ -64,7 +73,14 @@ pub async fn run(config: Option<PathBuf>, args: CallArgs) -> ExitCode {
     } else {
         exposed_name(&ServerAlias::new(args.alias.as_str()), &args.tool)
     };
-    let outcome = hub.call(&hub.snapshot(), &name, arguments, &FlagApprover { approve: args.yes }).await;
+    let outcome = hub
+        .call(
+            &hub.snapshot(),
+            &name,
+            arguments,
+            &FlagApprover { approve: args.yes },
+        )
+        .await;
     hub.shutdown().await;
     let ok = outcome.result.is_ok();
     if args.json {
@@ -86,20 +102,34 @@ pub async fn run(config: Option<PathBuf>, args: CallArgs) -> ExitCode {
             Ok(output) => {
                 print!("{}", render::content(&output.content));
                 if let Some(structured) = &output.structured_content {
-                    println!("structured content: {}", inert_line(&structured.to_string(), 2000));
+                    println!(
+                        "structured content: {}",
+                        inert_line(&structured.to_string(), 2000)
+                    );
                 }
             }
             Err(error) => {
                 eprintln!("error: {}: {}", error.code, error.message);
                 for e in &error.errors {
-                    eprintln!("  at `{}`: {}", e.instance_path, inert_line(&e.message, 300));
+                    eprintln!(
+                        "  at `{}`: {}",
+                        e.instance_path,
+                        inert_line(&e.message, 300)
+                    );
                 }
                 if error.code == crate::mcp::ToolErrorCode::McpPermissionDenied && !args.yes {
                     eprintln!("  (pass --yes to approve tools whose policy is \"confirm\")");
                 }
-                eprint!("{}", render::server_output(outcome.server_output.as_deref().unwrap_or_default()));
+                eprint!(
+                    "{}",
+                    render::server_output(outcome.server_output.as_deref().unwrap_or_default())
+                );
             }
         }
     }
-    if ok { ExitCode::SUCCESS } else { ExitCode::from(exit::FAILURE) }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(exit::FAILURE)
+    }
 }

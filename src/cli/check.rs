@@ -8,7 +8,9 @@ use clap::Args;
 use comfy_table::{LineStyle, Table, TableStyle};
 use serde::Serialize;
 
-use super::{exit, hub_for, json, load_config, render};
+use super::{exit, hub_for, interruptible, json, load_config, render};
+use crate::config::Config;
+use crate::mcp::Hub;
 use crate::mcp::policy::PolicyMismatch;
 use crate::mcp::{ConnectReport, Effect, FailureKind, ServerIdentity};
 use crate::sanitize::inert_line;
@@ -66,6 +68,10 @@ pub async fn run(config: Option<PathBuf>, args: CheckArgs) -> ExitCode {
         Err(code) => return code,
     };
     let hub = hub_for(&config);
+    interruptible(&hub, report(&hub, &config, args)).await
+}
+
+async fn report(hub: &Hub, config: &Config, args: CheckArgs) -> ExitCode {
     let attempts = config.servers.iter().map(|s| hub.connect(s.alias.as_str()));
     let results = futures::future::join_all(attempts).await;
     hub.shutdown().await;
@@ -98,14 +104,21 @@ pub async fn run(config: Option<PathBuf>, args: CheckArgs) -> ExitCode {
     } else {
         print!("{}", human(&report, &config.source.to_string()));
     }
-    if all_ready { ExitCode::SUCCESS } else { ExitCode::from(exit::FAILURE) }
+    if all_ready {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(exit::FAILURE)
+    }
 }
 
 fn server_report(report: ConnectReport) -> ServerReport {
     let published = report
         .published
         .iter()
-        .map(|t| PublishedReport { name: t.name.clone(), description: t.description.clone() })
+        .map(|t| PublishedReport {
+            name: t.name.clone(),
+            description: t.description.clone(),
+        })
         .collect();
     let (status, error, exposed, server_output) = match report.outcome {
         Ok(exposed) => (
@@ -113,7 +126,11 @@ fn server_report(report: ConnectReport) -> ServerReport {
             None,
             exposed
                 .iter()
-                .map(|t| ExposedReport { name: t.name.clone(), remote_name: t.remote_name.clone(), effect: t.effect })
+                .map(|t| ExposedReport {
+                    name: t.name.clone(),
+                    remote_name: t.remote_name.clone(),
+                    effect: t.effect,
+                })
                 .collect(),
             Vec::new(),
         ),
@@ -127,13 +144,21 @@ fn server_report(report: ConnectReport) -> ServerReport {
                 message: e.message.clone(),
                 hint: e.hint.clone(),
                 tools: e.tools.clone(),
-                policy_diff: e.policy_diff.clone(),
+                policy_diff: e.policy_diff.as_deref().cloned(),
             }),
             Vec::new(),
             e.server_output.clone(),
         ),
     };
-    ServerReport { alias: report.alias.to_string(), status, error, server: report.server, published, exposed, server_output }
+    ServerReport {
+        alias: report.alias.to_string(),
+        status,
+        error,
+        server: report.server,
+        published,
+        exposed,
+        server_output,
+    }
 }
 
 fn human(report: &Report, source: &str) -> String {
@@ -153,14 +178,20 @@ fn human(report: &Report, source: &str) -> String {
             .unwrap_or_default();
         out.push_str(&format!("{}: {}{identity}\n", s.alias, s.status));
         if let Some(e) = &s.error {
-            out.push_str(&format!("  {} — {}\n", e.code, inert_line(&e.message, 2000)));
+            out.push_str(&format!(
+                "  {} — {}\n",
+                e.code,
+                inert_line(&e.message, 2000)
+            ));
             if !e.hint.is_empty() {
                 out.push_str(&format!("  what to do: {}\n", e.hint));
             }
         }
         if !s.published.is_empty() {
             let mut table = Table::new();
-            table.load_style(TableStyle::new().header_separator(LineStyle::none().fill('─').junction(' ')));
+            table.load_style(
+                TableStyle::new().header_separator(LineStyle::none().fill('─').junction(' ')),
+            );
             table.set_header(["published tool", "exposed as", "effect"]);
             for p in &s.published {
                 let exposed = s.exposed.iter().find(|x| x.remote_name == p.name);
@@ -178,7 +209,15 @@ fn human(report: &Report, source: &str) -> String {
         out.push_str(&render::server_output(&s.server_output.join("\n")));
         out.push('\n');
     }
-    let ready = report.servers.iter().filter(|s| s.status == "ready").count();
-    out.push_str(&format!("{} of {} servers ready\n", ready, report.servers.len()));
+    let ready = report
+        .servers
+        .iter()
+        .filter(|s| s.status == "ready")
+        .count();
+    out.push_str(&format!(
+        "{} of {} servers ready\n",
+        ready,
+        report.servers.len()
+    ));
     out
 }

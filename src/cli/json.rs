@@ -12,7 +12,11 @@ use crate::sanitize::is_dangerous;
 struct InertFormatter;
 
 impl Formatter for InertFormatter {
-    fn write_string_fragment<W: ?Sized + io::Write>(&mut self, writer: &mut W, fragment: &str) -> io::Result<()> {
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
             if is_dangerous(c) {

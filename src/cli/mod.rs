@@ -25,7 +25,11 @@ pub mod exit {
 }
 
 #[derive(Debug, Parser)]
-#[command(name = "mcp-harness", version, about = "A terminal agent harness for MCP servers, with local policy as the hard boundary")]
+#[command(
+    name = "mcp-harness",
+    version,
+    about = "A terminal agent harness for MCP servers, with local policy as the hard boundary"
+)]
 pub struct Cli {
     /// Config file [default: ~/.config/mcp-harness/config.toml if it exists, else the embedded demo config]
     #[arg(long, global = true, value_name = "FILE")]
@@ -74,7 +78,37 @@ fn load_config(explicit: Option<PathBuf>) -> Result<Config, ExitCode> {
     })
 }
 
+/// Runs `work` until it finishes, or until Ctrl-C / SIGTERM: then every
+/// connection is closed (no server outlives the command) and the exit status
+/// is 128 + the signal number, as shells expect.
+async fn interruptible(hub: &Hub, work: impl Future<Output = ExitCode>) -> ExitCode {
+    let code = tokio::select! {
+        code = work => code,
+        signal = interrupted() => ExitCode::from(128 + signal),
+    };
+    hub.shutdown().await;
+    code
+}
+
+async fn interrupted() -> u8 {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut term) = signal(SignalKind::terminate()) else {
+        let _ = tokio::signal::ctrl_c().await;
+        return 2;
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => 2,
+        _ = term.recv() => 15,
+    }
+}
+
 /// A hub for a headless command (nobody listens to its events).
 fn hub_for(config: &Config) -> Hub {
-    Hub::new(config.servers.clone(), config.limits.clone(), Vars::from_process(), Vec::new(), EventSink::discard())
+    Hub::new(
+        config.servers.clone(),
+        config.limits.clone(),
+        Vars::from_process(),
+        Vec::new(),
+        EventSink::discard(),
+    )
 }

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::{exit, hub_for, load_config, render};
-use crate::mcp::{ServerAlias, ToolPolicy};
+use super::{exit, hub_for, interruptible, load_config, render};
+use crate::mcp::{Hub, ServerAlias, ToolPolicy};
 
 #[derive(Debug, Args)]
 pub struct PolicyArgs {
@@ -25,15 +25,25 @@ pub async fn run(config: Option<PathBuf>, args: PolicyArgs) -> ExitCode {
         eprintln!("mcp-harness: {e}");
         return ExitCode::from(exit::USAGE);
     }
-    let probed = hub.probe(&args.alias).await;
-    hub.shutdown().await;
-    match probed {
+    let source = config.source.to_string();
+    interruptible(&hub, print_block(&hub, args, source)).await
+}
+
+async fn print_block(hub: &Hub, args: PolicyArgs, source: String) -> ExitCode {
+    match hub.probe(&args.alias).await {
         Ok((_server, published)) => {
             let alias = ServerAlias::new(args.alias.as_str());
-            println!("# Policy for `{alias}`: every tool it publishes now, each set to \"confirm\".");
-            println!("# Review it: change an entry to \"allow\" or \"deny\" as you see fit, then put the");
-            println!("# block in {} (replacing any [servers.{alias}.tools] there).", config.source);
-            print!("{}", ToolPolicy::block_for(&alias, published.iter().map(|t| t.name.as_str())));
+            println!(
+                "# Policy for `{alias}`: every tool it publishes now, each set to \"confirm\"."
+            );
+            println!(
+                "# Review it: change an entry to \"allow\" or \"deny\" as you see fit, then put the"
+            );
+            println!("# block in {source} (replacing any [servers.{alias}.tools] there).");
+            print!(
+                "{}",
+                ToolPolicy::block_for(&alias, published.iter().map(|t| t.name.as_str()))
+            );
             ExitCode::SUCCESS
         }
         Err(e) => {

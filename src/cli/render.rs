@@ -47,16 +47,30 @@ pub fn content(blocks: &[Value]) -> String {
     for block in blocks {
         match block.get("type").and_then(Value::as_str) {
             Some("text") => {
-                let text = block.get("text").and_then(Value::as_str).unwrap_or_default();
+                let text = block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 out.push_str(&inert(text, true));
                 if !text.ends_with('\n') {
                     out.push('\n');
                 }
             }
             Some(kind @ ("image" | "audio")) => {
-                let mime = block.get("mimeType").and_then(Value::as_str).unwrap_or("unknown type");
-                let size = block.get("data").and_then(Value::as_str).map(str::len).unwrap_or(0);
-                let _ = writeln!(out, "[{kind}: {}, {size} bytes of base64]", inert_line(mime, 60));
+                let mime = block
+                    .get("mimeType")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown type");
+                let size = block
+                    .get("data")
+                    .and_then(Value::as_str)
+                    .map(str::len)
+                    .unwrap_or(0);
+                let _ = writeln!(
+                    out,
+                    "[{kind}: {}, {size} bytes of base64]",
+                    inert_line(mime, 60)
+                );
             }
             Some(kind) => {
                 let _ = writeln!(out, "[{} content block]", inert_line(kind, 40));

@@ -22,7 +22,9 @@ pub struct ApprovalRequest {
 pub enum ApprovalDecision {
     Approved,
     /// `reason` goes into the envelope the model gets.
-    Denied { reason: String },
+    Denied {
+        reason: String,
+    },
 }
 
 /// Decides `confirm` calls. Must not block; may take as long as the operator needs.

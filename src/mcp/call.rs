@@ -41,25 +41,44 @@ pub struct CallOutcome {
 
 impl CallOutcome {
     fn local(error: ToolError) -> Self {
-        Self { result: Err(error), server_output: None, elapsed: Duration::ZERO }
+        Self {
+            result: Err(error),
+            server_output: None,
+            elapsed: Duration::ZERO,
+        }
     }
 }
 
 impl Hub {
     /// Runs one call of `name` (an exposed name) against `snapshot`, the tool set
     /// of the model request this call belongs to.
-    pub async fn call(&self, snapshot: &Snapshot, name: &str, arguments: Value, approver: &dyn Approver) -> CallOutcome {
+    pub async fn call(
+        &self,
+        snapshot: &Snapshot,
+        name: &str,
+        arguments: Value,
+        approver: &dyn Approver,
+    ) -> CallOutcome {
         let Some(tool) = snapshot.resolve(name) else {
             return CallOutcome::local(self.unresolved(snapshot, name));
         };
         let tool = Arc::clone(tool);
-        let envelope = |code, message: String| ToolError::new(code, message).for_tool(tool.alias.as_str(), &tool.name);
-        let arguments = if arguments.is_null() { Value::Object(Map::new()) } else { arguments };
+        let envelope = |code, message: String| {
+            ToolError::new(code, message).for_tool(tool.alias.as_str(), &tool.name)
+        };
+        let arguments = if arguments.is_null() {
+            Value::Object(Map::new())
+        } else {
+            arguments
+        };
         let errors = schema::validate(&tool.validator, &arguments);
         if !errors.is_empty() {
             let mut error = envelope(
                 Code::McpInvalidArguments,
-                format!("the arguments do not match the input schema of `{}`; nothing was sent", tool.name),
+                format!(
+                    "the arguments do not match the input schema of `{}`; nothing was sent",
+                    tool.name
+                ),
             );
             error.errors = errors;
             return CallOutcome::local(error);
@@ -81,17 +100,24 @@ impl Hub {
         }
         let Value::Object(arguments) = arguments else {
             // Unreachable: the schema requires an object.
-            return CallOutcome::local(envelope(Code::McpInvalidArguments, "arguments must be an object".into()));
+            return CallOutcome::local(envelope(
+                Code::McpInvalidArguments,
+                "arguments must be an object".into(),
+            ));
         };
         self.send(&tool, arguments).await
     }
 
     async fn send(&self, tool: &ExposedTool, arguments: Map<String, Value>) -> CallOutcome {
-        let envelope = |code, message: String| ToolError::new(code, message).for_tool(tool.alias.as_str(), &tool.name);
+        let envelope = |code, message: String| {
+            ToolError::new(code, message).for_tool(tool.alias.as_str(), &tool.name)
+        };
         let conn = &tool.connection;
         let started = Instant::now();
         let params = json!({ "name": tool.remote_name, "arguments": arguments });
-        let response = conn.request("tools/call", params, conn.call_timeout()).await;
+        let response = conn
+            .request("tools/call", params, conn.call_timeout())
+            .await;
         let elapsed = started.elapsed();
         let (result, server_output) = match response {
             Ok(result) => match parse_result(result) {
@@ -108,19 +134,30 @@ impl Hub {
                 ),
                 Ok(parsed) => (Ok(truncate(parsed, self.limits().max_result_bytes)), None),
                 Err(problem) => (
-                    Err(envelope(Code::McpRemoteError, format!("`{}` returned a malformed result", tool.name))),
+                    Err(envelope(
+                        Code::McpRemoteError,
+                        format!("`{}` returned a malformed result", tool.name),
+                    )),
                     Some(problem),
                 ),
             },
             Err(RequestError::Remote { code, message }) => (
                 Err(envelope(
                     Code::McpRemoteError,
-                    format!("the server rejected the call to `{}` (JSON-RPC error {code}); the connection is kept", tool.name),
+                    format!(
+                        "the server rejected the call to `{}` (JSON-RPC error {code}); the connection is kept",
+                        tool.name
+                    ),
                 )),
                 Some(message),
             ),
             Err(RequestError::Timeout(after)) => {
-                self.drop_connection(conn, RevokeCause::Timeout { tool: tool.name.clone() });
+                self.drop_connection(
+                    conn,
+                    RevokeCause::Timeout {
+                        tool: tool.name.clone(),
+                    },
+                );
                 let message = format!(
                     "`{}` did not answer within {} ms; the call was cancelled, the connection to `{}` dropped \
                      and its tools revoked",
@@ -131,7 +168,12 @@ impl Hub {
                 (Err(envelope(Code::McpTimeout, message)), None)
             }
             Err(RequestError::Lost(detail)) => {
-                self.drop_connection(conn, RevokeCause::ConnectionLost { detail: detail.clone() });
+                self.drop_connection(
+                    conn,
+                    RevokeCause::ConnectionLost {
+                        detail: detail.clone(),
+                    },
+                );
                 let message = format!(
                     "the connection to `{}` was lost during the call ({detail}); its tools were revoked",
                     tool.alias
@@ -139,18 +181,26 @@ impl Hub {
                 (Err(envelope(Code::McpConnectionLost, message)), None)
             }
         };
-        CallOutcome { result, server_output, elapsed }
+        CallOutcome {
+            result,
+            server_output,
+            elapsed,
+        }
     }
 
     /// Why `name` is not callable in this snapshot.
     fn unresolved(&self, snapshot: &Snapshot, name: &str) -> ToolError {
         for entry in snapshot.connections() {
             let denied = entry.published.iter().any(|t| {
-                exposed_name(entry.alias(), &t.name) == name && !entry.exposed.iter().any(|e| e.name == name)
+                exposed_name(entry.alias(), &t.name) == name
+                    && !entry.exposed.iter().any(|e| e.name == name)
             });
             if denied {
-                return ToolError::new(Code::McpPermissionDenied, format!("`{name}` is denied by local policy"))
-                    .for_tool(entry.alias().as_str(), name);
+                return ToolError::new(
+                    Code::McpPermissionDenied,
+                    format!("`{name}` is denied by local policy"),
+                )
+                .for_tool(entry.alias().as_str(), name);
             }
         }
         if self.snapshot().resolve(name).is_some() {
@@ -163,20 +213,33 @@ impl Hub {
                 ),
             );
         }
-        ToolError::new(Code::McpUnknownTool, format!("there is no tool named `{name}` in this request's tool set"))
+        ToolError::new(
+            Code::McpUnknownTool,
+            format!("there is no tool named `{name}` in this request's tool set"),
+        )
     }
 
     /// The tool's connection ended or was revoked after the snapshot was taken.
     fn gone(&self, tool: &ExposedTool) -> Option<ToolError> {
-        let registered = self.snapshot().connections().any(|e| e.connection.id() == tool.connection.id());
+        let registered = self
+            .snapshot()
+            .connections()
+            .any(|e| e.connection.id() == tool.connection.id());
         if registered && !tool.connection.is_ended() {
             return None;
         }
-        let why = tool.connection.end_reason().map(|r| format!(" ({r})")).unwrap_or_default();
+        let why = tool
+            .connection
+            .end_reason()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
         Some(
             ToolError::new(
                 Code::McpNotConnected,
-                format!("`{}` is no longer connected{why}; its tools were revoked", tool.alias),
+                format!(
+                    "`{}` is no longer connected{why}; its tools were revoked",
+                    tool.alias
+                ),
             )
             .for_tool(tool.alias.as_str(), &tool.name),
         )
@@ -197,7 +260,10 @@ fn parse_result(result: ServerResult) -> Result<Parsed, String> {
         ServerResult::CustomResult(CustomResult(raw)) => raw,
         ServerResult::EmptyResult(_) => json!({}),
         other => {
-            return Err(format!("unexpected result type: {}", serde_json::to_string(&other).unwrap_or_default()));
+            return Err(format!(
+                "unexpected result type: {}",
+                serde_json::to_string(&other).unwrap_or_default()
+            ));
         }
     };
     let content = match raw.get("content") {
@@ -208,20 +274,40 @@ fn parse_result(result: ServerResult) -> Result<Parsed, String> {
     Ok(Parsed {
         is_error: raw.get("isError").and_then(Value::as_bool).unwrap_or(false),
         content,
-        structured: raw.get("structuredContent").filter(|v| !v.is_null()).cloned(),
+        structured: raw
+            .get("structuredContent")
+            .filter(|v| !v.is_null())
+            .cloned(),
     })
 }
 
 fn text_of(content: &[Value]) -> String {
-    content.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n")
+    content
+        .iter()
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Caps the text of a result at `max_bytes`, with an explicit notice block.
 fn truncate(parsed: Parsed, max_bytes: usize) -> ToolOutput {
-    let total: usize = parsed.content.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).map(str::len).sum();
-    let structured_len = parsed.structured.as_ref().map(|v| v.to_string().len()).unwrap_or(0);
+    let total: usize = parsed
+        .content
+        .iter()
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .map(str::len)
+        .sum();
+    let structured_len = parsed
+        .structured
+        .as_ref()
+        .map(|v| v.to_string().len())
+        .unwrap_or(0);
     if total <= max_bytes && structured_len <= max_bytes {
-        return ToolOutput { content: parsed.content, structured_content: parsed.structured, truncated: false };
+        return ToolOutput {
+            content: parsed.content,
+            structured_content: parsed.structured,
+            truncated: false,
+        };
     }
     let mut shown = 0;
     let mut cut_done = false;
@@ -248,16 +334,23 @@ fn truncate(parsed: Parsed, max_bytes: usize) -> ToolOutput {
         }
         content.push(block);
     }
-    let mut notice = format!("[mcp-harness: result truncated: {shown} of {total} bytes of text shown");
+    let mut notice =
+        format!("[mcp-harness: result truncated: {shown} of {total} bytes of text shown");
     let structured = if structured_len > max_bytes {
-        notice.push_str(&format!("; structuredContent of {structured_len} bytes omitted"));
+        notice.push_str(&format!(
+            "; structuredContent of {structured_len} bytes omitted"
+        ));
         None
     } else {
         parsed.structured
     };
     notice.push_str(" (max_result_bytes)]");
     content.push(json!({ "type": "text", "text": notice }));
-    ToolOutput { content, structured_content: structured, truncated: true }
+    ToolOutput {
+        content,
+        structured_content: structured,
+        truncated: true,
+    }
 }
 
 #[cfg(test)]
@@ -268,19 +361,31 @@ mod tests {
     fn truncation_cuts_text_on_char_boundaries_and_says_so() {
         let parsed = Parsed {
             is_error: false,
-            content: vec![json!({"type":"text","text":"ééééé"}), json!({"type":"text","text":"more"})],
+            content: vec![
+                json!({"type":"text","text":"ééééé"}),
+                json!({"type":"text","text":"more"}),
+            ],
             structured: None,
         };
         let out = truncate(parsed, 5);
         assert!(out.truncated);
         assert_eq!(out.content[0]["text"], "éé");
         assert_eq!(out.content.len(), 2, "{:?}", out.content);
-        assert!(out.content[1]["text"].as_str().unwrap().contains("4 of 14 bytes"));
+        assert!(
+            out.content[1]["text"]
+                .as_str()
+                .unwrap()
+                .contains("4 of 14 bytes")
+        );
     }
 
     #[test]
     fn small_results_are_untouched() {
-        let parsed = Parsed { is_error: false, content: vec![json!({"type":"text","text":"ok"})], structured: None };
+        let parsed = Parsed {
+            is_error: false,
+            content: vec![json!({"type":"text","text":"ok"})],
+            structured: None,
+        };
         let out = truncate(parsed, 100);
         assert!(!out.truncated);
         assert_eq!(out.content, vec![json!({"type":"text","text":"ok"})]);
@@ -288,7 +393,8 @@ mod tests {
 
     #[test]
     fn unknown_content_blocks_survive_parsing() {
-        let raw = json!({"content":[{"type":"text","text":"hello"},{"type":"hologram","data":"?"}]});
+        let raw =
+            json!({"content":[{"type":"text","text":"hello"},{"type":"hologram","data":"?"}]});
         let parsed = parse_result(ServerResult::CustomResult(CustomResult(raw))).unwrap();
         assert_eq!(parsed.content.len(), 2);
         assert!(!parsed.is_error);

@@ -35,7 +35,10 @@ impl ClientHandler for HarnessClient {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.events.emit(McpEvent::ToolListChanged { alias: self.alias.clone(), connection: self.id });
+        self.events.emit(McpEvent::ToolListChanged {
+            alias: self.alias.clone(),
+            connection: self.id,
+        });
     }
 
     async fn on_progress(

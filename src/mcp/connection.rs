@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rmcp::ServiceError;
 use rmcp::model::{
     CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest, RequestId,
     ServerResult,
@@ -13,7 +14,6 @@ use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningService, serve_
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::ServiceError;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -29,6 +29,8 @@ use super::watchdog::{self, EndReason, Lifeline, StopMode};
 
 /// Bytes of stderr kept per connection.
 const STDERR_TAIL_BYTES: usize = 64 * 1024;
+/// How long a failed start may wait for the server's exit status and last stderr.
+const LAST_WORDS: Duration = Duration::from_millis(500);
 /// Lines of stderr attached to a failed connection attempt.
 const STDERR_LINES_ON_FAILURE: usize = 12;
 
@@ -90,28 +92,36 @@ type Session = RunningService<RoleClient, HarnessClient>;
 pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let alias = p.spec.alias.clone();
     let transport = p.spec.transport.resolve(&alias, p.vars).map_err(|e| {
-        ConnectError::new(Code::SpawnFailed, e, "set the variable in the environment the harness runs in")
+        ConnectError::new(
+            Code::SpawnFailed,
+            e,
+            "set the variable in the environment the harness runs in",
+        )
     })?;
     let handler = HarnessClient::new(alias.clone(), p.id, p.events);
     let timeout = p.spec.connect_timeout;
     let stderr = Arc::new(StderrTail::new(STDERR_TAIL_BYTES));
     let (session, process) = match transport {
         ResolvedTransport::Stdio(launch) => {
-            let (mut process, pipes) = ServerProcess::spawn(&launch, Arc::clone(&stderr)).map_err(|e| {
-                ConnectError::new(
-                    Code::SpawnFailed,
-                    format!("could not start `{}`: {e}", launch.command),
-                    "check `command`, `args` and `cwd` of this server in the config",
-                )
-            })?;
+            let (mut process, pipes) =
+                ServerProcess::spawn(&launch, Arc::clone(&stderr)).map_err(|e| {
+                    ConnectError::new(
+                        Code::SpawnFailed,
+                        format!("could not start `{}`: {e}", launch.command),
+                        "check `command`, `args` and `cwd` of this server in the config",
+                    )
+                })?;
             let transport = AsyncRwTransport::new_client(pipes.stdout, pipes.stdin);
             let session = tokio::select! {
                 result = tokio::time::timeout(timeout, serve_client(handler, transport)) => result,
-                status = process.wait() => {
-                    let status = status.map(|s| watchdog::describe_exit(&s)).unwrap_or_else(|e| e.to_string());
-                    return Err(init_failed(format!("the server {status} during initialize"), &stderr));
-                }
+                status = process.wait() => return Err(exited_during_init(status, &stderr).await),
             };
+            if !matches!(session, Ok(Ok(_))) {
+                // A broken pipe or EOF usually means the server died: say how.
+                if let Ok(status) = tokio::time::timeout(LAST_WORDS, process.wait()).await {
+                    return Err(exited_during_init(status, &stderr).await);
+                }
+            }
             (finish_init(session, timeout, &stderr)?, Some(process))
         }
         ResolvedTransport::Http { url, headers } => {
@@ -123,11 +133,24 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     };
     let info = session.peer().peer_info();
     let server = ServerIdentity {
-        name: info.as_ref().and_then(|i| i.server_info.as_ref()).map(|s| s.name.clone()).unwrap_or_default(),
-        version: info.as_ref().and_then(|i| i.server_info.as_ref()).map(|s| s.version.clone()).unwrap_or_default(),
-        protocol_version: info.as_ref().map(|i| i.protocol_version.to_string()).unwrap_or_default(),
+        name: info
+            .as_ref()
+            .and_then(|i| i.server_info.as_ref())
+            .map(|s| s.name.clone())
+            .unwrap_or_default(),
+        version: info
+            .as_ref()
+            .and_then(|i| i.server_info.as_ref())
+            .map(|s| s.version.clone())
+            .unwrap_or_default(),
+        protocol_version: info
+            .as_ref()
+            .map(|i| i.protocol_version.to_string())
+            .unwrap_or_default(),
     };
-    let has_tools = info.as_ref().is_some_and(|i| i.capabilities.tools.is_some());
+    let has_tools = info
+        .as_ref()
+        .is_some_and(|i| i.capabilities.tools.is_some());
     let endpoint = match &process {
         Some(p) => Endpoint::Stdio { pid: p.pid() },
         None => Endpoint::Http,
@@ -135,7 +158,13 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let (stop, stop_rx) = mpsc::unbounded_channel();
     let life = Arc::new(Lifeline::default());
     let peer = session.peer().clone();
-    tokio::spawn(watchdog::watch(session, process, stop_rx, Arc::clone(&life), p.limits.close_grace));
+    tokio::spawn(watchdog::watch(
+        session,
+        process,
+        stop_rx,
+        Arc::clone(&life),
+        p.limits.close_grace,
+    ));
     Ok(Arc::new(Connection {
         id: p.id,
         alias,
@@ -162,12 +191,26 @@ fn finish_init<E: std::fmt::Display>(
         Err(_) => Err(with_stderr(
             ConnectError::new(
                 Code::McpTimeout,
-                format!("the server did not complete initialize within {} ms", timeout.as_millis()),
+                format!(
+                    "the server did not complete initialize within {} ms",
+                    timeout.as_millis()
+                ),
                 "check that the command starts an MCP server on stdio, or raise connect_timeout_ms",
             ),
             stderr,
         )),
     }
+}
+
+async fn exited_during_init(
+    status: std::io::Result<std::process::ExitStatus>,
+    stderr: &StderrTail,
+) -> ConnectError {
+    stderr.wait_eof(LAST_WORDS).await;
+    let how = status
+        .map(|s| watchdog::describe_exit(&s))
+        .unwrap_or_else(|e| format!("could not be waited for ({e})"));
+    init_failed(format!("the server {how} during initialize"), stderr)
 }
 
 fn init_failed(message: String, stderr: &StderrTail) -> ConnectError {
@@ -186,20 +229,31 @@ fn with_stderr(mut error: ConnectError, stderr: &StderrTail) -> ConnectError {
     error
 }
 
-fn http_config(url: &str, headers: &[(String, String)]) -> Result<StreamableHttpClientTransportConfig, ConnectError> {
+fn http_config(
+    url: &str,
+    headers: &[(String, String)],
+) -> Result<StreamableHttpClientTransportConfig, ConnectError> {
     // reqwest is built without a default TLS provider; install ring once per process.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let bad = |what: String| {
-        ConnectError::new(Code::SpawnFailed, what, "fix `url` or `headers` of this server in the config")
+        ConnectError::new(
+            Code::SpawnFailed,
+            what,
+            "fix `url` or `headers` of this server in the config",
+        )
     };
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err(bad("the url must start with http:// or https://".into()));
     }
     let mut map = HashMap::new();
     for (name, value) in headers {
-        let name = http::HeaderName::try_from(name.as_str()).map_err(|e| bad(format!("header `{name}`: {e}")))?;
-        let value = http::HeaderValue::try_from(value.as_str())
-            .map_err(|_| bad(format!("header `{name}` has a value that is not a valid HTTP header value")))?;
+        let name = http::HeaderName::try_from(name.as_str())
+            .map_err(|e| bad(format!("header `{name}`: {e}")))?;
+        let value = http::HeaderValue::try_from(value.as_str()).map_err(|_| {
+            bad(format!(
+                "header `{name}` has a value that is not a valid HTTP header value"
+            ))
+        })?;
         map.insert(name, value);
     }
     Ok(StreamableHttpClientTransportConfig::with_uri(url).custom_headers(map))
@@ -249,6 +303,11 @@ impl Connection {
         self.life.ended.cancelled().await
     }
 
+    /// Whether the server's processes are gone and the session is closed.
+    pub fn is_finished(&self) -> bool {
+        self.life.finished.is_cancelled()
+    }
+
     /// Resolves once the server's processes are gone and the session is closed.
     pub async fn finished(&self) {
         self.life.finished.cancelled().await
@@ -279,7 +338,12 @@ impl Connection {
 
     /// Sends one request and waits for its answer, at most `timeout`. A timeout or
     /// a dropped future sends `notifications/cancelled` for the request.
-    pub async fn request(&self, method: &str, params: Value, timeout: Duration) -> Result<ServerResult, RequestError> {
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<ServerResult, RequestError> {
         if let Some(reason) = self.end_reason() {
             return Err(RequestError::Lost(reason.to_string()));
         }
@@ -289,43 +353,70 @@ impl Connection {
             .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
             .await
             .map_err(|e| self.map_error(e))?;
-        let mut guard = CancelOnDrop { peer: self.peer.clone(), id: Some(handle.id.clone()) };
+        let mut guard = CancelOnDrop {
+            peer: self.peer.clone(),
+            id: Some(handle.id.clone()),
+        };
         let result = tokio::select! {
             result = handle.await_response() => result.map_err(|e| self.map_error(e)),
             _ = self.ended() => Err(RequestError::Lost(self.lost_detail())),
         };
         // await_response already sent the cancellation on timeout; a dead transport needs none.
         guard.id = None;
+        if let Err(RequestError::Lost(_)) = result {
+            // The transport usually closes a moment before the watchdog has the
+            // exit status; wait briefly so the error can say how the server ended.
+            let _ = tokio::time::timeout(Duration::from_millis(500), self.ended()).await;
+            return Err(RequestError::Lost(self.lost_detail()));
+        }
         result
     }
 
     fn map_error(&self, error: ServiceError) -> RequestError {
         match error {
             ServiceError::Timeout { timeout } => RequestError::Timeout(timeout),
-            ServiceError::McpError(e) => RequestError::Remote { code: e.code.0, message: e.message.to_string() },
-            ServiceError::TransportClosed | ServiceError::TransportSend(_) | ServiceError::Cancelled { .. } => {
-                RequestError::Lost(self.lost_detail())
-            }
+            ServiceError::McpError(e) => RequestError::Remote {
+                code: e.code.0,
+                message: e.message.to_string(),
+            },
+            ServiceError::TransportClosed
+            | ServiceError::TransportSend(_)
+            | ServiceError::Cancelled { .. } => RequestError::Lost(self.lost_detail()),
             other => RequestError::Lost(format!("protocol error: {other}")),
         }
     }
 
     fn lost_detail(&self) -> String {
-        self.end_reason().map(ToString::to_string).unwrap_or_else(|| "the transport closed".into())
+        self.end_reason()
+            .map(ToString::to_string)
+            .unwrap_or_else(|| "the transport closed".into())
     }
 
     /// The typed rmcp call, bypassing every local rule. Only for benchmarks, as the
     /// baseline the harness call path is measured against.
     #[doc(hidden)]
-    pub async fn raw_rmcp_call(&self, name: &str, arguments: serde_json::Map<String, Value>) -> Result<(), String> {
-        let params = rmcp::model::CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
-        self.peer.call_tool(params).await.map(|_| ()).map_err(|e| e.to_string())
+    pub async fn raw_rmcp_call(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+    ) -> Result<(), String> {
+        let params =
+            rmcp::model::CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
+        self.peer
+            .call_tool(params)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 
     /// The typed rmcp listing (all pages, no local rules). Benchmark baseline only.
     #[doc(hidden)]
     pub async fn raw_rmcp_list(&self) -> Result<usize, String> {
-        self.peer.list_all_tools().await.map(|t| t.len()).map_err(|e| e.to_string())
+        self.peer
+            .list_all_tools()
+            .await
+            .map(|t| t.len())
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -348,13 +439,19 @@ struct CancelOnDrop {
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        let (Some(id), Ok(runtime)) = (self.id.take(), tokio::runtime::Handle::try_current()) else {
+        let (Some(id), Ok(runtime)) = (self.id.take(), tokio::runtime::Handle::try_current())
+        else {
             return;
         };
         let peer = self.peer.clone();
         runtime.spawn(async move {
-            let params = CancelledNotificationParam::new(Some(id), Some("the caller stopped waiting".into()));
-            let _ = peer.send_notification(CancelledNotification::new(params).into()).await;
+            let params = CancelledNotificationParam::new(
+                Some(id),
+                Some("the caller stopped waiting".into()),
+            );
+            let _ = peer
+                .send_notification(CancelledNotification::new(params).into())
+                .await;
         });
     }
 }

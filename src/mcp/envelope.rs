@@ -30,7 +30,9 @@ pub enum ToolErrorCode {
 
 impl fmt::Display for ToolErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let text = serde_json::to_value(self).ok().and_then(|v| v.as_str().map(str::to_string));
+        let text = serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string));
         f.write_str(text.as_deref().unwrap_or("mcp_error"))
     }
 }
@@ -52,7 +54,13 @@ pub struct ToolError {
 
 impl ToolError {
     pub fn new(code: ToolErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), alias: None, tool: None, errors: Vec::new() }
+        Self {
+            code,
+            message: message.into(),
+            alias: None,
+            tool: None,
+            errors: Vec::new(),
+        }
     }
 
     pub fn for_tool(mut self, alias: &str, tool: &str) -> Self {

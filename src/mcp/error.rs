@@ -88,14 +88,18 @@ pub struct ConnectError {
     /// The remote tool names involved, exactly as published.
     pub tools: Vec<String>,
     /// For `policy_mismatch`: what differs.
-    pub policy_diff: Option<PolicyMismatch>,
+    pub policy_diff: Option<Box<PolicyMismatch>>,
     /// What the server itself said (stderr tail, its error text), raw.
     /// Operator-only: shown inert, never put into anything the model sees.
     pub server_output: Vec<String>,
 }
 
 impl ConnectError {
-    pub fn new(code: ConnectErrorCode, message: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub fn new(
+        code: ConnectErrorCode,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Self {
         Self {
             code,
             message: message.into(),

@@ -61,11 +61,22 @@ impl std::fmt::Display for RevokeCause {
 pub enum AliasState {
     Disconnected,
     Connecting,
-    Ready { connection: ConnectionId, exposed: usize },
-    Rejected { code: ConnectErrorCode, message: String },
-    Failed { code: ConnectErrorCode, message: String },
+    Ready {
+        connection: ConnectionId,
+        exposed: usize,
+    },
+    Rejected {
+        code: ConnectErrorCode,
+        message: String,
+    },
+    Failed {
+        code: ConnectErrorCode,
+        message: String,
+    },
     /// It was ready, then its connection ended without being asked to.
-    Lost { cause: RevokeCause },
+    Lost {
+        cause: RevokeCause,
+    },
 }
 
 impl AliasState {
@@ -86,9 +97,17 @@ impl AliasState {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum McpEvent {
     /// An alias moved to a new state.
-    AliasState { alias: ServerAlias, state: AliasState },
+    AliasState {
+        alias: ServerAlias,
+        state: AliasState,
+    },
     /// A connection's exposed tools entered the registry (snapshot `version`).
-    Registered { alias: ServerAlias, connection: ConnectionId, tools: Vec<String>, version: u64 },
+    Registered {
+        alias: ServerAlias,
+        connection: ConnectionId,
+        tools: Vec<String>,
+        version: u64,
+    },
     /// A connection's exposed tools left the registry, all at once.
     Revoked {
         alias: ServerAlias,
@@ -98,7 +117,10 @@ pub enum McpEvent {
         version: u64,
     },
     /// The server says its tool list changed.
-    ToolListChanged { alias: ServerAlias, connection: ConnectionId },
+    ToolListChanged {
+        alias: ServerAlias,
+        connection: ConnectionId,
+    },
     /// Progress of a running call, as reported by the server.
     Progress {
         alias: ServerAlias,

@@ -24,13 +24,19 @@ pub fn expose(
     policy: &ToolPolicy,
 ) -> Result<Vec<Arc<ExposedTool>>, ConnectError> {
     let alias = conn.alias();
-    let candidates: Vec<&PublishedTool> =
-        published.iter().filter(|t| policy.effect(&t.name) != Some(Effect::Deny)).collect();
+    let candidates: Vec<&PublishedTool> = published
+        .iter()
+        .filter(|t| policy.effect(&t.name) != Some(Effect::Deny))
+        .collect();
     let names = check_names(alias, &candidates)?;
     let mut cache = ValidatorCache::default();
     let mut validators = Vec::with_capacity(candidates.len());
     for tool in &candidates {
-        validators.push(cache.compile(&tool.input_schema).map_err(|p| schema_error(tool, p))?);
+        validators.push(
+            cache
+                .compile(&tool.input_schema)
+                .map_err(|p| schema_error(tool, p))?,
+        );
     }
     check_policy(alias, published, policy)?;
     Ok(candidates
@@ -68,7 +74,10 @@ fn check_names(alias: &ServerAlias, tools: &[&PublishedTool]) -> Result<Vec<Stri
             .collect();
         return Err(ConnectError::new(
             Code::NameTooLong,
-            format!("naming rule: exposed names may have at most {MAX_EXPOSED_NAME_LEN} characters; {}", list.join(", ")),
+            format!(
+                "naming rule: exposed names may have at most {MAX_EXPOSED_NAME_LEN} characters; {}",
+                list.join(", ")
+            ),
             "use a shorter alias, or set these tools to \"deny\" in the policy",
         )
         .with_tools(too_long.iter().map(|(t, _)| t.name.clone()).collect()));
@@ -77,7 +86,10 @@ fn check_names(alias: &ServerAlias, tools: &[&PublishedTool]) -> Result<Vec<Stri
     for (tool, name) in tools.iter().zip(&names) {
         by_name.entry(name).or_default().push(&tool.name);
     }
-    let clashes: Vec<(&str, Vec<&str>)> = by_name.into_iter().filter(|(_, remotes)| remotes.len() > 1).collect();
+    let clashes: Vec<(&str, Vec<&str>)> = by_name
+        .into_iter()
+        .filter(|(_, remotes)| remotes.len() > 1)
+        .collect();
     if !clashes.is_empty() {
         let list: Vec<String> = clashes
             .iter()
@@ -88,16 +100,25 @@ fn check_names(alias: &ServerAlias, tools: &[&PublishedTool]) -> Result<Vec<Stri
             .collect();
         return Err(ConnectError::new(
             Code::NameCollision,
-            format!("naming rule: names collide after normalization: {}", list.join("; ")),
+            format!(
+                "naming rule: names collide after normalization: {}",
+                list.join("; ")
+            ),
             "set all but one of each group to \"deny\" in the policy",
         )
-        .with_tools(clashes.iter().flat_map(|(_, r)| r.iter().map(|s| s.to_string())).collect()));
+        .with_tools(
+            clashes
+                .iter()
+                .flat_map(|(_, r)| r.iter().map(|s| s.to_string()))
+                .collect(),
+        ));
     }
     Ok(names)
 }
 
 fn schema_error(tool: &PublishedTool, problem: SchemaProblem) -> ConnectError {
-    let hint = "set this tool to \"deny\" in the policy, or ask the server's authors to fix its schema";
+    let hint =
+        "set this tool to \"deny\" in the policy, or ask the server's authors to fix its schema";
     let tools = vec![tool.name.clone()];
     let t = quote(&tool.name);
     match problem {
@@ -124,17 +145,33 @@ fn schema_error(tool: &PublishedTool, problem: SchemaProblem) -> ConnectError {
     .with_tools(tools)
 }
 
-fn check_policy(alias: &ServerAlias, published: &[PublishedTool], policy: &ToolPolicy) -> Result<(), ConnectError> {
+fn check_policy(
+    alias: &ServerAlias,
+    published: &[PublishedTool],
+    policy: &ToolPolicy,
+) -> Result<(), ConnectError> {
     let Err(diff) = policy.check_exact(published.iter().map(|t| t.name.as_str())) else {
         return Ok(());
     };
-    let list = |names: &[String]| names.iter().map(|n| quote(n)).collect::<Vec<_>>().join(", ");
+    let list = |names: &[String]| {
+        names
+            .iter()
+            .map(|n| quote(n))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let mut parts = Vec::new();
     if !diff.missing.is_empty() {
-        parts.push(format!("published but not in the policy: {}", list(&diff.missing)));
+        parts.push(format!(
+            "published but not in the policy: {}",
+            list(&diff.missing)
+        ));
     }
     if !diff.extra.is_empty() {
-        parts.push(format!("in the policy but not published: {}", list(&diff.extra)));
+        parts.push(format!(
+            "in the policy but not published: {}",
+            list(&diff.extra)
+        ));
     }
     let mut error = ConnectError::new(
         Code::PolicyMismatch,
@@ -148,6 +185,6 @@ fn check_policy(alias: &ServerAlias, published: &[PublishedTool], policy: &ToolP
         ),
     )
     .with_tools(diff.missing.iter().chain(&diff.extra).cloned().collect());
-    error.policy_diff = Some(diff);
+    error.policy_diff = Some(Box::new(diff));
     Err(error)
 }

@@ -49,7 +49,17 @@ pub(super) struct Inner {
 #[derive(Default)]
 struct State {
     slots: BTreeMap<ServerAlias, Slot>,
+    /// Connections told to close that may still be reaping their processes;
+    /// `shutdown` waits for them too.
+    closing: Vec<Arc<Connection>>,
     shutting_down: bool,
+}
+
+impl State {
+    fn closing(&mut self, connection: Arc<Connection>) {
+        self.closing.retain(|c| !c.is_finished());
+        self.closing.push(connection);
+    }
 }
 
 struct Slot {
@@ -61,10 +71,25 @@ struct Slot {
 
 impl Hub {
     /// `reserved` are the built-in tool names no server may take.
-    pub fn new(specs: Vec<ServerSpec>, limits: Limits, vars: Vars, reserved: Vec<String>, events: EventSink) -> Self {
+    pub fn new(
+        specs: Vec<ServerSpec>,
+        limits: Limits,
+        vars: Vars,
+        reserved: Vec<String>,
+        events: EventSink,
+    ) -> Self {
         let slots = specs
             .iter()
-            .map(|s| (s.alias.clone(), Slot { state: AliasState::Disconnected, attempt: None, connection: None }))
+            .map(|s| {
+                (
+                    s.alias.clone(),
+                    Slot {
+                        state: AliasState::Disconnected,
+                        attempt: None,
+                        connection: None,
+                    },
+                )
+            })
             .collect();
         Self {
             inner: Arc::new(Inner {
@@ -73,7 +98,10 @@ impl Hub {
                 vars,
                 registry: Registry::new(reserved, events.clone()),
                 events,
-                state: Mutex::new(State { slots, shutting_down: false }),
+                state: Mutex::new(State {
+                    slots,
+                    ..State::default()
+                }),
             }),
         }
     }
@@ -94,14 +122,21 @@ impl Hub {
 
     /// Every configured alias with its state, in config order.
     pub fn aliases(&self) -> Vec<(ServerAlias, AliasState)> {
-        self.lock().slots.iter().map(|(a, s)| (a.clone(), s.state.clone())).collect()
+        self.lock()
+            .slots
+            .iter()
+            .map(|(a, s)| (a.clone(), s.state.clone()))
+            .collect()
     }
 
     pub fn spec(&self, alias: &str) -> Result<&ServerSpec, HubError> {
-        self.inner.specs.get(&ServerAlias::new(alias)).ok_or_else(|| HubError::UnknownAlias {
-            alias: alias.to_string(),
-            known: self.inner.specs.keys().map(ToString::to_string).collect(),
-        })
+        self.inner
+            .specs
+            .get(&ServerAlias::new(alias))
+            .ok_or_else(|| HubError::UnknownAlias {
+                alias: alias.to_string(),
+                known: self.inner.specs.keys().map(ToString::to_string).collect(),
+            })
     }
 
     /// Connects an alias: start/reach the server, initialize, list, validate,
@@ -153,7 +188,10 @@ impl Hub {
         };
         match self.inner.registry.register(entry) {
             Ok(_) => {
-                let ready = AliasState::Ready { connection: connection.id(), exposed: exposed.len() };
+                let ready = AliasState::Ready {
+                    connection: connection.id(),
+                    exposed: exposed.len(),
+                };
                 slot.connection = Some(Arc::clone(&connection));
                 self.set_state(&alias, slot, ready);
                 drop(state);
@@ -212,14 +250,23 @@ impl Hub {
 
     /// Connects without registering anything, lists what the server publishes,
     /// and closes again (for `policy ALIAS`).
-    pub async fn probe(&self, alias: &str) -> Result<(ServerIdentity, Vec<PublishedTool>), ConnectError> {
+    pub async fn probe(
+        &self,
+        alias: &str,
+    ) -> Result<(ServerIdentity, Vec<PublishedTool>), ConnectError> {
         let spec = self.spec(alias).map_err(|e| {
-            ConnectError::new(super::error::ConnectErrorCode::SpawnFailed, e.to_string(), "check the alias")
+            ConnectError::new(
+                super::error::ConnectErrorCode::SpawnFailed,
+                e.to_string(),
+                "check the alias",
+            )
         })?;
         let conn = self.open(spec).await?;
         let listed = listing::list_tools(&conn, &self.inner.limits).await;
         conn.close();
-        Ok((conn.server().clone(), listed?))
+        let server = conn.server().clone();
+        self.lock().closing(conn);
+        Ok((server, listed?))
     }
 
     /// Revokes the alias's tools at once and closes its connection in the background.
@@ -232,11 +279,16 @@ impl Hub {
             self.set_state(&alias, slot, AliasState::Disconnected);
             return Ok(());
         }
-        let connection = slot.connection.take().ok_or_else(|| HubError::NotConnected(alias.clone()))?;
-        self.inner.registry.revoke(connection.id(), RevokeCause::Disconnected);
+        let connection = slot
+            .connection
+            .take()
+            .ok_or_else(|| HubError::NotConnected(alias.clone()))?;
+        self.inner
+            .registry
+            .revoke(connection.id(), RevokeCause::Disconnected);
         self.set_state(&alias, slot, AliasState::Disconnected);
-        drop(state);
         connection.close();
+        state.closing(connection);
         Ok(())
     }
 
@@ -256,18 +308,26 @@ impl Hub {
     }
 
     /// Drops a connection because of what happened during a call: revoke now,
-    /// kill its process, and leave the alias `lost` with the cause.
-    pub(super) fn drop_connection(&self, connection: &Connection, cause: RevokeCause) {
+    /// end its process, and leave the alias `lost` with the cause. After a timeout
+    /// the server gets the usual close sequence (EOF, SIGTERM, SIGKILL), so it can
+    /// act on the cancellation it was just sent; a dead connection is killed.
+    pub(super) fn drop_connection(&self, connection: &Arc<Connection>, cause: RevokeCause) {
+        match cause {
+            RevokeCause::Timeout { .. } => connection.close(),
+            _ => connection.kill(),
+        }
         let mut state = self.lock();
         if let Some(slot) = state.slots.get_mut(connection.alias())
-            && slot.connection.as_ref().is_some_and(|c| c.id() == connection.id())
+            && slot
+                .connection
+                .as_ref()
+                .is_some_and(|c| c.id() == connection.id())
         {
             slot.connection = None;
             self.inner.registry.revoke(connection.id(), cause.clone());
             self.set_state(connection.alias(), slot, AliasState::Lost { cause });
+            state.closing(Arc::clone(connection));
         }
-        drop(state);
-        connection.kill();
     }
 
     /// Revokes a connection's tools as soon as it ends on its own.
@@ -280,7 +340,9 @@ impl Hub {
             let cause = match connection.end_reason() {
                 // Closed or killed on request: whoever asked already revoked.
                 Some(EndReason::Closed | EndReason::Killed) | None => return,
-                Some(reason) => RevokeCause::ConnectionLost { detail: reason.to_string() },
+                Some(reason) => RevokeCause::ConnectionLost {
+                    detail: reason.to_string(),
+                },
             };
             hub.drop_connection(&connection, cause);
         });
@@ -293,9 +355,11 @@ impl Hub {
             let mut state = self.lock();
             state.shutting_down = true;
             let aliases: Vec<ServerAlias> = state.slots.keys().cloned().collect();
-            let mut connections = Vec::new();
+            let mut connections = std::mem::take(&mut state.closing);
             for alias in aliases {
-                let Some(slot) = state.slots.get_mut(&alias) else { continue };
+                let Some(slot) = state.slots.get_mut(&alias) else {
+                    continue;
+                };
                 if let Some(attempt) = slot.attempt.take() {
                     attempt.cancel();
                 }
@@ -319,7 +383,10 @@ impl Hub {
 
     fn set_state(&self, alias: &ServerAlias, slot: &mut Slot, state: AliasState) {
         slot.state = state.clone();
-        self.inner.events.emit(McpEvent::AliasState { alias: alias.clone(), state });
+        self.inner.events.emit(McpEvent::AliasState {
+            alias: alias.clone(),
+            state,
+        });
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -329,9 +396,13 @@ impl Hub {
 
 fn failure_state(error: &ConnectError) -> AliasState {
     match error.kind() {
-        super::error::FailureKind::Rejected => {
-            AliasState::Rejected { code: error.code, message: error.message.clone() }
-        }
-        super::error::FailureKind::Failed => AliasState::Failed { code: error.code, message: error.message.clone() },
+        super::error::FailureKind::Rejected => AliasState::Rejected {
+            code: error.code,
+            message: error.message.clone(),
+        },
+        super::error::FailureKind::Failed => AliasState::Failed {
+            code: error.code,
+            message: error.message.clone(),
+        },
     }
 }

@@ -14,7 +14,10 @@ use super::published::{Position, PublishedTool};
 use super::spec::Limits;
 
 /// Lists every tool the server publishes, following `nextCursor`.
-pub async fn list_tools(conn: &Connection, limits: &Limits) -> Result<Vec<PublishedTool>, ConnectError> {
+pub async fn list_tools(
+    conn: &Connection,
+    limits: &Limits,
+) -> Result<Vec<PublishedTool>, ConnectError> {
     if !conn.has_tools() {
         return Ok(Vec::new());
     }
@@ -45,7 +48,10 @@ pub async fn list_tools(conn: &Connection, limits: &Limits) -> Result<Vec<Publis
             }
         }
         if tools.len() + malformed.len() > limits.max_tools {
-            return Err(too_long(format!("the server published more than {} tools", limits.max_tools)));
+            return Err(too_long(format!(
+                "the server published more than {} tools",
+                limits.max_tools
+            )));
         }
         match next {
             None => break,
@@ -63,7 +69,10 @@ pub async fn list_tools(conn: &Connection, limits: &Limits) -> Result<Vec<Publis
     if !malformed.is_empty() {
         return Err(ConnectError::new(
             Code::InvalidToolDefinition,
-            format!("tools/list contained malformed tool definitions: {}", malformed.join("; ")),
+            format!(
+                "tools/list contained malformed tool definitions: {}",
+                malformed.join("; ")
+            ),
             "the server is broken or incompatible; report it to its authors",
         ));
     }
@@ -108,7 +117,9 @@ fn from_rmcp(tool: rmcp::model::Tool) -> PublishedTool {
         name: tool.name.into_owned(),
         title: tool.title,
         description: tool.description.map(|d| d.into_owned()),
-        input_schema: std::sync::Arc::new(Value::Object(std::sync::Arc::unwrap_or_clone(tool.input_schema))),
+        input_schema: std::sync::Arc::new(Value::Object(std::sync::Arc::unwrap_or_clone(
+            tool.input_schema,
+        ))),
         annotations: tool.annotations.and_then(|a| serde_json::to_value(a).ok()),
     }
 }
@@ -126,7 +137,10 @@ fn check_duplicates(tools: &[PublishedTool]) -> Result<(), ConnectError> {
     let names: Vec<String> = duplicates.iter().map(|n| quote(n)).collect();
     Err(ConnectError::new(
         Code::DuplicateTool,
-        format!("the server published the same tool name more than once: {}", names.join(", ")),
+        format!(
+            "the server published the same tool name more than once: {}",
+            names.join(", ")
+        ),
         "the server is broken; report it to its authors",
     )
     .with_tools(duplicates.iter().map(|n| n.to_string()).collect()))

@@ -47,13 +47,23 @@ impl fmt::Debug for ServerAlias {
 /// `déjà` becomes `d_j_`). This follows seed 002, stricter than seed 000's example.
 pub fn normalize(raw: &str) -> String {
     raw.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
 /// The name the model sees for `tool` of the server behind `alias`.
 pub fn exposed_name(alias: &ServerAlias, remote_tool: &str) -> String {
-    format!("{EXPOSED_PREFIX}{}__{}", alias.normalized(), normalize(remote_tool))
+    format!(
+        "{EXPOSED_PREFIX}{}__{}",
+        alias.normalized(),
+        normalize(remote_tool)
+    )
 }
 
 /// Quotes a server-controlled name for a locally built message: inert, one line,
@@ -78,7 +88,10 @@ mod tests {
     #[test]
     fn exposed_name_uses_normalized_alias_and_tool() {
         let alias = ServerAlias::new("file-system");
-        assert_eq!(exposed_name(&alias, "read.file"), "mcp__file_system__read_file");
+        assert_eq!(
+            exposed_name(&alias, "read.file"),
+            "mcp__file_system__read_file"
+        );
     }
 
     #[test]

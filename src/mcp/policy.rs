@@ -90,7 +90,10 @@ impl ToolPolicy {
 
     /// The `[servers.ALIAS.tools]` block for exactly `published`, every entry
     /// `confirm`: the operator's one explicit step to satisfy exact equality.
-    pub fn block_for<'a>(alias: &ServerAlias, published: impl IntoIterator<Item = &'a str>) -> String {
+    pub fn block_for<'a>(
+        alias: &ServerAlias,
+        published: impl IntoIterator<Item = &'a str>,
+    ) -> String {
         let tools: toml::Table = published
             .into_iter()
             .map(|name| (name.to_string(), toml::Value::String("confirm".into())))
@@ -140,7 +143,9 @@ mod tests {
         let alias = ServerAlias::new("my-server");
         let block = ToolPolicy::block_for(&alias, ["lookup", "files/read.all", "evil\"]\n[x"]);
         let parsed: toml::Table = toml::from_str(&block).expect("block parses");
-        let tools = parsed["servers"]["my-server"]["tools"].as_table().expect("tools table");
+        let tools = parsed["servers"]["my-server"]["tools"]
+            .as_table()
+            .expect("tools table");
         assert_eq!(tools.len(), 3);
         assert!(tools.values().all(|v| v.as_str() == Some("confirm")));
         assert!(tools.contains_key("evil\"]\n[x"));

@@ -17,7 +17,8 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 /// keys of the model provider, tokens of other servers) stays out of the child;
 /// a server gets more only through its own `env` table in the config.
 const INHERITED_ENV: &[&str] = &[
-    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ",
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
+    "TZ",
 ];
 
 /// What to run; variables are already expanded.
@@ -52,7 +53,11 @@ impl ServerProcess {
         command
             .args(&spec.args)
             .env_clear()
-            .envs(INHERITED_ENV.iter().filter_map(|k| std::env::var(k).ok().map(|v| (*k, v))))
+            .envs(
+                INHERITED_ENV
+                    .iter()
+                    .filter_map(|k| std::env::var(k).ok().map(|v| (*k, v))),
+            )
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -64,7 +69,9 @@ impl ServerProcess {
         }
         die_with_parent(&mut command);
         let mut child = command.spawn()?;
-        let pid = child.id().ok_or_else(|| io::Error::other("child exited before it had a pid"))?;
+        let pid = child
+            .id()
+            .ok_or_else(|| io::Error::other("child exited before it had a pid"))?;
         let pgid = Pid::from_raw(i32::try_from(pid).map_err(io::Error::other)?);
         let take = |what: &str| io::Error::other(format!("child {what} was not piped"));
         let stdin = child.stdin.take().ok_or_else(|| take("stdin"))?;
@@ -79,8 +86,16 @@ impl ServerProcess {
                 }
                 stderr.push(&buf[..n]);
             }
+            stderr.eof.cancel();
         });
-        Ok((Self { child, pgid, exit: None }, Pipes { stdin, stdout }))
+        Ok((
+            Self {
+                child,
+                pgid,
+                exit: None,
+            },
+            Pipes { stdin, stdout },
+        ))
     }
 
     pub fn pid(&self) -> u32 {
@@ -108,14 +123,23 @@ impl ServerProcess {
     /// `grace` for it to exit, then SIGTERM the group and wait `grace` again, then
     /// SIGKILL the group. Grandchildren left in the group are killed in all cases.
     pub async fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
-        let mut status = tokio::time::timeout(grace, self.wait()).await.ok().and_then(Result::ok);
+        let mut status = tokio::time::timeout(grace, self.wait())
+            .await
+            .ok()
+            .and_then(Result::ok);
         if status.is_none() {
             self.signal_group(Signal::SIGTERM);
-            status = tokio::time::timeout(grace, self.wait()).await.ok().and_then(Result::ok);
+            status = tokio::time::timeout(grace, self.wait())
+                .await
+                .ok()
+                .and_then(Result::ok);
         }
         self.signal_group(Signal::SIGKILL);
         if status.is_none() {
-            status = tokio::time::timeout(grace, self.wait()).await.ok().and_then(Result::ok);
+            status = tokio::time::timeout(grace, self.wait())
+                .await
+                .ok()
+                .and_then(Result::ok);
         }
         status
     }
@@ -167,6 +191,8 @@ fn die_with_parent(_command: &mut Command) {}
 pub struct StderrTail {
     inner: Mutex<TailInner>,
     capacity: usize,
+    /// Fired when the pipe reaches EOF (every writer has exited).
+    eof: tokio_util::sync::CancellationToken,
 }
 
 #[derive(Debug, Default)]
@@ -177,7 +203,17 @@ struct TailInner {
 
 impl StderrTail {
     pub fn new(capacity: usize) -> Self {
-        Self { inner: Mutex::new(TailInner::default()), capacity }
+        Self {
+            inner: Mutex::new(TailInner::default()),
+            capacity,
+            eof: tokio_util::sync::CancellationToken::new(),
+        }
+    }
+
+    /// Waits (at most `max`) until everything the server wrote has been read, so a
+    /// report about a dead server includes its last words.
+    pub async fn wait_eof(&self, max: Duration) {
+        let _ = tokio::time::timeout(max, self.eof.cancelled()).await;
     }
 
     pub fn push(&self, chunk: &[u8]) {
@@ -200,7 +236,10 @@ impl StderrTail {
         let (a, b) = inner.bytes.as_slices();
         let text = String::from_utf8_lossy(&[a, b].concat()).into_owned();
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        lines[lines.len().saturating_sub(max_lines)..].iter().map(|l| l.to_string()).collect()
+        lines[lines.len().saturating_sub(max_lines)..]
+            .iter()
+            .map(|l| l.to_string())
+            .collect()
     }
 }
 

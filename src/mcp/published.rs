@@ -40,7 +40,11 @@ impl PublishedTool {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
             Some(Value::String(_)) => return Err(format!("{} has an empty `name`", where_())),
             Some(other) => {
-                return Err(format!("{} has a non-string `name` ({})", where_(), kind(other)));
+                return Err(format!(
+                    "{} has a non-string `name` ({})",
+                    where_(),
+                    kind(other)
+                ));
             }
             None => return Err(format!("{} has no `name`", where_())),
         };
@@ -125,7 +129,8 @@ mod tests {
         assert_eq!(e, "tool #1 on page 2 has a non-string `name` (a number)");
         let e = PublishedTool::from_json(&json!({"name": "no_schema"}), AT).unwrap_err();
         assert_eq!(e, "tool `no_schema` has no `inputSchema`");
-        let e = PublishedTool::from_json(&json!({"name": "s", "inputSchema": "x"}), AT).unwrap_err();
+        let e =
+            PublishedTool::from_json(&json!({"name": "s", "inputSchema": "x"}), AT).unwrap_err();
         assert!(e.contains("must be a JSON object, found a string"), "{e}");
         let e = PublishedTool::from_json(&json!("tool"), AT).unwrap_err();
         assert!(e.contains("is not a JSON object"));

@@ -144,7 +144,10 @@ impl Registry {
         if let Some(existing) = current.connection_for(&alias) {
             return Err(ConnectError::new(
                 ConnectErrorCode::NameCollision,
-                format!("alias `{alias}` is already registered by connection {}", existing.connection.id()),
+                format!(
+                    "alias `{alias}` is already registered by connection {}",
+                    existing.connection.id()
+                ),
                 "disconnect it first",
             ));
         }
@@ -152,9 +155,9 @@ impl Registry {
             let clash = if self.reserved.contains(&tool.name) {
                 Some("a built-in tool".to_string())
             } else {
-                current.resolve(&tool.name).map(|other| {
-                    format!("tool {} of `{}`", quote(&other.remote_name), other.alias)
-                })
+                current
+                    .resolve(&tool.name)
+                    .map(|other| format!("tool {} of `{}`", quote(&other.remote_name), other.alias))
             };
             if let Some(other) = clash {
                 return Err(ConnectError::new(
@@ -171,12 +174,26 @@ impl Registry {
         }
         let names: Vec<String> = entry.exposed.iter().map(|t| t.name.clone()).collect();
         let mut tools = current.0.tools.clone();
-        tools.extend(entry.exposed.iter().map(|t| (t.name.clone(), Arc::clone(t))));
+        tools.extend(
+            entry
+                .exposed
+                .iter()
+                .map(|t| (t.name.clone(), Arc::clone(t))),
+        );
         let mut connections = current.0.connections.clone();
         connections.insert(id, Arc::new(entry));
         let version = current.version() + 1;
-        *current = Snapshot(Arc::new(SnapshotData { version, tools, connections }));
-        self.events.emit(McpEvent::Registered { alias, connection: id, tools: names, version });
+        *current = Snapshot(Arc::new(SnapshotData {
+            version,
+            tools,
+            connections,
+        }));
+        self.events.emit(McpEvent::Registered {
+            alias,
+            connection: id,
+            tools: names,
+            version,
+        });
         Ok(current.clone())
     }
 
@@ -191,7 +208,11 @@ impl Registry {
         let mut tools = current.0.tools.clone();
         tools.retain(|_, tool| tool.connection.id() != id);
         let version = current.version() + 1;
-        *current = Snapshot(Arc::new(SnapshotData { version, tools, connections }));
+        *current = Snapshot(Arc::new(SnapshotData {
+            version,
+            tools,
+            connections,
+        }));
         let names: Vec<String> = entry.exposed.iter().map(|t| t.name.clone()).collect();
         let alias = entry.alias().clone();
         self.events.emit(McpEvent::Revoked {
@@ -201,7 +222,11 @@ impl Registry {
             cause,
             version,
         });
-        Some(Revocation { alias, tools: names, version })
+        Some(Revocation {
+            alias,
+            tools: names,
+            version,
+        })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Snapshot> {

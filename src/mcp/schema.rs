@@ -35,7 +35,14 @@ const MAX_ARGUMENT_ERRORS: usize = 20;
 const MAX_ERROR_MESSAGE_CHARS: usize = 300;
 
 /// Keywords whose value is a map of subschemas.
-const SCHEMA_MAPS: &[&str] = &["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"];
+const SCHEMA_MAPS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "dependencies",
+];
 /// Keywords whose value is one subschema (or, for `items` in old drafts, an array).
 const SCHEMA_SINGLE: &[&str] = &[
     "additionalProperties",
@@ -61,9 +68,15 @@ pub fn screen(schema: &Value) -> Result<(), SchemaProblem> {
     match schema.get("type") {
         Some(Value::String(t)) if t == "object" => {}
         Some(other) => {
-            return Err(SchemaProblem::NotObject(format!("top-level `type` is {other}")));
+            return Err(SchemaProblem::NotObject(format!(
+                "top-level `type` is {other}"
+            )));
         }
-        None => return Err(SchemaProblem::NotObject("top-level `type` is missing".into())),
+        None => {
+            return Err(SchemaProblem::NotObject(
+                "top-level `type` is missing".into(),
+            ));
+        }
     }
     match find_external_ref(schema) {
         Some(reference) => Err(SchemaProblem::ExternalRef(reference)),
@@ -86,14 +99,18 @@ fn find_external_ref(schema: &Value) -> Option<String> {
     }
     for (keyword, value) in map {
         let found = if SCHEMA_MAPS.contains(&keyword.as_str()) {
-            value.as_object().and_then(|subs| subs.values().find_map(find_external_ref))
+            value
+                .as_object()
+                .and_then(|subs| subs.values().find_map(find_external_ref))
         } else if SCHEMA_SINGLE.contains(&keyword.as_str()) {
             match value {
                 Value::Array(subs) => subs.iter().find_map(find_external_ref),
                 single => find_external_ref(single),
             }
         } else if SCHEMA_ARRAYS.contains(&keyword.as_str()) {
-            value.as_array().and_then(|subs| subs.iter().find_map(find_external_ref))
+            value
+                .as_array()
+                .and_then(|subs| subs.iter().find_map(find_external_ref))
         } else {
             None
         };
@@ -164,19 +181,41 @@ mod tests {
     #[test]
     fn requires_top_level_object_type() {
         assert_eq!(screen(&json!({"type": "object"})), Ok(()));
-        assert!(matches!(screen(&json!({"type": "string"})), Err(SchemaProblem::NotObject(_))));
-        assert!(matches!(screen(&json!({"type": ["object", "null"]})), Err(SchemaProblem::NotObject(_))));
-        assert!(matches!(screen(&json!({"properties": {}})), Err(SchemaProblem::NotObject(_))));
+        assert!(matches!(
+            screen(&json!({"type": "string"})),
+            Err(SchemaProblem::NotObject(_))
+        ));
+        assert!(matches!(
+            screen(&json!({"type": ["object", "null"]})),
+            Err(SchemaProblem::NotObject(_))
+        ));
+        assert!(matches!(
+            screen(&json!({"properties": {}})),
+            Err(SchemaProblem::NotObject(_))
+        ));
     }
 
     #[test]
     fn rejects_every_non_local_reference() {
-        for reference in ["https://example.com/x.json", "file:///etc/passwd", "other.json", "/abs", "urn:x"] {
+        for reference in [
+            "https://example.com/x.json",
+            "file:///etc/passwd",
+            "other.json",
+            "/abs",
+            "urn:x",
+        ] {
             let schema = json!({"type":"object","properties":{"a":{"$ref": reference}}});
-            assert_eq!(screen(&schema), Err(SchemaProblem::ExternalRef(reference.into())), "{reference}");
+            assert_eq!(
+                screen(&schema),
+                Err(SchemaProblem::ExternalRef(reference.into())),
+                "{reference}"
+            );
         }
         let nested = json!({"type":"object","anyOf":[{"items":{"$dynamicRef":"http://x"}}]});
-        assert_eq!(screen(&nested), Err(SchemaProblem::ExternalRef("http://x".into())));
+        assert_eq!(
+            screen(&nested),
+            Err(SchemaProblem::ExternalRef("http://x".into()))
+        );
     }
 
     #[test]
@@ -196,8 +235,12 @@ mod tests {
     fn invalid_schemas_do_not_compile() {
         let schema = json!({"type":"object","properties":{"a":{"type":"no-such-type"}}});
         assert!(matches!(compile(&schema), Err(SchemaProblem::Invalid(_))));
-        let backtracking = json!({"type":"object","properties":{"a":{"type":"string","pattern":"(?=a)"}}});
-        assert!(matches!(compile(&backtracking), Err(SchemaProblem::Invalid(_))));
+        let backtracking =
+            json!({"type":"object","properties":{"a":{"type":"string","pattern":"(?=a)"}}});
+        assert!(matches!(
+            compile(&backtracking),
+            Err(SchemaProblem::Invalid(_))
+        ));
     }
 
     #[test]

@@ -38,7 +38,10 @@ pub enum TransportSpec {
 /// A transport with every variable expanded (holds secrets: never log or display).
 pub enum ResolvedTransport {
     Stdio(LaunchSpec),
-    Http { url: String, headers: Vec<(String, String)> },
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
 }
 
 impl TransportSpec {
@@ -46,7 +49,12 @@ impl TransportSpec {
     pub fn resolve(&self, alias: &ServerAlias, vars: &Vars) -> Result<ResolvedTransport, String> {
         let at = |key: &str, e: String| format!("servers.{alias}.{key}: {e}");
         match self {
-            TransportSpec::Stdio { command, args, env, cwd } => {
+            TransportSpec::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
                 let command = vars.expand(command).map_err(|e| at("command", e))?;
                 let args = args
                     .iter()
@@ -55,19 +63,34 @@ impl TransportSpec {
                     .collect::<Result<_, _>>()?;
                 let env = env
                     .iter()
-                    .map(|(k, v)| Ok((k.clone(), vars.expand(v).map_err(|e| at(&format!("env.{k}"), e))?)))
+                    .map(|(k, v)| {
+                        Ok((
+                            k.clone(),
+                            vars.expand(v).map_err(|e| at(&format!("env.{k}"), e))?,
+                        ))
+                    })
                     .collect::<Result<_, String>>()?;
                 let cwd = cwd
                     .as_ref()
                     .map(|c| vars.expand(c).map(PathBuf::from).map_err(|e| at("cwd", e)))
                     .transpose()?;
-                Ok(ResolvedTransport::Stdio(LaunchSpec { command, args, env, cwd }))
+                Ok(ResolvedTransport::Stdio(LaunchSpec {
+                    command,
+                    args,
+                    env,
+                    cwd,
+                }))
             }
             TransportSpec::Http { url, headers } => {
                 let url = vars.expand(url).map_err(|e| at("url", e))?;
                 let headers = headers
                     .iter()
-                    .map(|(k, v)| Ok((k.clone(), vars.expand(v).map_err(|e| at(&format!("headers.{k}"), e))?)))
+                    .map(|(k, v)| {
+                        Ok((
+                            k.clone(),
+                            vars.expand(v).map_err(|e| at(&format!("headers.{k}"), e))?,
+                        ))
+                    })
                     .collect::<Result<_, String>>()?;
                 Ok(ResolvedTransport::Http { url, headers })
             }
@@ -77,9 +100,10 @@ impl TransportSpec {
     /// A display form without secrets: the command and arguments, or the URL.
     pub fn describe(&self) -> String {
         match self {
-            TransportSpec::Stdio { command, args, .. } => {
-                std::iter::once(command.as_str()).chain(args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
-            }
+            TransportSpec::Stdio { command, args, .. } => std::iter::once(command.as_str())
+                .chain(args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
             TransportSpec::Http { url, .. } => url.clone(),
         }
     }

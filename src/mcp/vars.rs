@@ -59,8 +59,8 @@ fn expand_with(template: &str, lookup: impl Fn(&str) -> Option<String>) -> Resul
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 return Err(format!("`${{{name}}}` is not a valid variable name"));
             }
-            let value = lookup(name)
-                .ok_or_else(|| format!("environment variable `{name}` is not set"))?;
+            let value =
+                lookup(name).ok_or_else(|| format!("environment variable `{name}` is not set"))?;
             out.push_str(&value);
             rest = &body[end + 1..];
         } else {
@@ -82,14 +82,22 @@ mod tests {
 
     #[test]
     fn expands_self_exe_and_literals() {
-        assert_eq!(vars().expand("${MCP_HARNESS_EXE}").unwrap(), "/opt/bin/mcp-harness");
+        assert_eq!(
+            vars().expand("${MCP_HARNESS_EXE}").unwrap(),
+            "/opt/bin/mcp-harness"
+        );
         assert_eq!(vars().expand("a$$b $c").unwrap(), "a$b $c");
     }
 
     #[test]
     fn unset_variables_are_named_in_the_error() {
-        let err = vars().expand("Bearer ${MCP_HARNESS_TEST_SURELY_UNSET}").unwrap_err();
-        assert_eq!(err, "environment variable `MCP_HARNESS_TEST_SURELY_UNSET` is not set");
+        let err = vars()
+            .expand("Bearer ${MCP_HARNESS_TEST_SURELY_UNSET}")
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "environment variable `MCP_HARNESS_TEST_SURELY_UNSET` is not set"
+        );
     }
 
     #[test]

@@ -75,7 +75,9 @@ pub fn describe_exit(status: &ExitStatus) -> String {
     }
     match status.signal() {
         Some(sig) => {
-            let name = nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("unknown");
+            let name = nix::sys::signal::Signal::try_from(sig)
+                .map(|s| s.as_str())
+                .unwrap_or("unknown");
             format!("was killed by signal {sig} ({name})")
         }
         None => "exited".into(),

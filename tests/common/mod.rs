@@ -19,8 +19,15 @@ pub struct TestEnv {
 impl TestEnv {
     pub fn new() -> Self {
         static N: AtomicU32 = AtomicU32::new(0);
-        let tag = format!("mcph-test-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
-        Self { dir: tempfile::tempdir().expect("tempdir"), tag }
+        let tag = format!(
+            "mcph-test-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        Self {
+            dir: tempfile::tempdir().expect("tempdir"),
+            tag,
+        }
     }
 
     pub fn path(&self, name: &str) -> PathBuf {
@@ -35,14 +42,24 @@ impl TestEnv {
     }
 
     pub fn fill(&self, text: &str) -> String {
-        text.replace("{BIN}", BIN).replace("{TAG}", &self.tag).replace("{DIR}", &self.dir.path().to_string_lossy())
+        text.replace("{BIN}", BIN)
+            .replace("{TAG}", &self.tag)
+            .replace("{DIR}", &self.dir.path().to_string_lossy())
     }
 
     /// `[servers.NAME]` for a demo server with extra args (tagged).
     pub fn demo(&self, alias: &str, server: &str, extra: &[&str]) -> String {
-        let mut args = vec![format!("\"demo-server\""), format!("\"{server}\""), "\"--tag\"".into(), "\"{TAG}\"".into()];
+        let mut args = vec![
+            format!("\"demo-server\""),
+            format!("\"{server}\""),
+            "\"--tag\"".into(),
+            "\"{TAG}\"".into(),
+        ];
         args.extend(extra.iter().map(|a| format!("{a:?}")));
-        format!("[servers.{alias}]\ncommand = \"{{BIN}}\"\nargs = [{}]\n", args.join(", "))
+        format!(
+            "[servers.{alias}]\ncommand = \"{{BIN}}\"\nargs = [{}]\n",
+            args.join(", ")
+        )
     }
 
     /// Runs the harness with this env's config and isolated XDG dirs.
@@ -97,10 +114,16 @@ pub fn isolate(cmd: &mut Command, dir: &Path) {
 
 pub fn tagged_processes(tag: &str) -> Vec<u32> {
     let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else { return found };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
     for entry in entries.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
         if cmdline.split(|b| *b == 0).any(|arg| arg == tag.as_bytes()) && !is_zombie(pid) {
             found.push(pid);
         }
@@ -111,7 +134,11 @@ pub fn tagged_processes(tag: &str) -> Vec<u32> {
 fn is_zombie(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|s| s.rsplit(')').next().map(|rest| rest.trim_start().starts_with('Z')))
+        .and_then(|s| {
+            s.rsplit(')')
+                .next()
+                .map(|rest| rest.trim_start().starts_with('Z'))
+        })
         .unwrap_or(false)
 }
 
@@ -126,7 +153,8 @@ pub fn stderr(out: &Output) -> String {
 /// The single JSON line a `--json` command printed.
 pub fn json(out: &Output) -> serde_json::Value {
     let text = stdout(out);
-    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {text}\nstderr: {}", stderr(out)))
+    serde_json::from_str(text.trim())
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {text}\nstderr: {}", stderr(out)))
 }
 
 /// Lines of a `--record` file.

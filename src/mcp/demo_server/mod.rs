@@ -268,12 +268,16 @@ fn init_log(server_name: &str, escapes: bool) {
     let _ = LOG_STYLE.set(style);
 }
 
-/// One log line on stderr; stdout belongs to the MCP channel.
+/// One log line on stderr; stdout belongs to the MCP channel. Write errors are
+/// ignored (`eprintln!` would panic once the reader is gone), so a server whose
+/// harness died keeps running: the harness, not a broken pipe, must end it.
 fn log(message: impl std::fmt::Display) {
-    match LOG_STYLE.get() {
-        Some(style) => eprintln!("{} {message}{}", style.prefix, style.suffix),
-        None => eprintln!("demo-server: {message}"),
-    }
+    use std::io::Write as _;
+    let mut err = std::io::stderr().lock();
+    let _ = match LOG_STYLE.get() {
+        Some(style) => writeln!(err, "{} {message}{}", style.prefix, style.suffix),
+        None => writeln!(err, "demo-server: {message}"),
+    };
 }
 
 /// The prefix alone, for writers that format their own lines (the stderr flood).
