@@ -14,7 +14,8 @@ use super::names::{MAX_EXPOSED_NAME_LEN, ServerAlias, exposed_name, quote};
 use super::policy::{Effect, ToolPolicy};
 use super::published::PublishedTool;
 use super::registry::ExposedTool;
-use super::schema::{SchemaProblem, ValidatorCache};
+use super::schema::SchemaProblem;
+use super::validators::{Precompiled, ValidatorCache};
 
 /// Validates `published` against the local rules and builds the exposed tools
 /// (in listing order), or rejects the whole connection.
@@ -22,6 +23,7 @@ pub fn expose(
     conn: &Arc<Connection>,
     published: &[PublishedTool],
     policy: &ToolPolicy,
+    precompiled: Precompiled,
 ) -> Result<Vec<Arc<ExposedTool>>, ConnectError> {
     let alias = conn.alias();
     let candidates: Vec<&PublishedTool> = published
@@ -29,14 +31,15 @@ pub fn expose(
         .filter(|t| policy.effect(&t.name) != Some(Effect::Deny))
         .collect();
     let names = check_names(alias, &candidates)?;
+    // Normally every schema was compiled while the listing was in flight; the
+    // local cache covers anything that was not.
     let mut cache = ValidatorCache::default();
     let mut validators = Vec::with_capacity(candidates.len());
-    for tool in &candidates {
-        validators.push(
-            cache
-                .compile(&tool.input_schema)
-                .map_err(|p| schema_error(tool, p))?,
-        );
+    for (i, tool) in candidates.iter().enumerate() {
+        let compiled = precompiled
+            .get(i, &tool.input_schema)
+            .unwrap_or_else(|| cache.get_or_compile(&tool.input_schema));
+        validators.push(compiled.map_err(|p| schema_error(tool, p))?);
     }
     check_policy(alias, published, policy)?;
     Ok(candidates

@@ -14,9 +14,11 @@ use super::events::{AliasState, ConnectionId, EventSink, McpEvent, RevokeCause};
 use super::exposure;
 use super::listing;
 use super::names::ServerAlias;
+use super::policy::Effect;
 use super::published::PublishedTool;
 use super::registry::{ConnectionEntry, ExposedTool, Registry, Snapshot};
 use super::spec::{Limits, ServerSpec};
+use super::validators::Precompiler;
 use super::vars::Vars;
 use super::watchdog::EndReason;
 
@@ -221,7 +223,18 @@ impl Hub {
             }
         };
         report.server = Some(conn.server().clone());
-        match listing::list_tools(&conn, &self.inner.limits).await {
+        // Schemas compile on a blocking thread while later pages are in flight.
+        let precompiler = Precompiler::start();
+        let listed = listing::list_tools(&conn, &self.inner.limits, |page| {
+            let policy = &spec.policy;
+            let schemas = page
+                .iter()
+                .filter(|t| policy.effect(&t.name) != Some(Effect::Deny));
+            precompiler.submit(schemas.map(|t| Arc::clone(&t.input_schema)).collect());
+        })
+        .await;
+        let cache = precompiler.finish().await;
+        match listed {
             Ok(published) => report.published = published.into(),
             Err(e) => {
                 conn.close();
@@ -229,7 +242,7 @@ impl Hub {
                 return (None, report);
             }
         }
-        report.outcome = exposure::expose(&conn, &report.published, &spec.policy);
+        report.outcome = exposure::expose(&conn, &report.published, &spec.policy, cache);
         if report.outcome.is_err() {
             conn.close();
             return (None, report);
@@ -262,7 +275,7 @@ impl Hub {
             )
         })?;
         let conn = self.open(spec).await?;
-        let listed = listing::list_tools(&conn, &self.inner.limits).await;
+        let listed = listing::list_tools(&conn, &self.inner.limits, |_| {}).await;
         conn.close();
         let server = conn.server().clone();
         self.lock().closing(conn);

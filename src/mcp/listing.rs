@@ -13,10 +13,12 @@ use super::names::quote;
 use super::published::{Position, PublishedTool};
 use super::spec::Limits;
 
-/// Lists every tool the server publishes, following `nextCursor`.
+/// Lists every tool the server publishes, following `nextCursor`. `on_page` sees
+/// each page's well-formed tools as they arrive (to start work early).
 pub async fn list_tools(
     conn: &Connection,
     limits: &Limits,
+    mut on_page: impl FnMut(&[PublishedTool]),
 ) -> Result<Vec<PublishedTool>, ConnectError> {
     if !conn.has_tools() {
         return Ok(Vec::new());
@@ -41,12 +43,14 @@ pub async fn list_tools(
             .await
             .map_err(|e| request_failed(e, "tools/list"))?;
         let (page_tools, next) = parse_page(result, page)?;
+        let page_start = tools.len();
         for raw in page_tools {
             match raw {
                 Ok(tool) => tools.push(tool),
                 Err(problem) => malformed.push(problem),
             }
         }
+        on_page(&tools[page_start..]);
         if tools.len() + malformed.len() > limits.max_tools {
             return Err(too_long(format!(
                 "the server published more than {} tools",

@@ -25,6 +25,7 @@ pub mod published;
 pub mod registry;
 pub mod schema;
 pub mod spec;
+pub mod validators;
 pub mod vars;
 pub mod watchdog;
 

@@ -4,9 +4,6 @@
 //! (`#…` pointers), and must compile before its tool is exposed. At call time the
 //! arguments are validated here before anything goes over the wire.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
 use jsonschema::{PatternOptions, Validator};
 use serde::Serialize;
 use serde_json::Value;
@@ -145,25 +142,6 @@ pub fn validate(validator: &Validator, arguments: &Value) -> Vec<ArgumentError> 
         .collect()
 }
 
-/// Compiles each distinct schema once. Large servers often repeat the same schema
-/// across many tools; identical schemas share one `Validator`.
-#[derive(Default)]
-pub struct ValidatorCache {
-    by_text: HashMap<String, Arc<Validator>>,
-}
-
-impl ValidatorCache {
-    pub fn compile(&mut self, schema: &Value) -> Result<Arc<Validator>, SchemaProblem> {
-        let key = schema.to_string();
-        if let Some(hit) = self.by_text.get(&key) {
-            return Ok(Arc::clone(hit));
-        }
-        let validator = Arc::new(compile(schema)?);
-        self.by_text.insert(key, Arc::clone(&validator));
-        Ok(validator)
-    }
-}
-
 fn truncate(text: &str, max_chars: usize) -> String {
     if text.chars().count() <= max_chars {
         return text.to_string();
@@ -258,13 +236,5 @@ mod tests {
         assert!(paths.contains(&"/n"), "{errors:?}");
         assert!(paths.contains(&""), "{errors:?}");
         assert_eq!(errors.len(), 3, "{errors:?}");
-    }
-
-    #[test]
-    fn identical_schemas_share_one_validator() {
-        let mut cache = ValidatorCache::default();
-        let a = cache.compile(&json!({"type":"object"})).unwrap();
-        let b = cache.compile(&json!({"type":"object"})).unwrap();
-        assert!(Arc::ptr_eq(&a, &b));
     }
 }

@@ -1,0 +1,304 @@
+//! MCP core benchmarks, each a ratio against a baseline measured in the same run
+//! (machines are noisy; absolute times drift, ratios much less).
+//!
+//! `cargo bench --bench mcp_core` — needs the release demo server, which cargo
+//! builds for benches. Prints medians, p99 and ratios. `BENCH_ONLY=large` runs
+//! only the 10,000-tool listing (for profiling it with perf).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_harness::config::{self, ConfigSource};
+use mcp_harness::mcp::{
+    EventSink, FlagApprover, Hub, McpEvent, ServerAlias, ServerSpec, ToolPolicy, Vars, connection,
+    exposure, listing, validators,
+};
+use serde_json::json;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
+
+fn hub_for(text: &str) -> (Hub, tokio::sync::mpsc::UnboundedReceiver<McpEvent>) {
+    let config = config::parse(text, ConfigSource::Embedded).expect("bench config");
+    let (events, rx) = EventSink::new();
+    (
+        Hub::new(
+            config.servers,
+            config.limits,
+            Vars::new(PathBuf::from(BIN)),
+            Vec::new(),
+            events,
+        ),
+        rx,
+    )
+}
+
+struct Stats {
+    median: Duration,
+    p99: Duration,
+}
+
+fn stats(mut samples: Vec<Duration>) -> Stats {
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
+    Stats {
+        median: at(0.5),
+        p99: at(0.99),
+    }
+}
+
+fn us(d: Duration) -> String {
+    format!("{:.1} µs", d.as_secs_f64() * 1e6)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+/// Harness call path vs a raw rmcp `call_tool` on the same connection,
+/// interleaved in blocks so drift hits both alike.
+async fn call_path() {
+    let (hub, _rx) = hub_for(&format!(
+        "[servers.a]\ncommand = \"{BIN}\"\nargs = [\"demo-server\", \"alpha\"]\n\
+         [servers.a.tools]\nlookup = \"allow\"\nset = \"confirm\"\nreset = \"confirm\"\nfail = \"allow\"\nslow = \"allow\"\n"
+    ));
+    hub.connect("a")
+        .await
+        .expect("connect")
+        .outcome
+        .expect("exposed");
+    let snapshot = hub.snapshot();
+    let conn = Arc::clone(&snapshot.resolve("mcp__a__lookup").expect("tool").connection);
+    let approver = FlagApprover { approve: false };
+    let args = json!({"key": "apple"});
+    let raw_args = args.as_object().cloned().unwrap_or_default();
+    let (mut harness, mut raw) = (Vec::new(), Vec::new());
+    for _ in 0..200 {
+        hub.call(&snapshot, "mcp__a__lookup", args.clone(), &approver)
+            .await
+            .result
+            .expect("warm-up");
+    }
+    for _block in 0..40 {
+        for _ in 0..50 {
+            let t = Instant::now();
+            hub.call(&snapshot, "mcp__a__lookup", args.clone(), &approver)
+                .await
+                .result
+                .expect("call");
+            harness.push(t.elapsed());
+        }
+        for _ in 0..50 {
+            let t = Instant::now();
+            conn.raw_rmcp_call("lookup", raw_args.clone())
+                .await
+                .expect("raw call");
+            raw.push(t.elapsed());
+        }
+    }
+    let (h, r) = (stats(harness), stats(raw));
+    println!("call round trip, sequential, 2000 calls each (stdio, demo server `lookup`)");
+    println!(
+        "  (a) harness call path        median {:>10}  p99 {:>10}",
+        us(h.median),
+        us(h.p99)
+    );
+    println!(
+        "  (b) raw rmcp call_tool       median {:>10}  p99 {:>10}",
+        us(r.median),
+        us(r.p99)
+    );
+    println!(
+        "  ratio (a)/(b) at the median: {:.3}  (target ≤ 1.15)",
+        h.median.as_secs_f64() / r.median.as_secs_f64()
+    );
+
+    // 32 calls in flight.
+    let mut rates = Vec::new();
+    for which in ["harness", "raw"] {
+        let t = Instant::now();
+        let total = 3200;
+        let mut tasks = tokio::task::JoinSet::new();
+        for worker in 0..32 {
+            let (hub, snapshot, conn, args, raw_args) = (
+                hub.clone(),
+                snapshot.clone(),
+                Arc::clone(&conn),
+                args.clone(),
+                raw_args.clone(),
+            );
+            tasks.spawn(async move {
+                for _ in 0..total / 32 {
+                    if which == "harness" {
+                        let outcome = hub.call(
+                            &snapshot,
+                            "mcp__a__lookup",
+                            args.clone(),
+                            &FlagApprover { approve: false },
+                        );
+                        outcome.await.result.expect("call");
+                    } else {
+                        conn.raw_rmcp_call("lookup", raw_args.clone())
+                            .await
+                            .expect("raw");
+                    }
+                }
+                worker
+            });
+        }
+        while tasks.join_next().await.is_some() {}
+        rates.push(total as f64 / t.elapsed().as_secs_f64());
+    }
+    println!(
+        "  32 in flight: (a) {:.0} calls/s, (b) {:.0} calls/s, ratio (b)/(a) {:.3}",
+        rates[0],
+        rates[1],
+        rates[1] / rates[0]
+    );
+    hub.shutdown().await;
+}
+
+/// list + validate + expose vs the raw rmcp listing, on one open connection,
+/// for a server with `tools` tools, 100 per page.
+async fn large_server(tools: usize, distinct: bool) {
+    let mut args = vec![
+        "demo-server".to_string(),
+        "alpha".into(),
+        "--tools".into(),
+        tools.to_string(),
+        "--page-size".into(),
+        "100".into(),
+    ];
+    if distinct {
+        args.push("--distinct-schemas".into());
+    }
+    let policy: ToolPolicy = ToolPolicy::new(
+        (0..tools)
+            .map(|i| (format!("tool_{i:05}"), mcp_harness::mcp::Effect::Allow))
+            .collect(),
+    );
+    let spec = ServerSpec {
+        alias: ServerAlias::new("big"),
+        transport: mcp_harness::mcp::TransportSpec::Stdio {
+            command: BIN.into(),
+            args,
+            env: Vec::new(),
+            cwd: None,
+        },
+        connect_timeout: Duration::from_secs(60),
+        call_timeout: Duration::from_secs(60),
+        policy: policy.clone(),
+    };
+    let limits = mcp_harness::mcp::Limits {
+        max_tools: 20_000,
+        ..Default::default()
+    };
+    let vars = Vars::new(PathBuf::from(BIN));
+    let conn = connection::open(connection::OpenParams {
+        id: mcp_harness::mcp::ConnectionId::next(),
+        spec: &spec,
+        limits: &limits,
+        vars: &vars,
+        events: EventSink::discard(),
+    })
+    .await
+    .expect("open");
+    let (mut ours, mut raw) = (Vec::new(), Vec::new());
+    for round in 0..12 {
+        let t = Instant::now();
+        let precompiler = validators::Precompiler::start();
+        let published = listing::list_tools(&conn, &limits, |page| {
+            precompiler.submit(page.iter().map(|t| Arc::clone(&t.input_schema)).collect())
+        })
+        .await
+        .expect("list");
+        let exposed = exposure::expose(&conn, &published, &policy, precompiler.finish().await)
+            .expect("expose");
+        assert_eq!(exposed.len(), tools);
+        let a = t.elapsed();
+        let t = Instant::now();
+        assert_eq!(conn.raw_rmcp_list().await.expect("raw list"), tools);
+        let b = t.elapsed();
+        if round >= 2 {
+            ours.push(a);
+            raw.push(b);
+        }
+    }
+    conn.close();
+    conn.finished().await;
+    let (a, b) = (stats(ours), stats(raw));
+    let kind = if distinct {
+        "all schemas distinct"
+    } else {
+        "one shared schema"
+    };
+    println!("{tools} tools, 100 per page, {kind}");
+    println!(
+        "  (a) list + validate + expose median {:>10}   (b) raw rmcp listing median {:>10}   ratio {:.3}  (target ≤ 1.3)",
+        ms(a.median),
+        ms(b.median),
+        a.median.as_secs_f64() / b.median.as_secs_f64()
+    );
+}
+
+/// SIGKILL of an idle server's process group → `Revoked` event.
+async fn revocation_latency() {
+    let (hub, mut rx) = hub_for(&format!(
+        "[servers.a]\ncommand = \"{BIN}\"\nargs = [\"demo-server\", \"alpha\"]\n\
+         [servers.a.tools]\nlookup = \"allow\"\nset = \"confirm\"\nreset = \"confirm\"\nfail = \"allow\"\nslow = \"allow\"\n"
+    ));
+    let mut samples = Vec::new();
+    for _ in 0..40 {
+        hub.connect("a")
+            .await
+            .expect("connect")
+            .outcome
+            .expect("exposed");
+        while rx.try_recv().is_ok() {}
+        let t = Instant::now();
+        hub.kill_process("a").expect("kill");
+        loop {
+            match rx.recv().await {
+                Some(McpEvent::Revoked { .. }) => break,
+                Some(_) => continue,
+                None => panic!("events closed"),
+            }
+        }
+        samples.push(t.elapsed());
+    }
+    let s = stats(samples);
+    println!("idle server killed → revoked event (watchdog), 40 runs");
+    println!(
+        "  median {:>10}  p99 {:>10}  (target: median < 20 ms)",
+        ms(s.median),
+        ms(s.p99)
+    );
+    hub.shutdown().await;
+}
+
+fn main() {
+    // `cargo bench` passes --bench; `cargo test --benches` passes nothing useful: run anyway.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    runtime.block_on(async {
+        if only == "large" {
+            large_server(10_000, false).await;
+            return;
+        }
+        call_path().await;
+        println!();
+        for (tools, distinct) in [
+            (1_000, false),
+            (10_000, false),
+            (1_000, true),
+            (10_000, true),
+        ] {
+            large_server(tools, distinct).await;
+        }
+        println!();
+        revocation_latency().await;
+    });
+}
