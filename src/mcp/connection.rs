@@ -1,7 +1,6 @@
 //! A live, initialized protocol session with one server (stdio child or Streamable
-//! HTTP), and the requests we make on it.
+//! HTTP), and the requests we make on it. Opening one is `open.rs`.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -10,29 +9,17 @@ use rmcp::model::{
     CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest, RequestId,
     ServerResult,
 };
-use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningService, serve_client};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::client::HarnessClient;
-use super::error::{ConnectError, ConnectErrorCode as Code};
-use super::events::{ConnectionId, EventSink};
+use super::events::ConnectionId;
 use super::names::ServerAlias;
-use super::process::{ServerProcess, StderrTail};
-use super::spec::{Limits, ResolvedTransport, ServerSpec};
-use super::vars::Vars;
-use super::watchdog::{self, EndReason, Lifeline, StopMode};
+use super::process::StderrTail;
+use super::watchdog::{EndReason, Lifeline, StopMode};
 
-/// Bytes of stderr kept per connection.
-const STDERR_TAIL_BYTES: usize = 64 * 1024;
-/// How long a failed start may wait for the server's exit status and last stderr.
-const LAST_WORDS: Duration = Duration::from_millis(500);
-/// Lines of stderr attached to a failed connection attempt.
-const STDERR_LINES_ON_FAILURE: usize = 12;
+pub use super::open::{OpenParams, open};
 
 /// Who the server says it is (untrusted: shown inert, never used for decisions).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -64,199 +51,17 @@ pub enum RequestError {
 /// A live connection. Cheap to share (`Arc`); the process and the session are
 /// owned by its watchdog task, which ends them when asked or when they die.
 pub struct Connection {
-    id: ConnectionId,
-    alias: ServerAlias,
-    peer: Peer<RoleClient>,
-    server: ServerIdentity,
-    endpoint: Endpoint,
-    opened: Instant,
-    call_timeout: Duration,
-    has_tools: bool,
-    stderr: Arc<StderrTail>,
-    stop: mpsc::UnboundedSender<StopMode>,
-    life: Arc<Lifeline>,
-}
-
-/// Everything `open` needs.
-pub struct OpenParams<'a> {
-    pub id: ConnectionId,
-    pub spec: &'a ServerSpec,
-    pub limits: &'a Limits,
-    pub vars: &'a Vars,
-    pub events: EventSink,
-}
-
-type Session = RunningService<RoleClient, HarnessClient>;
-
-/// Starts or reaches the server and runs `initialize` (bounded by the connect timeout).
-pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
-    let alias = p.spec.alias.clone();
-    let transport = p.spec.transport.resolve(&alias, p.vars).map_err(|e| {
-        ConnectError::new(
-            Code::SpawnFailed,
-            e,
-            "set the variable in the environment the harness runs in",
-        )
-    })?;
-    let handler = HarnessClient::new(alias.clone(), p.id, p.events);
-    let timeout = p.spec.connect_timeout;
-    let stderr = Arc::new(StderrTail::new(STDERR_TAIL_BYTES));
-    let (session, process) = match transport {
-        ResolvedTransport::Stdio(launch) => {
-            let (mut process, pipes) =
-                ServerProcess::spawn(&launch, Arc::clone(&stderr)).map_err(|e| {
-                    ConnectError::new(
-                        Code::SpawnFailed,
-                        format!("could not start `{}`: {e}", launch.command),
-                        "check `command`, `args` and `cwd` of this server in the config",
-                    )
-                })?;
-            let transport = AsyncRwTransport::new_client(pipes.stdout, pipes.stdin);
-            let session = tokio::select! {
-                result = tokio::time::timeout(timeout, serve_client(handler, transport)) => result,
-                status = process.wait() => return Err(exited_during_init(status, &stderr).await),
-            };
-            if !matches!(session, Ok(Ok(_))) {
-                // A broken pipe or EOF usually means the server died: say how.
-                if let Ok(status) = tokio::time::timeout(LAST_WORDS, process.wait()).await {
-                    return Err(exited_during_init(status, &stderr).await);
-                }
-            }
-            (finish_init(session, timeout, &stderr)?, Some(process))
-        }
-        ResolvedTransport::Http { url, headers } => {
-            let config = http_config(&url, &headers)?;
-            let transport = StreamableHttpClientTransport::from_config(config);
-            let session = tokio::time::timeout(timeout, serve_client(handler, transport)).await;
-            (finish_init(session, timeout, &stderr)?, None)
-        }
-    };
-    let info = session.peer().peer_info();
-    let server = ServerIdentity {
-        name: info
-            .as_ref()
-            .and_then(|i| i.server_info.as_ref())
-            .map(|s| s.name.clone())
-            .unwrap_or_default(),
-        version: info
-            .as_ref()
-            .and_then(|i| i.server_info.as_ref())
-            .map(|s| s.version.clone())
-            .unwrap_or_default(),
-        protocol_version: info
-            .as_ref()
-            .map(|i| i.protocol_version.to_string())
-            .unwrap_or_default(),
-    };
-    let has_tools = info
-        .as_ref()
-        .is_some_and(|i| i.capabilities.tools.is_some());
-    let endpoint = match &process {
-        Some(p) => Endpoint::Stdio { pid: p.pid() },
-        None => Endpoint::Http,
-    };
-    let (stop, stop_rx) = mpsc::unbounded_channel();
-    let life = Arc::new(Lifeline::default());
-    let peer = session.peer().clone();
-    tokio::spawn(watchdog::watch(
-        session,
-        process,
-        stop_rx,
-        Arc::clone(&life),
-        p.limits.close_grace,
-    ));
-    Ok(Arc::new(Connection {
-        id: p.id,
-        alias,
-        peer,
-        server,
-        endpoint,
-        opened: Instant::now(),
-        call_timeout: p.spec.call_timeout,
-        has_tools,
-        stderr,
-        stop,
-        life,
-    }))
-}
-
-fn finish_init<E: std::fmt::Display>(
-    result: Result<Result<Session, E>, tokio::time::error::Elapsed>,
-    timeout: Duration,
-    stderr: &StderrTail,
-) -> Result<Session, ConnectError> {
-    match result {
-        Ok(Ok(session)) => Ok(session),
-        Ok(Err(e)) => Err(init_failed(format!("initialize failed: {e}"), stderr)),
-        Err(_) => Err(with_stderr(
-            ConnectError::new(
-                Code::McpTimeout,
-                format!(
-                    "the server did not complete initialize within {} ms",
-                    timeout.as_millis()
-                ),
-                "check that the command starts an MCP server on stdio, or raise connect_timeout_ms",
-            ),
-            stderr,
-        )),
-    }
-}
-
-async fn exited_during_init(
-    status: std::io::Result<std::process::ExitStatus>,
-    stderr: &StderrTail,
-) -> ConnectError {
-    stderr.wait_eof(LAST_WORDS).await;
-    let how = status
-        .map(|s| watchdog::describe_exit(&s))
-        .unwrap_or_else(|e| format!("could not be waited for ({e})"));
-    init_failed(format!("the server {how} during initialize"), stderr)
-}
-
-fn init_failed(message: String, stderr: &StderrTail) -> ConnectError {
-    with_stderr(
-        ConnectError::new(
-            Code::InitializeFailed,
-            message,
-            "check the server's command and arguments; its stderr tail is shown with this error",
-        ),
-        stderr,
-    )
-}
-
-fn with_stderr(mut error: ConnectError, stderr: &StderrTail) -> ConnectError {
-    error.server_output = stderr.last_lines(STDERR_LINES_ON_FAILURE);
-    error
-}
-
-fn http_config(
-    url: &str,
-    headers: &[(String, String)],
-) -> Result<StreamableHttpClientTransportConfig, ConnectError> {
-    // reqwest is built without a default TLS provider; install ring once per process.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let bad = |what: String| {
-        ConnectError::new(
-            Code::SpawnFailed,
-            what,
-            "fix `url` or `headers` of this server in the config",
-        )
-    };
-    if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(bad("the url must start with http:// or https://".into()));
-    }
-    let mut map = HashMap::new();
-    for (name, value) in headers {
-        let name = http::HeaderName::try_from(name.as_str())
-            .map_err(|e| bad(format!("header `{name}`: {e}")))?;
-        let value = http::HeaderValue::try_from(value.as_str()).map_err(|_| {
-            bad(format!(
-                "header `{name}` has a value that is not a valid HTTP header value"
-            ))
-        })?;
-        map.insert(name, value);
-    }
-    Ok(StreamableHttpClientTransportConfig::with_uri(url).custom_headers(map))
+    pub(super) id: ConnectionId,
+    pub(super) alias: ServerAlias,
+    pub(super) peer: Peer<RoleClient>,
+    pub(super) server: ServerIdentity,
+    pub(super) endpoint: Endpoint,
+    pub(super) opened: Instant,
+    pub(super) call_timeout: Duration,
+    pub(super) has_tools: bool,
+    pub(super) stderr: Arc<StderrTail>,
+    pub(super) stop: mpsc::UnboundedSender<StopMode>,
+    pub(super) life: Arc<Lifeline>,
 }
 
 impl Connection {

@@ -8,30 +8,16 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::connection::{self, Connection, OpenParams, ServerIdentity};
+use super::connection::Connection;
 use super::error::{ConnectError, HubError};
-use super::events::{AliasState, ConnectionId, EventSink, McpEvent, RevokeCause};
-use super::exposure;
-use super::listing;
+use super::events::{AliasState, EventSink, McpEvent, RevokeCause};
 use super::names::ServerAlias;
-use super::policy::Effect;
-use super::published::PublishedTool;
-use super::registry::{ConnectionEntry, ExposedTool, Registry, Snapshot};
+use super::registry::{ConnectionEntry, Registry, Snapshot};
 use super::spec::{Limits, ServerSpec};
-use super::validators::Precompiler;
 use super::vars::Vars;
-use super::watchdog::EndReason;
 
-/// What one connection attempt produced, for display (`check`, the side panel)
-/// whether it succeeded or not.
-#[derive(Debug, Clone)]
-pub struct ConnectReport {
-    pub alias: ServerAlias,
-    pub server: Option<ServerIdentity>,
-    pub published: Arc<[PublishedTool]>,
-    /// The exposed tools, or why there are none.
-    pub outcome: Result<Vec<Arc<ExposedTool>>, ConnectError>,
-}
+pub use super::attempt::ConnectReport;
+use super::watchdog::EndReason;
 
 /// Cheap to clone; all clones share one set of connections.
 #[derive(Clone)]
@@ -42,14 +28,14 @@ pub struct Hub {
 pub(super) struct Inner {
     specs: BTreeMap<ServerAlias, ServerSpec>,
     pub(super) limits: Limits,
-    vars: Vars,
+    pub(super) vars: Vars,
     pub(super) registry: Registry,
-    events: EventSink,
+    pub(super) events: EventSink,
     state: Mutex<State>,
 }
 
 #[derive(Default)]
-struct State {
+pub(super) struct State {
     slots: BTreeMap<ServerAlias, Slot>,
     /// Connections told to close that may still be reaping their processes;
     /// `shutdown` waits for them too.
@@ -58,7 +44,7 @@ struct State {
 }
 
 impl State {
-    fn closing(&mut self, connection: Arc<Connection>) {
+    pub(super) fn closing(&mut self, connection: Arc<Connection>) {
         self.closing.retain(|c| !c.is_finished());
         self.closing.push(connection);
     }
@@ -208,80 +194,6 @@ impl Hub {
         Ok(report)
     }
 
-    async fn attempt(&self, spec: &ServerSpec) -> (Option<Arc<Connection>>, ConnectReport) {
-        let mut report = ConnectReport {
-            alias: spec.alias.clone(),
-            server: None,
-            published: Arc::from(Vec::new()),
-            outcome: Ok(Vec::new()),
-        };
-        let conn = match self.open(spec).await {
-            Ok(c) => c,
-            Err(e) => {
-                report.outcome = Err(e);
-                return (None, report);
-            }
-        };
-        report.server = Some(conn.server().clone());
-        // Schemas compile on a blocking thread while later pages are in flight.
-        let precompiler = Precompiler::start();
-        let listed = listing::list_tools(&conn, &self.inner.limits, |page| {
-            let policy = &spec.policy;
-            let schemas = page
-                .iter()
-                .filter(|t| policy.effect(&t.name) != Some(Effect::Deny));
-            precompiler.submit(schemas.map(|t| Arc::clone(&t.input_schema)).collect());
-        })
-        .await;
-        let cache = precompiler.finish().await;
-        match listed {
-            Ok(published) => report.published = published.into(),
-            Err(e) => {
-                conn.close();
-                report.outcome = Err(e);
-                return (None, report);
-            }
-        }
-        report.outcome = exposure::expose(&conn, &report.published, &spec.policy, cache);
-        if report.outcome.is_err() {
-            conn.close();
-            return (None, report);
-        }
-        (Some(conn), report)
-    }
-
-    async fn open(&self, spec: &ServerSpec) -> Result<Arc<Connection>, ConnectError> {
-        connection::open(OpenParams {
-            id: ConnectionId::next(),
-            spec,
-            limits: &self.inner.limits,
-            vars: &self.inner.vars,
-            events: self.inner.events.clone(),
-        })
-        .await
-    }
-
-    /// Connects without registering anything, lists what the server publishes,
-    /// and closes again (for `policy ALIAS`).
-    pub async fn probe(
-        &self,
-        alias: &str,
-    ) -> Result<(ServerIdentity, Vec<PublishedTool>), ConnectError> {
-        let spec = self.spec(alias).map_err(|e| {
-            ConnectError::new(
-                super::error::ConnectErrorCode::SpawnFailed,
-                e.to_string(),
-                "check the alias",
-            )
-        })?;
-        let conn = self.open(spec).await?;
-        let listed = listing::list_tools(&conn, &self.inner.limits, |_| {}).await;
-        conn.close();
-        let server = conn.server().clone();
-        self.lock().closing(conn);
-        Ok((server, listed?))
-    }
-
     /// Revokes the alias's tools at once and closes its connection in the background.
     pub fn disconnect(&self, alias: &str) -> Result<(), HubError> {
         let alias = self.spec(alias)?.alias.clone();
@@ -402,7 +314,7 @@ impl Hub {
         });
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, State> {
         self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

@@ -8,6 +8,7 @@
 //! disconnect) and `call` (the call path with its error envelope).
 
 pub mod approver;
+mod attempt;
 pub mod call;
 mod client;
 pub mod connection;
@@ -19,10 +20,12 @@ pub mod exposure;
 pub mod hub;
 pub mod listing;
 pub mod names;
+mod open;
 pub mod policy;
 pub mod process;
 pub mod published;
 pub mod registry;
+mod result;
 pub mod schema;
 pub mod spec;
 pub mod validators;

@@ -1,0 +1,107 @@
+//! One connection attempt: open, list (compiling schemas as pages arrive),
+//! validate and expose — everything before the registry is touched.
+
+use std::sync::Arc;
+
+use super::connection::{self, Connection, OpenParams, ServerIdentity};
+use super::error::ConnectError;
+use super::events::ConnectionId;
+use super::exposure;
+use super::hub::Hub;
+use super::listing;
+use super::names::ServerAlias;
+use super::policy::Effect;
+use super::published::PublishedTool;
+use super::registry::ExposedTool;
+use super::spec::ServerSpec;
+use super::validators::Precompiler;
+
+/// What one connection attempt produced, for display (`check`, the side panel)
+/// whether it succeeded or not.
+#[derive(Debug, Clone)]
+pub struct ConnectReport {
+    pub alias: ServerAlias,
+    pub server: Option<ServerIdentity>,
+    pub published: Arc<[PublishedTool]>,
+    /// The exposed tools, or why there are none.
+    pub outcome: Result<Vec<Arc<ExposedTool>>, ConnectError>,
+}
+
+impl Hub {
+    pub(super) async fn attempt(
+        &self,
+        spec: &ServerSpec,
+    ) -> (Option<Arc<Connection>>, ConnectReport) {
+        let mut report = ConnectReport {
+            alias: spec.alias.clone(),
+            server: None,
+            published: Arc::from(Vec::new()),
+            outcome: Ok(Vec::new()),
+        };
+        let conn = match self.open(spec).await {
+            Ok(c) => c,
+            Err(e) => {
+                report.outcome = Err(e);
+                return (None, report);
+            }
+        };
+        report.server = Some(conn.server().clone());
+        // Schemas compile on a blocking thread while later pages are in flight.
+        let precompiler = Precompiler::start();
+        let listed = listing::list_tools(&conn, &self.inner.limits, |page| {
+            let policy = &spec.policy;
+            let schemas = page
+                .iter()
+                .filter(|t| policy.effect(&t.name) != Some(Effect::Deny));
+            precompiler.submit(schemas.map(|t| Arc::clone(&t.input_schema)).collect());
+        })
+        .await;
+        let cache = precompiler.finish().await;
+        match listed {
+            Ok(published) => report.published = published.into(),
+            Err(e) => {
+                conn.close();
+                report.outcome = Err(e);
+                return (None, report);
+            }
+        }
+        report.outcome = exposure::expose(&conn, &report.published, &spec.policy, cache);
+        if report.outcome.is_err() {
+            conn.close();
+            return (None, report);
+        }
+        (Some(conn), report)
+    }
+
+    async fn open(&self, spec: &ServerSpec) -> Result<Arc<Connection>, ConnectError> {
+        connection::open(OpenParams {
+            id: ConnectionId::next(),
+            spec,
+            limits: &self.inner.limits,
+            vars: &self.inner.vars,
+            events: self.inner.events.clone(),
+        })
+        .await
+    }
+
+    /// Connects without registering anything, lists what the server publishes,
+    /// and closes again (for `policy ALIAS`).
+    pub async fn probe(
+        &self,
+        alias: &str,
+    ) -> Result<(ServerIdentity, Vec<PublishedTool>), ConnectError> {
+        let spec = self.spec(alias).map_err(|e| {
+            ConnectError::new(
+                super::error::ConnectErrorCode::SpawnFailed,
+                e.to_string(),
+                "check the alias",
+            )
+        })?;
+        let conn = self.open(spec).await?;
+        let listed = listing::list_tools(&conn, &self.inner.limits, |_| {}).await;
+        conn.close();
+        let server = conn.server().clone();
+        self.lock().closing(conn);
+        Ok((server, listed?))
+    }
+}
