@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::{exit, hub_for, interruptible, load_config, render};
+use crate::config::{self, ConfigSource};
 use crate::mcp::{Hub, ServerAlias, ToolPolicy};
 
 #[derive(Debug, Args)]
@@ -25,7 +26,16 @@ pub async fn run(config: Option<PathBuf>, args: PolicyArgs) -> ExitCode {
         eprintln!("mcp-harness: {e}");
         return ExitCode::from(exit::USAGE);
     }
-    let source = config.source.to_string();
+    let source = match &config.source {
+        ConfigSource::File(path) => path.display().to_string(),
+        ConfigSource::Embedded => {
+            let path = config::default_path().map(|p| p.display().to_string());
+            format!(
+                "a config file ({}; start from config.example.toml)",
+                path.as_deref().unwrap_or("pass it with --config")
+            )
+        }
+    };
     interruptible(&hub, print_block(&hub, args, source)).await
 }
 
