@@ -5,6 +5,7 @@
 //! specs from the file; `cli/` holds the thin headless commands.
 #![deny(unsafe_code)]
 
+pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod logging;

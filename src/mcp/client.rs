@@ -1,6 +1,9 @@
 //! Our side of the MCP session: client identity and what we do with the server's
 //! notifications (they become events; nothing here trusts their content).
 
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProtocolVersion,
@@ -10,16 +13,37 @@ use rmcp::service::{NotificationContext, RoleClient};
 use super::events::{ConnectionId, EventSink, McpEvent};
 use super::names::ServerAlias;
 
+/// At most one progress event per connection in this interval (the last one of
+/// a call — progress == total — always goes through): a server that floods
+/// progress notifications cannot flood the UI.
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
+
 /// The client handler of one connection.
 pub struct HarnessClient {
     alias: ServerAlias,
     id: ConnectionId,
     events: EventSink,
+    last_progress: Mutex<Option<Instant>>,
 }
 
 impl HarnessClient {
     pub fn new(alias: ServerAlias, id: ConnectionId, events: EventSink) -> Self {
-        Self { alias, id, events }
+        Self {
+            alias,
+            id,
+            events,
+            last_progress: Mutex::new(None),
+        }
+    }
+
+    fn progress_due(&self, done: bool) -> bool {
+        let mut last = self.last_progress.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        if done || last.is_none_or(|t| now.duration_since(t) >= PROGRESS_INTERVAL) {
+            *last = Some(now);
+            return true;
+        }
+        false
     }
 }
 
@@ -46,6 +70,9 @@ impl ClientHandler for HarnessClient {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
+        if !self.progress_due(params.total.is_some_and(|t| params.progress >= t)) {
+            return;
+        }
         self.events.emit(McpEvent::Progress {
             alias: self.alias.clone(),
             connection: self.id,

@@ -131,6 +131,8 @@ pub enum HubError {
     AlreadyConnecting(ServerAlias),
     #[error("`{0}` is not connected")]
     NotConnected(ServerAlias),
+    #[error("connecting `{0}` was cancelled: it was disconnected while connecting")]
+    ConnectCancelled(ServerAlias),
     #[error("the harness is shutting down")]
     ShuttingDown,
 }

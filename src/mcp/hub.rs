@@ -149,18 +149,19 @@ impl Hub {
         }
         let attempt = tokio::select! {
             attempt = self.attempt(&spec) => attempt,
-            _ = token.cancelled() => return Err(HubError::NotConnected(alias)),
+            _ = token.cancelled() => return Err(HubError::ConnectCancelled(alias)),
         };
         let (connection, mut report) = attempt;
         let mut state = self.lock();
-        let slot = state.slots.get_mut(&alias).ok_or(HubError::ShuttingDown)?;
         if token.is_cancelled() {
             // Disconnected (or shut down) while we were connecting.
             if let Some(c) = connection {
                 c.close();
+                state.closing(c);
             }
-            return Err(HubError::NotConnected(alias));
+            return Err(HubError::ConnectCancelled(alias));
         }
+        let slot = state.slots.get_mut(&alias).ok_or(HubError::ShuttingDown)?;
         slot.attempt = None;
         let (Some(connection), Ok(exposed)) = (connection, &report.outcome) else {
             let error = report.outcome.as_ref().err().cloned();
