@@ -1,19 +1,24 @@
 //! The config file: TOML, found at `--config`, else the platform config dir, else
 //! the embedded default. Errors name the file, the key path and what is wrong.
 
+mod agent;
+mod servers;
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::Deserialize;
 use thiserror::Error;
 
+pub use agent::{AgentConfig, BUILTIN_TOOLS, ModelSection, ProviderKind, TeammateConfig};
+use servers::{RawLimits, RawServer};
+
 use crate::mcp::names::normalize;
-use crate::mcp::{Effect, Limits, ServerAlias, ServerSpec, ToolPolicy, TransportSpec, vars};
+use crate::mcp::{Effect, Limits, ServerSpec};
 
 /// The embedded default: the two demo servers, launched from this binary.
-pub const EMBEDDED_DEFAULT: &str = include_str!("../assets/default-config.toml");
+pub const EMBEDDED_DEFAULT: &str = include_str!("../../assets/default-config.toml");
 
 /// Where the config came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +43,7 @@ pub struct Config {
     pub limits: Limits,
     /// In file order.
     pub servers: Vec<ServerSpec>,
+    pub agent: AgentConfig,
 }
 
 /// A config that cannot be used. The CLI exits with status 2.
@@ -57,32 +63,14 @@ struct RawConfig {
     limits: RawLimits,
     #[serde(default)]
     servers: indexmap::IndexMap<String, RawServer>,
+    model: Option<ModelSection>,
+    #[serde(default)]
+    builtin_tools: BTreeMap<String, Effect>,
+    #[serde(default)]
+    teammates: Vec<TeammateConfig>,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawLimits {
-    connect_timeout_ms: Option<u64>,
-    call_timeout_ms: Option<u64>,
-    max_result_bytes: Option<usize>,
-    close_grace_ms: Option<u64>,
-    max_tools: Option<usize>,
-    max_list_pages: Option<usize>,
-}
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawServer {
-    command: Option<String>,
-    args: Option<Vec<String>>,
-    env: Option<BTreeMap<String, String>>,
-    cwd: Option<String>,
-    url: Option<String>,
-    headers: Option<BTreeMap<String, String>>,
-    connect_timeout_ms: Option<u64>,
-    call_timeout_ms: Option<u64>,
-    tools: Option<BTreeMap<String, Effect>>,
-}
 
 /// Picks the config: `--config` (must exist), else `config.toml` in the platform
 /// config dir if present, else the embedded default.
@@ -126,7 +114,7 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
         let path = e.path().to_string();
         fail((path != ".").then_some(path), toml_message(text, e.inner()))
     })?;
-    let limits = limits(&raw.limits).map_err(|(key, m)| fail(Some(format!("limits.{key}")), m))?;
+    let limits = servers::limits(&raw.limits).map_err(|(key, m)| fail(Some(format!("limits.{key}")), m))?;
     let mut servers = Vec::new();
     let mut normalized: BTreeMap<String, String> = BTreeMap::new();
     for (alias, server) in raw.servers {
@@ -145,148 +133,13 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
                 ),
             ));
         }
-        let spec = server_spec(&alias, server, &limits)
+        let spec = servers::server_spec(&alias, server, &limits)
             .map_err(|(key, m)| fail(Some(format!("servers.{alias}{key}")), m))?;
         servers.push(spec);
     }
-    Ok(Config {
-        source,
-        limits,
-        servers,
-    })
-}
-
-type KeyError = (String, String);
-
-fn limits(raw: &RawLimits) -> Result<Limits, KeyError> {
-    let d = Limits::default();
-    let ms = |key: &str, v: Option<u64>, default: Duration| match v {
-        Some(0) => Err((key.to_string(), "must be at least 1".to_string())),
-        Some(ms) => Ok(Duration::from_millis(ms)),
-        None => Ok(default),
-    };
-    let count = |key: &str, v: Option<usize>, default: usize| match v {
-        Some(0) => Err((key.to_string(), "must be at least 1".to_string())),
-        Some(n) => Ok(n),
-        None => Ok(default),
-    };
-    Ok(Limits {
-        connect_timeout: ms(
-            "connect_timeout_ms",
-            raw.connect_timeout_ms,
-            d.connect_timeout,
-        )?,
-        call_timeout: ms("call_timeout_ms", raw.call_timeout_ms, d.call_timeout)?,
-        max_result_bytes: count("max_result_bytes", raw.max_result_bytes, d.max_result_bytes)?,
-        close_grace: ms("close_grace_ms", raw.close_grace_ms, d.close_grace)?,
-        max_tools: count("max_tools", raw.max_tools, d.max_tools)?,
-        max_list_pages: count("max_list_pages", raw.max_list_pages, d.max_list_pages)?,
-    })
-}
-
-fn server_spec(alias: &str, raw: RawServer, limits: &Limits) -> Result<ServerSpec, KeyError> {
-    let key = |k: &str| format!(".{k}");
-    let transport = match (raw.command, raw.url) {
-        (Some(_), Some(_)) => {
-            return Err((
-                String::new(),
-                "set either `command` (stdio) or `url` (Streamable HTTP), not both".into(),
-            ));
-        }
-        (None, None) => {
-            return Err((
-                String::new(),
-                "set `command` (a stdio server) or `url` (a Streamable HTTP server)".into(),
-            ));
-        }
-        (Some(command), None) => {
-            if raw.headers.is_some() {
-                return Err((
-                    key("headers"),
-                    "`headers` only applies to `url` servers".into(),
-                ));
-            }
-            if command.trim().is_empty() {
-                return Err((key("command"), "must not be empty".into()));
-            }
-            TransportSpec::Stdio {
-                command,
-                args: raw.args.unwrap_or_default(),
-                env: raw.env.unwrap_or_default().into_iter().collect(),
-                cwd: raw.cwd,
-            }
-        }
-        (None, Some(url)) => {
-            for (present, name) in [
-                (raw.args.is_some(), "args"),
-                (raw.env.is_some(), "env"),
-                (raw.cwd.is_some(), "cwd"),
-            ] {
-                if present {
-                    return Err((
-                        key(name),
-                        format!("`{name}` only applies to `command` servers"),
-                    ));
-                }
-            }
-            if !(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("${"))
-            {
-                return Err((key("url"), "must start with http:// or https://".into()));
-            }
-            TransportSpec::Http {
-                url,
-                headers: raw.headers.unwrap_or_default().into_iter().collect(),
-            }
-        }
-    };
-    check_templates(&transport)?;
-    let timeout = |k: &str, v: Option<u64>, default: Duration| match v {
-        Some(0) => Err((key(k), "must be at least 1".to_string())),
-        Some(ms) => Ok(Duration::from_millis(ms)),
-        None => Ok(default),
-    };
-    Ok(ServerSpec {
-        alias: ServerAlias::new(alias),
-        transport,
-        connect_timeout: timeout(
-            "connect_timeout_ms",
-            raw.connect_timeout_ms,
-            limits.connect_timeout,
-        )?,
-        call_timeout: timeout("call_timeout_ms", raw.call_timeout_ms, limits.call_timeout)?,
-        policy: ToolPolicy::new(raw.tools.unwrap_or_default()),
-    })
-}
-
-/// `${VAR}` syntax is checked at load time; values are looked up at connect time.
-fn check_templates(transport: &TransportSpec) -> Result<(), KeyError> {
-    let check = |key: String, value: &str| vars::check_syntax(value).map_err(|e| (key, e));
-    match transport {
-        TransportSpec::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } => {
-            check(".command".into(), command)?;
-            for (i, a) in args.iter().enumerate() {
-                check(format!(".args[{i}]"), a)?;
-            }
-            for (k, v) in env {
-                check(format!(".env.{k}"), v)?;
-            }
-            if let Some(cwd) = cwd {
-                check(".cwd".into(), cwd)?;
-            }
-        }
-        TransportSpec::Http { url, headers } => {
-            check(".url".into(), url)?;
-            for (k, v) in headers {
-                check(format!(".headers.{k}"), v)?;
-            }
-        }
-    }
-    Ok(())
+    let agent = agent::agent_config(raw.model, raw.builtin_tools, raw.teammates)
+        .map_err(|(key, m)| fail(Some(key), m))?;
+    Ok(Config { source, limits, servers, agent })
 }
 
 /// The TOML error's own message plus the line and column it points at.
@@ -306,6 +159,7 @@ fn toml_message(text: &str, error: &toml::de::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn err(text: &str) -> ConfigError {
         parse(text, ConfigSource::File("test.toml".into())).unwrap_err()
@@ -320,7 +174,7 @@ mod tests {
 
     #[test]
     fn example_config_parses() {
-        let text = include_str!("../config.example.toml");
+        let text = include_str!("../../config.example.toml");
         let config = parse(text, ConfigSource::File("config.example.toml".into())).unwrap();
         let aliases: Vec<&str> = config.servers.iter().map(|s| s.alias.as_str()).collect();
         assert_eq!(aliases, ["demo_alpha", "demo_beta", "remote"]);

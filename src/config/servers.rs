@@ -1,0 +1,167 @@
+//! `[limits]` and `[servers.ALIAS]`: how to reach each server, its timeouts and
+//! its local policy, validated into the MCP layer's specs.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::mcp::{Effect, Limits, ServerAlias, ServerSpec, ToolPolicy, TransportSpec, vars};
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLimits {
+    connect_timeout_ms: Option<u64>,
+    call_timeout_ms: Option<u64>,
+    max_result_bytes: Option<usize>,
+    close_grace_ms: Option<u64>,
+    max_tools: Option<usize>,
+    max_list_pages: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawServer {
+    command: Option<String>,
+    args: Option<Vec<String>>,
+    env: Option<BTreeMap<String, String>>,
+    cwd: Option<String>,
+    url: Option<String>,
+    headers: Option<BTreeMap<String, String>>,
+    connect_timeout_ms: Option<u64>,
+    call_timeout_ms: Option<u64>,
+    tools: Option<BTreeMap<String, Effect>>,
+}
+
+pub(super) type KeyError = (String, String);
+
+pub(super) fn limits(raw: &RawLimits) -> Result<Limits, KeyError> {
+    let d = Limits::default();
+    let ms = |key: &str, v: Option<u64>, default: Duration| match v {
+        Some(0) => Err((key.to_string(), "must be at least 1".to_string())),
+        Some(ms) => Ok(Duration::from_millis(ms)),
+        None => Ok(default),
+    };
+    let count = |key: &str, v: Option<usize>, default: usize| match v {
+        Some(0) => Err((key.to_string(), "must be at least 1".to_string())),
+        Some(n) => Ok(n),
+        None => Ok(default),
+    };
+    Ok(Limits {
+        connect_timeout: ms(
+            "connect_timeout_ms",
+            raw.connect_timeout_ms,
+            d.connect_timeout,
+        )?,
+        call_timeout: ms("call_timeout_ms", raw.call_timeout_ms, d.call_timeout)?,
+        max_result_bytes: count("max_result_bytes", raw.max_result_bytes, d.max_result_bytes)?,
+        close_grace: ms("close_grace_ms", raw.close_grace_ms, d.close_grace)?,
+        max_tools: count("max_tools", raw.max_tools, d.max_tools)?,
+        max_list_pages: count("max_list_pages", raw.max_list_pages, d.max_list_pages)?,
+    })
+}
+
+pub(super) fn server_spec(alias: &str, raw: RawServer, limits: &Limits) -> Result<ServerSpec, KeyError> {
+    let key = |k: &str| format!(".{k}");
+    let transport = match (raw.command, raw.url) {
+        (Some(_), Some(_)) => {
+            return Err((
+                String::new(),
+                "set either `command` (stdio) or `url` (Streamable HTTP), not both".into(),
+            ));
+        }
+        (None, None) => {
+            return Err((
+                String::new(),
+                "set `command` (a stdio server) or `url` (a Streamable HTTP server)".into(),
+            ));
+        }
+        (Some(command), None) => {
+            if raw.headers.is_some() {
+                return Err((
+                    key("headers"),
+                    "`headers` only applies to `url` servers".into(),
+                ));
+            }
+            if command.trim().is_empty() {
+                return Err((key("command"), "must not be empty".into()));
+            }
+            TransportSpec::Stdio {
+                command,
+                args: raw.args.unwrap_or_default(),
+                env: raw.env.unwrap_or_default().into_iter().collect(),
+                cwd: raw.cwd,
+            }
+        }
+        (None, Some(url)) => {
+            for (present, name) in [
+                (raw.args.is_some(), "args"),
+                (raw.env.is_some(), "env"),
+                (raw.cwd.is_some(), "cwd"),
+            ] {
+                if present {
+                    return Err((
+                        key(name),
+                        format!("`{name}` only applies to `command` servers"),
+                    ));
+                }
+            }
+            if !(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("${"))
+            {
+                return Err((key("url"), "must start with http:// or https://".into()));
+            }
+            TransportSpec::Http {
+                url,
+                headers: raw.headers.unwrap_or_default().into_iter().collect(),
+            }
+        }
+    };
+    check_templates(&transport)?;
+    let timeout = |k: &str, v: Option<u64>, default: Duration| match v {
+        Some(0) => Err((key(k), "must be at least 1".to_string())),
+        Some(ms) => Ok(Duration::from_millis(ms)),
+        None => Ok(default),
+    };
+    Ok(ServerSpec {
+        alias: ServerAlias::new(alias),
+        transport,
+        connect_timeout: timeout(
+            "connect_timeout_ms",
+            raw.connect_timeout_ms,
+            limits.connect_timeout,
+        )?,
+        call_timeout: timeout("call_timeout_ms", raw.call_timeout_ms, limits.call_timeout)?,
+        policy: ToolPolicy::new(raw.tools.unwrap_or_default()),
+    })
+}
+
+/// `${VAR}` syntax is checked at load time; values are looked up at connect time.
+fn check_templates(transport: &TransportSpec) -> Result<(), KeyError> {
+    let check = |key: String, value: &str| vars::check_syntax(value).map_err(|e| (key, e));
+    match transport {
+        TransportSpec::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            check(".command".into(), command)?;
+            for (i, a) in args.iter().enumerate() {
+                check(format!(".args[{i}]"), a)?;
+            }
+            for (k, v) in env {
+                check(format!(".env.{k}"), v)?;
+            }
+            if let Some(cwd) = cwd {
+                check(".cwd".into(), cwd)?;
+            }
+        }
+        TransportSpec::Http { url, headers } => {
+            check(".url".into(), url)?;
+            for (k, v) in headers {
+                check(format!(".headers.{k}"), v)?;
+            }
+        }
+    }
+    Ok(())
+}
