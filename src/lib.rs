@@ -11,3 +11,4 @@ pub mod config;
 pub mod logging;
 pub mod mcp;
 pub mod sanitize;
+pub mod store;

@@ -74,7 +74,10 @@ pub(super) fn agent_config(
         if !BUILTIN_TOOLS.contains(&name.as_str()) {
             return Err((
                 format!("builtin_tools.{name}"),
-                format!("not a built-in tool; built-in tools are: {}", BUILTIN_TOOLS.join(", ")),
+                format!(
+                    "not a built-in tool; built-in tools are: {}",
+                    BUILTIN_TOOLS.join(", ")
+                ),
             ));
         }
     }
@@ -83,21 +86,40 @@ pub(super) fn agent_config(
             return Err(("model.max_tokens".into(), "must be at least 1".into()));
         }
         if m.context_tokens.is_some_and(|t| t < 1000) {
-            return Err(("model.context_tokens".into(), "must be at least 1000".into()));
+            return Err((
+                "model.context_tokens".into(),
+                "must be at least 1000".into(),
+            ));
         }
         if m.scenario.is_some() && m.provider != Some(ProviderKind::Scripted) {
-            return Err(("model.scenario".into(), "only applies to provider = \"scripted\"".into()));
+            return Err((
+                "model.scenario".into(),
+                "only applies to provider = \"scripted\"".into(),
+            ));
         }
     }
     let mut seen = std::collections::BTreeSet::new();
     for (i, t) in teammates.iter().enumerate() {
-        let valid = !t.name.is_empty() && t.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        let valid = !t.name.is_empty()
+            && t.name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
         if !valid {
-            return Err((format!("teammates[{i}].name"), "use letters, digits, `_` or `-`".into()));
+            return Err((
+                format!("teammates[{i}].name"),
+                "use letters, digits, `_` or `-`".into(),
+            ));
         }
         if !seen.insert(t.name.as_str()) {
-            return Err((format!("teammates[{i}].name"), format!("`{}` is declared twice", t.name)));
+            return Err((
+                format!("teammates[{i}].name"),
+                format!("`{}` is declared twice", t.name),
+            ));
         }
     }
-    Ok(AgentConfig { model, builtin_tools, teammates })
+    Ok(AgentConfig {
+        model,
+        builtin_tools,
+        teammates,
+    })
 }

@@ -70,8 +70,6 @@ struct RawConfig {
     teammates: Vec<TeammateConfig>,
 }
 
-
-
 /// Picks the config: `--config` (must exist), else `config.toml` in the platform
 /// config dir if present, else the embedded default.
 pub fn locate(explicit: Option<&Path>) -> ConfigSource {
@@ -114,7 +112,8 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
         let path = e.path().to_string();
         fail((path != ".").then_some(path), toml_message(text, e.inner()))
     })?;
-    let limits = servers::limits(&raw.limits).map_err(|(key, m)| fail(Some(format!("limits.{key}")), m))?;
+    let limits =
+        servers::limits(&raw.limits).map_err(|(key, m)| fail(Some(format!("limits.{key}")), m))?;
     let mut servers = Vec::new();
     let mut normalized: BTreeMap<String, String> = BTreeMap::new();
     for (alias, server) in raw.servers {
@@ -139,7 +138,12 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
     }
     let agent = agent::agent_config(raw.model, raw.builtin_tools, raw.teammates)
         .map_err(|(key, m)| fail(Some(key), m))?;
-    Ok(Config { source, limits, servers, agent })
+    Ok(Config {
+        source,
+        limits,
+        servers,
+        agent,
+    })
 }
 
 /// The TOML error's own message plus the line and column it points at.

@@ -61,7 +61,11 @@ pub(super) fn limits(raw: &RawLimits) -> Result<Limits, KeyError> {
     })
 }
 
-pub(super) fn server_spec(alias: &str, raw: RawServer, limits: &Limits) -> Result<ServerSpec, KeyError> {
+pub(super) fn server_spec(
+    alias: &str,
+    raw: RawServer,
+    limits: &Limits,
+) -> Result<ServerSpec, KeyError> {
     let key = |k: &str| format!(".{k}");
     let transport = match (raw.command, raw.url) {
         (Some(_), Some(_)) => {

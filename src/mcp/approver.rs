@@ -11,11 +11,16 @@ use super::policy::Effect;
 /// arguments, local effect) — never the server's claims.
 #[derive(Debug, Clone)]
 pub struct ApprovalRequest {
+    /// The name the model called (exposed name, or a built-in's name).
     pub tool: String,
-    pub alias: ServerAlias,
-    pub remote_name: String,
+    /// The server behind an MCP tool; `None` for built-in tools.
+    pub alias: Option<ServerAlias>,
+    /// The name as the server published it; `None` for built-in tools.
+    pub remote_name: Option<String>,
     pub arguments: Value,
     pub effect: Effect,
+    /// Who asks: `lead`, `subagent #1`, `teammate reviewer`.
+    pub requested_by: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -77,10 +77,11 @@ impl Hub {
         if tool.effect == Effect::Confirm {
             let request = ApprovalRequest {
                 tool: tool.name.clone(),
-                alias: tool.alias.clone(),
-                remote_name: tool.remote_name.clone(),
+                alias: Some(tool.alias.clone()),
+                remote_name: Some(tool.remote_name.clone()),
                 arguments: arguments.clone(),
                 effect: tool.effect,
+                requested_by: "lead".into(),
             };
             if let ApprovalDecision::Denied { reason } = approver.approve(request).await {
                 return CallOutcome::local(envelope(Code::McpPermissionDenied, reason));

@@ -26,6 +26,16 @@ pub enum ToolErrorCode {
     McpTimeout,
     /// The server died or the transport closed; the connection was dropped.
     McpConnectionLost,
+    /// `connect_mcp` did not end with exposed tools (rejected or failed).
+    McpConnectFailed,
+    /// A built-in tool's arguments do not match its schema.
+    InvalidArguments,
+    /// A built-in tool was refused by local policy or the operator.
+    PermissionDenied,
+    /// A built-in tool ran and failed (file not found, path outside the workspace, …).
+    ToolFailed,
+    /// The operator interrupted the turn before this call finished.
+    Interrupted,
 }
 
 impl fmt::Display for ToolErrorCode {

@@ -170,3 +170,4 @@ impl Default for RetryPolicy {
         }
     }
 }
+pub mod scripted;

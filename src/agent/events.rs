@@ -1,0 +1,124 @@
+//! What the agent reports as it works. The backend forwards these to the UI; the
+//! headless `run` prints them; nothing here prints or blocks.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::mcp::{Effect, ToolError};
+
+/// Which agent is speaking.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentId {
+    Lead,
+    Subagent(u32),
+    Teammate(String),
+}
+
+impl fmt::Display for AgentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AgentId::Lead => f.write_str("lead"),
+            AgentId::Subagent(n) => write!(f, "subagent #{n}"),
+            AgentId::Teammate(name) => write!(f, "teammate {name}"),
+        }
+    }
+}
+
+/// Where a tool call goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Origin {
+    Builtin,
+    Mcp {
+        alias: String,
+        remote_name: String,
+    },
+    /// Not in this request's tool set.
+    Unknown,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "end", rename_all = "snake_case")]
+pub enum TurnEnd {
+    /// The model finished its turn.
+    Completed,
+    /// The operator interrupted it; in-flight calls were cancelled.
+    Interrupted,
+    /// It kept calling tools past the step limit.
+    StepLimit { steps: u32 },
+    /// The model provider failed; the conversation is intact and can be retried.
+    Failed { message: String },
+}
+
+/// One thing that happened in the agent.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// A model request goes out with the tools of snapshot `snapshot_version`.
+    Request {
+        agent: AgentId,
+        snapshot_version: u64,
+        tools: usize,
+    },
+    /// Assistant text as it streams in.
+    TextDelta { agent: AgentId, text: String },
+    /// The assistant's whole text of one reply (after the stream ended).
+    AssistantText { agent: AgentId, text: String },
+    /// A tool call is about to run (approval, if needed, comes next).
+    ToolCall {
+        agent: AgentId,
+        id: String,
+        name: String,
+        arguments: Value,
+        origin: Origin,
+        effect: Option<Effect>,
+    },
+    /// A tool call finished. `summary` is the text the model got (shortened).
+    ToolResult {
+        agent: AgentId,
+        id: String,
+        name: String,
+        outcome: Result<String, ToolError>,
+        /// What the server said that the model did not see (operator only).
+        server_output: Option<String>,
+        #[serde(serialize_with = "millis")]
+        elapsed: Duration,
+    },
+    /// Something the operator should know (compaction, interruption, resume).
+    Notice { agent: AgentId, text: String },
+    /// The model provider failed.
+    Error { agent: AgentId, message: String },
+    /// The turn is over.
+    TurnDone { agent: AgentId, end: TurnEnd },
+}
+
+fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_millis().try_into().unwrap_or(u64::MAX))
+}
+
+/// Where agent events go. Never blocks; dropped if nobody listens.
+#[derive(Debug, Clone)]
+pub struct AgentEvents(Option<mpsc::UnboundedSender<AgentEvent>>);
+
+impl AgentEvents {
+    pub fn new() -> (Self, mpsc::UnboundedReceiver<AgentEvent>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Self(Some(tx)), rx)
+    }
+
+    pub fn discard() -> Self {
+        Self(None)
+    }
+
+    pub fn emit(&self, event: AgentEvent) {
+        if let Some(tx) = &self.0 {
+            let _ = tx.send(event);
+        }
+    }
+}

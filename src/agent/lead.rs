@@ -1,0 +1,214 @@
+//! The Lead: the one agent whose pool holds MCP management and exposed MCP tools.
+//! Each model request is built from a fresh registry snapshot, and the calls in
+//! its reply resolve against that same snapshot (a tool connected in a reply is
+//! offered from the next request).
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::conversation::{Block, Message, ResultPart, Role, ToolCall, ToolDef};
+use super::events::{AgentEvents, AgentId, Origin, TurnEnd};
+use super::model::{BoxFuture, ModelProvider};
+use super::prompts;
+use super::runner::{Journal, Runner};
+use super::subagent::{AgentSettings, Crew, ReadOnlyTools};
+use super::toolbox::{self, ToolBox, ToolRun};
+use super::tools::{Builtins, LEAD_ONLY, READ_ONLY, lead_only, str_arg};
+use crate::mcp::names::EXPOSED_PREFIX;
+use crate::mcp::{Approver, Effect, Hub, Snapshot, ToolError, ToolErrorCode};
+
+/// The Lead's pool: built-ins + MCP management + the snapshot's exposed tools.
+pub struct LeadTools {
+    builtins: Arc<Builtins>,
+    readonly: ReadOnlyTools,
+    hub: Hub,
+    approver: Arc<dyn Approver>,
+    crew: Arc<Crew>,
+}
+
+impl LeadTools {
+    pub fn new(
+        hub: Hub,
+        crew: Arc<Crew>,
+        effects: &std::collections::BTreeMap<String, Effect>,
+    ) -> Self {
+        let names: Vec<&str> = READ_ONLY.iter().chain(LEAD_ONLY).copied().collect();
+        let builtins = Arc::new(Builtins::new(&names, effects));
+        let readonly = ReadOnlyTools {
+            builtins: Arc::clone(&builtins),
+            workspace: crew.workspace.clone(),
+            approver: Arc::clone(&crew.approver),
+            agent: AgentId::Lead,
+        };
+        Self {
+            builtins,
+            readonly,
+            hub,
+            approver: Arc::clone(&crew.approver),
+            crew,
+        }
+    }
+
+    async fn run_lead_only(&self, call: &ToolCall, cancel: &CancellationToken) -> Option<ToolRun> {
+        let tool = self
+            .builtins
+            .get(&call.name)
+            .filter(|t| LEAD_ONLY.contains(&t.name))?;
+        let started = std::time::Instant::now();
+        let arguments = match tool.admit(call, self.approver.as_ref(), "lead").await {
+            Ok(a) => a,
+            Err(e) => return Some(ToolRun::local(Err(e))),
+        };
+        let text = match tool.name {
+            "connect_mcp" => lead_only::connect_mcp(&self.hub, str_arg(&arguments, "alias")).await,
+            "disconnect_mcp" => lead_only::disconnect_mcp(&self.hub, str_arg(&arguments, "alias")),
+            "list_mcp_servers" => Ok(lead_only::list_mcp_servers(&self.hub)),
+            "spawn_subagent" => self.crew.spawn(str_arg(&arguments, "task"), cancel).await,
+            _ => {
+                self.crew
+                    .ask(
+                        str_arg(&arguments, "name"),
+                        str_arg(&arguments, "message"),
+                        cancel,
+                    )
+                    .await
+            }
+        };
+        let mut run = ToolRun::local(text.map(|text| vec![ResultPart::Text { text }]));
+        run.elapsed = started.elapsed();
+        Some(run)
+    }
+}
+
+impl ToolBox for LeadTools {
+    fn definitions(&self, snapshot: &Snapshot) -> Vec<ToolDef> {
+        let mcp = snapshot.tools().map(|t| ToolDef {
+            name: t.name.clone(),
+            description: t.description.clone().unwrap_or_default(),
+            input_schema: (*t.input_schema).clone(),
+        });
+        self.builtins.definitions().chain(mcp).collect()
+    }
+
+    fn describe(&self, name: &str, snapshot: &Snapshot) -> (Origin, Option<Effect>) {
+        if let Some(tool) = self.builtins.get(name) {
+            return (Origin::Builtin, Some(tool.effect));
+        }
+        match snapshot.resolve(name) {
+            Some(t) => (
+                Origin::Mcp {
+                    alias: t.alias.to_string(),
+                    remote_name: t.remote_name.clone(),
+                },
+                Some(t.effect),
+            ),
+            None => (Origin::Unknown, None),
+        }
+    }
+
+    fn run<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        snapshot: &'a Snapshot,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, ToolRun> {
+        Box::pin(async move {
+            if let Some(run) = self.readonly.run_builtin(call).await {
+                return run;
+            }
+            if let Some(run) = self.run_lead_only(call, cancel).await {
+                return run;
+            }
+            if call.name.starts_with(EXPOSED_PREFIX) {
+                let outcome = self
+                    .hub
+                    .call(
+                        snapshot,
+                        &call.name,
+                        call.input.clone(),
+                        self.approver.as_ref(),
+                    )
+                    .await;
+                return toolbox::from_mcp(outcome);
+            }
+            ToolRun::local(Err(ToolError::new(
+                ToolErrorCode::McpUnknownTool,
+                format!(
+                    "there is no tool named `{}` in this request's tool set",
+                    call.name
+                ),
+            )))
+        })
+    }
+}
+
+/// The Lead agent and its conversation.
+pub struct Lead {
+    pub conversation: Vec<Message>,
+    pub model: Arc<dyn ModelProvider>,
+    pub tools: LeadTools,
+    pub hub: Hub,
+    pub events: AgentEvents,
+    pub journal: Arc<dyn Journal>,
+    pub settings: AgentSettings,
+}
+
+impl Lead {
+    /// Adds the operator's text and runs the turn. A previous turn that failed or
+    /// was interrupted before the model answered left a user message last; the
+    /// text joins it, so roles keep alternating.
+    pub async fn send(&mut self, text: &str, cancel: &CancellationToken) -> TurnEnd {
+        let block = Block::Text {
+            text: text.to_string(),
+        };
+        match self.conversation.last_mut() {
+            Some(last) if last.role == Role::User => last.content.push(block),
+            _ => self.conversation.push(Message {
+                role: Role::User,
+                content: vec![block],
+            }),
+        }
+        if let Some(last) = self.conversation.last() {
+            self.journal.message(
+                &AgentId::Lead,
+                &Message {
+                    role: Role::User,
+                    content: vec![last.content[last.content.len() - 1].clone()],
+                },
+            );
+        }
+        self.run(cancel).await
+    }
+
+    /// Runs the conversation again as it stands (after a failed turn).
+    pub async fn retry(&mut self, cancel: &CancellationToken) -> TurnEnd {
+        if self
+            .conversation
+            .last()
+            .is_none_or(|m| m.role != Role::User)
+        {
+            return TurnEnd::Completed;
+        }
+        self.run(cancel).await
+    }
+
+    async fn run(&mut self, cancel: &CancellationToken) -> TurnEnd {
+        let hub = self.hub.clone();
+        let snapshot = move || hub.snapshot();
+        let runner = Runner {
+            agent: AgentId::Lead,
+            model: self.model.as_ref(),
+            tools: &self.tools,
+            snapshot: &snapshot,
+            system: prompts::LEAD,
+            max_tokens: self.settings.max_tokens,
+            context_tokens: self.settings.context_tokens,
+            max_steps: self.settings.max_steps,
+            events: &self.events,
+            journal: self.journal.as_ref(),
+            cancel,
+        };
+        runner.run(&mut self.conversation).await
+    }
+}

@@ -1,0 +1,240 @@
+//! The loop every agent runs (seed 000 §9): take a registry snapshot, send the
+//! conversation and that snapshot's tools, append the reply, run every tool call
+//! of the reply against the same snapshot (in order; all results in one user
+//! turn), and repeat until the model stops.
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::compaction;
+use super::conversation::{Block, Message, ResultPart, Role, ToolCall, ToolResult};
+use super::events::{AgentEvent, AgentEvents, AgentId, TurnEnd};
+use super::model::{ModelProvider, ModelRequest, StreamEvent};
+use super::toolbox::{ToolBox, ToolRun};
+use crate::mcp::{Snapshot, ToolError, ToolErrorCode};
+
+/// Where messages are recorded as they happen (the session transcript).
+pub trait Journal: Send + Sync {
+    fn message(&self, agent: &AgentId, message: &Message);
+    fn notice(&self, agent: &AgentId, text: &str);
+}
+
+/// A journal that records nothing.
+pub struct NoJournal;
+
+impl Journal for NoJournal {
+    fn message(&self, _: &AgentId, _: &Message) {}
+    fn notice(&self, _: &AgentId, _: &str) {}
+}
+
+/// One agent's loop and everything it needs.
+pub struct Runner<'a> {
+    pub agent: AgentId,
+    pub model: &'a dyn ModelProvider,
+    pub tools: &'a dyn ToolBox,
+    /// The current registry snapshot (taken once per model request).
+    pub snapshot: &'a (dyn Fn() -> Snapshot + Send + Sync),
+    pub system: &'a str,
+    pub max_tokens: u32,
+    /// Rough context window in tokens; the conversation is compacted to fit.
+    pub context_tokens: u64,
+    pub max_steps: u32,
+    pub events: &'a AgentEvents,
+    pub journal: &'a dyn Journal,
+    pub cancel: &'a CancellationToken,
+}
+
+impl Runner<'_> {
+    /// Runs until the model ends its turn, the operator interrupts, the provider
+    /// fails or the step limit is reached. The conversation stays well-formed in
+    /// every case: each tool call in it has a result.
+    pub async fn run(&self, conversation: &mut Vec<Message>) -> TurnEnd {
+        let end = self.steps(conversation).await;
+        self.events.emit(AgentEvent::TurnDone {
+            agent: self.agent.clone(),
+            end: end.clone(),
+        });
+        end
+    }
+
+    async fn steps(&self, conversation: &mut Vec<Message>) -> TurnEnd {
+        for _ in 0..self.max_steps {
+            let snapshot = (self.snapshot)();
+            let tools = self.tools.definitions(&snapshot);
+            if let Some(notice) =
+                compaction::fit(conversation, self.system, &tools, self.context_tokens)
+            {
+                self.notice(&notice);
+            }
+            self.events.emit(AgentEvent::Request {
+                agent: self.agent.clone(),
+                snapshot_version: snapshot.version(),
+                tools: tools.len(),
+            });
+            let request = ModelRequest {
+                system: self.system,
+                messages: conversation,
+                tools: &tools,
+                max_tokens: self.max_tokens,
+            };
+            let (events, agent) = (self.events, self.agent.clone());
+            let mut on_event = move |event: StreamEvent| {
+                if let StreamEvent::TextDelta(text) = event {
+                    events.emit(AgentEvent::TextDelta {
+                        agent: agent.clone(),
+                        text,
+                    });
+                }
+            };
+            let reply = tokio::select! {
+                reply = self.model.complete(request, &mut on_event) => reply,
+                _ = self.cancel.cancelled() => {
+                    self.notice("interrupted by the operator while the model was answering");
+                    return TurnEnd::Interrupted;
+                }
+            };
+            let reply = match reply {
+                Ok(reply) => reply,
+                Err(error) => {
+                    let message = error.to_string();
+                    self.events.emit(AgentEvent::Error {
+                        agent: self.agent.clone(),
+                        message: message.clone(),
+                    });
+                    self.journal
+                        .notice(&self.agent, &format!("model error: {message}"));
+                    return TurnEnd::Failed { message };
+                }
+            };
+            let message = Message::assistant(reply.content);
+            let text = message.text();
+            if !text.is_empty() {
+                self.events.emit(AgentEvent::AssistantText {
+                    agent: self.agent.clone(),
+                    text,
+                });
+            }
+            let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
+            self.push(conversation, message);
+            if calls.is_empty() {
+                return TurnEnd::Completed;
+            }
+            let (results, interrupted) = self.run_calls(&calls, &snapshot).await;
+            self.push(
+                conversation,
+                Message {
+                    role: Role::User,
+                    content: results,
+                },
+            );
+            if interrupted {
+                self.notice("interrupted by the operator; in-flight tool calls were cancelled");
+                return TurnEnd::Interrupted;
+            }
+        }
+        self.notice(&format!(
+            "stopped after {} model requests in one turn (step limit)",
+            self.max_steps
+        ));
+        TurnEnd::StepLimit {
+            steps: self.max_steps,
+        }
+    }
+
+    /// Runs the calls in order. After an interruption the remaining calls are not
+    /// started; each still gets a result saying so.
+    async fn run_calls(&self, calls: &[ToolCall], snapshot: &Snapshot) -> (Vec<Block>, bool) {
+        let mut results = Vec::with_capacity(calls.len());
+        let mut interrupted = false;
+        for call in calls {
+            let (origin, effect) = self.tools.describe(&call.name, snapshot);
+            self.events.emit(AgentEvent::ToolCall {
+                agent: self.agent.clone(),
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.input.clone(),
+                origin,
+                effect,
+            });
+            let run = if interrupted {
+                ToolRun::local(Err(interruption(
+                    call,
+                    "the turn was interrupted before this call started",
+                )))
+            } else {
+                tokio::select! {
+                    run = self.tools.run(call, snapshot, self.cancel) => run,
+                    _ = self.cancel.cancelled() => {
+                        interrupted = true;
+                        ToolRun::local(Err(interruption(call, "interrupted by the operator; the call was cancelled")))
+                    }
+                }
+            };
+            self.events.emit(AgentEvent::ToolResult {
+                agent: self.agent.clone(),
+                id: call.id.clone(),
+                name: call.name.clone(),
+                outcome: run
+                    .outcome
+                    .as_ref()
+                    .map(|parts| summary(parts))
+                    .map_err(Clone::clone),
+                server_output: run.server_output.clone(),
+                elapsed: run.elapsed,
+            });
+            results.push(Block::ToolResult(result_block(call, run)));
+        }
+        (results, interrupted)
+    }
+
+    fn push(&self, conversation: &mut Vec<Message>, message: Message) {
+        self.journal.message(&self.agent, &message);
+        conversation.push(message);
+    }
+
+    fn notice(&self, text: &str) {
+        self.events.emit(AgentEvent::Notice {
+            agent: self.agent.clone(),
+            text: text.to_string(),
+        });
+        self.journal.notice(&self.agent, text);
+    }
+}
+
+fn interruption(call: &ToolCall, message: &str) -> ToolError {
+    let mut error = ToolError::new(ToolErrorCode::Interrupted, message);
+    error.tool = Some(call.name.clone());
+    error
+}
+
+/// The block the model gets: the parts, or the envelope as JSON text.
+fn result_block(call: &ToolCall, run: ToolRun) -> ToolResult {
+    match run.outcome {
+        Ok(content) => ToolResult {
+            tool_use_id: call.id.clone(),
+            content,
+            is_error: false,
+        },
+        Err(error) => ToolResult {
+            tool_use_id: call.id.clone(),
+            content: vec![ResultPart::Text {
+                text: json!({ "error": error }).to_string(),
+            }],
+            is_error: true,
+        },
+    }
+}
+
+/// A short text of what the model got, for the operator's view.
+fn summary(parts: &[ResultPart]) -> String {
+    parts
+        .iter()
+        .map(|p| match p {
+            ResultPart::Text { text } => text.clone(),
+            ResultPart::Image { media_type, data } => {
+                format!("[image: {media_type}, {} bytes of base64]", data.len())
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

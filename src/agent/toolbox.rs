@@ -1,0 +1,140 @@
+//! The tool pool of one role, and what running a tool gives back.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::conversation::{ResultPart, ToolCall, ToolDef};
+use super::events::Origin;
+use super::model::BoxFuture;
+use crate::mcp::{CallOutcome, Effect, Snapshot, ToolError};
+
+/// The result of one tool call, for the model (`outcome`) and the operator.
+#[derive(Debug, Clone)]
+pub struct ToolRun {
+    pub outcome: Result<Vec<ResultPart>, ToolError>,
+    /// What the server said that the model must not see.
+    pub server_output: Option<String>,
+    pub elapsed: Duration,
+}
+
+impl ToolRun {
+    pub fn local(outcome: Result<Vec<ResultPart>, ToolError>) -> Self {
+        Self {
+            outcome,
+            server_output: None,
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::local(Ok(vec![ResultPart::Text { text: text.into() }]))
+    }
+}
+
+/// What one role may call. The Lead's pool is built-ins + MCP management +
+/// exposed MCP tools; subagents and teammates get the read-only built-ins only.
+pub trait ToolBox: Send + Sync {
+    /// The tools offered in a request built from `snapshot`.
+    fn definitions(&self, snapshot: &Snapshot) -> Vec<ToolDef>;
+    /// Where `name` would go and its local effect (for the operator's view).
+    fn describe(&self, name: &str, snapshot: &Snapshot) -> (Origin, Option<Effect>);
+    /// Runs one call, resolved against `snapshot` (the request's own tool set).
+    /// `cancel` is the turn's: tools that run agents of their own pass it on.
+    fn run<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        snapshot: &'a Snapshot,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, ToolRun>;
+}
+
+/// An MCP call's outcome as the model sees it: text and images pass through,
+/// other block types become short placeholders, errors stay envelopes.
+pub fn from_mcp(outcome: CallOutcome) -> ToolRun {
+    let parts = outcome.result.map(|output| {
+        let mut parts: Vec<ResultPart> = output.content.iter().map(part).collect();
+        if parts.is_empty()
+            && let Some(structured) = &output.structured_content
+        {
+            parts.push(ResultPart::Text {
+                text: structured.to_string(),
+            });
+        }
+        parts
+    });
+    ToolRun {
+        outcome: parts,
+        server_output: outcome.server_output,
+        elapsed: outcome.elapsed,
+    }
+}
+
+fn part(block: &Value) -> ResultPart {
+    let field = |name: &str| block.get(name).and_then(Value::as_str).unwrap_or_default();
+    let text = |text: String| ResultPart::Text { text };
+    match field("type") {
+        "text" => text(field("text").to_string()),
+        "image" if !field("data").is_empty() => ResultPart::Image {
+            media_type: field("mimeType").to_string(),
+            data: field("data").to_string(),
+        },
+        "audio" => text(format!(
+            "[audio: {}, {} bytes of base64, not shown]",
+            field("mimeType"),
+            field("data").len()
+        )),
+        "resource_link" => text(format!(
+            "[resource link: {} <{}>]",
+            field("name"),
+            field("uri")
+        )),
+        "resource" => {
+            let resource = block.get("resource");
+            let uri = resource
+                .and_then(|r| r.get("uri"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            match resource.and_then(|r| r.get("text")).and_then(Value::as_str) {
+                Some(body) => text(format!("[resource {uri}]\n{body}")),
+                None => text(format!("[binary resource {uri}, not shown]")),
+            }
+        }
+        other => text(format!(
+            "[content of type `{}`, not shown]",
+            crate::sanitize::inert_line(other, 40)
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn content_blocks_become_parts_or_placeholders() {
+        assert_eq!(
+            part(&json!({"type":"text","text":"hi"})),
+            ResultPart::Text { text: "hi".into() }
+        );
+        assert_eq!(
+            part(&json!({"type":"image","mimeType":"image/png","data":"AAAA"})),
+            ResultPart::Image {
+                media_type: "image/png".into(),
+                data: "AAAA".into()
+            }
+        );
+        let ResultPart::Text { text } =
+            part(&json!({"type":"audio","mimeType":"audio/wav","data":"AAAAAAAA"}))
+        else {
+            panic!()
+        };
+        assert_eq!(text, "[audio: audio/wav, 8 bytes of base64, not shown]");
+        let ResultPart::Text { text } = part(&json!({"type":"hologram"})) else {
+            panic!()
+        };
+        assert_eq!(text, "[content of type `hologram`, not shown]");
+    }
+}

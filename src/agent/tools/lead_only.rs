@@ -1,0 +1,106 @@
+//! The Lead's own tools: MCP management by alias only (never a command, URL or
+//! path), and delegation to subagents and teammates.
+
+use crate::mcp::{AliasState, FailureKind, Hub, HubError, ToolError, ToolErrorCode};
+
+/// `connect_mcp {alias}`.
+pub async fn connect_mcp(hub: &Hub, alias: &str) -> Result<String, ToolError> {
+    let failed = |message: String| {
+        let mut e = ToolError::new(ToolErrorCode::McpConnectFailed, message);
+        e.alias = Some(alias.to_string());
+        e
+    };
+    let report = match hub.connect(alias).await {
+        Ok(report) => report,
+        Err(HubError::AlreadyConnected(_)) => {
+            let tools: Vec<String> = hub
+                .snapshot()
+                .tools()
+                .filter(|t| t.alias.as_str() == alias)
+                .map(|t| t.name.clone())
+                .collect();
+            return Ok(format!(
+                "`{alias}` is already connected; its tools: {}",
+                tools.join(", ")
+            ));
+        }
+        Err(e) => return Err(failed(e.to_string())),
+    };
+    match report.outcome {
+        Ok(exposed) => {
+            let names: Vec<&str> = exposed.iter().map(|t| t.name.as_str()).collect();
+            let denied: Vec<&str> = report
+                .published
+                .iter()
+                .filter(|p| !exposed.iter().any(|t| t.remote_name == p.name))
+                .map(|p| p.name.as_str())
+                .collect();
+            let mut text = format!(
+                "connected `{alias}`: {} tools exposed, available from your next request: {}",
+                names.len(),
+                names.join(", ")
+            );
+            if !denied.is_empty() {
+                text.push_str(&format!(
+                    ". Not offered (local policy: deny): {}",
+                    denied.len()
+                ));
+            }
+            Ok(text)
+        }
+        Err(e) => {
+            let kind = match e.kind() {
+                FailureKind::Rejected => "was rejected",
+                FailureKind::Failed => "failed",
+            };
+            Err(failed(format!(
+                "connecting `{alias}` {kind} ({}): {} What the operator can do: {}",
+                e.code, e.message, e.hint
+            )))
+        }
+    }
+}
+
+/// `disconnect_mcp {alias}`.
+pub fn disconnect_mcp(hub: &Hub, alias: &str) -> Result<String, ToolError> {
+    let revoked = hub
+        .snapshot()
+        .tools()
+        .filter(|t| t.alias.as_str() == alias)
+        .count();
+    hub.disconnect(alias).map_err(|e| {
+        let mut error = ToolError::new(ToolErrorCode::McpNotConnected, e.to_string());
+        error.alias = Some(alias.to_string());
+        error
+    })?;
+    Ok(format!(
+        "disconnected `{alias}`; its {revoked} tools were revoked"
+    ))
+}
+
+/// `list_mcp_servers {}`: aliases and states, so the model knows what it may connect.
+pub fn list_mcp_servers(hub: &Hub) -> String {
+    let aliases = hub.aliases();
+    if aliases.is_empty() {
+        return "no MCP servers are configured".into();
+    }
+    let lines: Vec<String> = aliases
+        .iter()
+        .map(|(alias, state)| {
+            let detail = match state {
+                AliasState::Ready { exposed, .. } => format!("connected, {exposed} tools exposed"),
+                AliasState::Rejected { code, .. } => {
+                    format!("rejected ({code}); the operator must fix it")
+                }
+                AliasState::Failed { code, .. } => format!("failed ({code})"),
+                AliasState::Lost { cause } => format!("lost ({cause}); it can be reconnected"),
+                other => other.label().to_string(),
+            };
+            format!("{alias}: {detail}")
+        })
+        .collect();
+    format!(
+        "{}\nConnect one with connect_mcp {{\"alias\": …}}.",
+        lines.join("\n")
+    )
+}

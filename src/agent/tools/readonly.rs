@@ -1,0 +1,237 @@
+//! `read_file`, `list_dir`, `search_text`: read-only, confined to the working
+//! directory (a path that escapes it — `..`, an absolute path, a symlink — is refused).
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::str_arg;
+use crate::mcp::{ToolError, ToolErrorCode};
+
+const DEFAULT_READ_BYTES: u64 = 64 * 1024;
+const MAX_LIST_ENTRIES: usize = 1000;
+const DEFAULT_MATCHES: usize = 100;
+/// Files larger than this are skipped by `search_text`.
+const MAX_SEARCH_FILE: u64 = 2 * 1024 * 1024;
+
+/// The directory the read-only tools may see.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    pub fn new(root: &Path) -> std::io::Result<Self> {
+        Ok(Self {
+            root: root.canonicalize()?,
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Resolves `path` (relative to the root) and refuses anything outside it,
+    /// after following symlinks.
+    fn resolve(&self, path: &str, tool: &str) -> Result<PathBuf, ToolError> {
+        let joined = self.root.join(if path.is_empty() { "." } else { path });
+        let real = joined
+            .canonicalize()
+            .map_err(|e| failed(tool, format!("`{path}`: {e}")))?;
+        if !real.starts_with(&self.root) {
+            return Err(failed(
+                tool,
+                format!(
+                    "`{path}` is outside the working directory; only paths inside it are allowed"
+                ),
+            ));
+        }
+        Ok(real)
+    }
+
+    fn display(&self, path: &Path) -> String {
+        let relative = path.strip_prefix(&self.root).unwrap_or(path);
+        let text = relative.to_string_lossy();
+        if text.is_empty() {
+            ".".into()
+        } else {
+            text.into_owned()
+        }
+    }
+
+    pub fn read_file(&self, arguments: &Value) -> Result<String, ToolError> {
+        let path = self.resolve(str_arg(arguments, "path"), "read_file")?;
+        let limit = arguments
+            .get("max_bytes")
+            .and_then(Value::as_u64)
+            .unwrap_or(DEFAULT_READ_BYTES);
+        let file = std::fs::File::open(&path).map_err(|e| failed("read_file", e.to_string()))?;
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let mut bytes = Vec::new();
+        file.take(limit)
+            .read_to_end(&mut bytes)
+            .map_err(|e| failed("read_file", e.to_string()))?;
+        let mut text = String::from_utf8_lossy(&bytes).into_owned();
+        if size > limit {
+            text.push_str(&format!(
+                "\n[read_file: showed the first {limit} of {size} bytes]"
+            ));
+        }
+        Ok(text)
+    }
+
+    pub fn list_dir(&self, arguments: &Value) -> Result<String, ToolError> {
+        let path = self.resolve(str_arg(arguments, "path"), "list_dir")?;
+        let entries = std::fs::read_dir(&path).map_err(|e| failed("list_dir", e.to_string()))?;
+        let mut names: Vec<String> = entries
+            .flatten()
+            .map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    format!("{name}/")
+                } else {
+                    name
+                }
+            })
+            .collect();
+        names.sort();
+        let total = names.len();
+        names.truncate(MAX_LIST_ENTRIES);
+        let mut out = format!(
+            "{} ({total} entries)\n{}",
+            self.display(&path),
+            names.join("\n")
+        );
+        if total > MAX_LIST_ENTRIES {
+            out.push_str(&format!(
+                "\n[list_dir: showed {MAX_LIST_ENTRIES} of {total} entries]"
+            ));
+        }
+        Ok(out)
+    }
+
+    pub fn search_text(&self, arguments: &Value) -> Result<String, ToolError> {
+        let needle = str_arg(arguments, "text");
+        if needle.is_empty() {
+            return Err(failed("search_text", "`text` must not be empty".into()));
+        }
+        let start = self.resolve(
+            arguments.get("path").and_then(Value::as_str).unwrap_or(""),
+            "search_text",
+        )?;
+        let limit = arguments
+            .get("max_results")
+            .and_then(Value::as_u64)
+            .map_or(DEFAULT_MATCHES, |n| n as usize);
+        let mut matches = Vec::new();
+        'files: for entry in ignore::WalkBuilder::new(&start).build().flatten() {
+            let path = entry.path();
+            // The walker follows no symlinks by default; stay inside anyway.
+            if !entry.file_type().is_some_and(|t| t.is_file())
+                || !path.starts_with(&self.root)
+                || entry.metadata().is_ok_and(|m| m.len() > MAX_SEARCH_FILE)
+            {
+                continue;
+            }
+            let Ok(file) = std::fs::File::open(path) else {
+                continue;
+            };
+            for (number, line) in BufReader::new(file).lines().enumerate() {
+                let Ok(line) = line else { continue 'files }; // not text
+                if line.contains(needle) {
+                    let shown: String = line.chars().take(300).collect();
+                    matches.push(format!(
+                        "{}:{}: {}",
+                        self.display(path),
+                        number + 1,
+                        shown.trim_end()
+                    ));
+                    if matches.len() >= limit {
+                        matches.push(format!("[search_text: stopped at {limit} matches]"));
+                        break 'files;
+                    }
+                }
+            }
+        }
+        if matches.is_empty() {
+            return Ok(format!("no match for {needle:?}"));
+        }
+        Ok(matches.join("\n"))
+    }
+}
+
+fn failed(tool: &str, message: String) -> ToolError {
+    let mut error = ToolError::new(ToolErrorCode::ToolFailed, message);
+    error.tool = Some(tool.to_string());
+    error
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn workspace() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(
+            dir.path().join("src/lib.rs"),
+            "fn alpha() {}\nfn beta() {}\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("README.md"), "alpha and beta\n").unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        (dir, ws)
+    }
+
+    #[test]
+    fn reads_lists_and_searches_inside_the_workspace() {
+        let (_dir, ws) = workspace();
+        assert_eq!(
+            ws.read_file(&json!({"path": "README.md"})).unwrap(),
+            "alpha and beta\n"
+        );
+        let listing = ws.list_dir(&json!({})).unwrap();
+        assert!(
+            listing.contains("README.md") && listing.contains("src/"),
+            "{listing}"
+        );
+        let found = ws.search_text(&json!({"text": "beta"})).unwrap();
+        assert!(found.contains("src/lib.rs:2: fn beta() {}"), "{found}");
+        assert!(found.contains("README.md:1: alpha and beta"), "{found}");
+    }
+
+    #[test]
+    fn paths_that_escape_are_refused() {
+        let (dir, ws) = workspace();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "s3cret").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), dir.path().join("link")).unwrap();
+        let absolute = outside.path().join("secret").to_string_lossy().into_owned();
+        for path in ["../../../../etc/passwd", absolute.as_str(), "link"] {
+            let err = ws.read_file(&json!({"path": path})).unwrap_err();
+            assert_eq!(err.code, ToolErrorCode::ToolFailed, "{path}");
+            assert!(!err.message.contains("s3cret"));
+        }
+        assert!(
+            ws.read_file(&json!({"path": "link"}))
+                .unwrap_err()
+                .message
+                .contains("outside the working directory")
+        );
+    }
+
+    #[test]
+    fn large_reads_are_cut_with_a_notice() {
+        let (dir, ws) = workspace();
+        std::fs::write(dir.path().join("big"), "x".repeat(100)).unwrap();
+        let text = ws
+            .read_file(&json!({"path": "big", "max_bytes": 10}))
+            .unwrap();
+        assert!(
+            text.starts_with("xxxxxxxxxx\n[read_file: showed the first 10 of 100 bytes]"),
+            "{text}"
+        );
+    }
+}
