@@ -11,4 +11,5 @@ pub mod config;
 pub mod logging;
 pub mod mcp;
 pub mod sanitize;
+pub mod session;
 pub mod store;

@@ -6,6 +6,7 @@ mod check;
 pub mod json;
 mod policy;
 mod render;
+mod run;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,6 +47,8 @@ pub enum Command {
     Call(call::CallArgs),
     /// Print the [servers.ALIAS.tools] policy block for what the server publishes (every tool "confirm")
     Policy(policy::PolicyArgs),
+    /// Run the Lead agent headless on one prompt (events as text, or JSON lines)
+    Run(run::RunArgs),
     /// Run a demo MCP server (stdio by default)
     DemoServer(DemoServerArgs),
 }
@@ -56,6 +59,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Some(Command::Check(args)) => check::run(cli.config, args).await,
         Some(Command::Call(args)) => call::run(cli.config, args).await,
         Some(Command::Policy(args)) => policy::run(cli.config, args).await,
+        Some(Command::Run(args)) => run::run(cli.config, args).await,
         Some(Command::DemoServer(args)) => match crate::mcp::demo_server::run(args).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

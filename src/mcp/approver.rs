@@ -35,6 +35,11 @@ pub enum ApprovalDecision {
 /// Decides `confirm` calls. Must not block; may take as long as the operator needs.
 pub trait Approver: Send + Sync {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision>;
+
+    /// Who decides, for the audit log.
+    fn decider(&self) -> &'static str {
+        "operator"
+    }
 }
 
 /// The approver of headless commands: `--yes` approves, otherwise refused.
@@ -56,5 +61,9 @@ impl Approver for FlagApprover {
             }
         };
         Box::pin(std::future::ready(decision))
+    }
+
+    fn decider(&self) -> &'static str {
+        if self.approve { "command-line flag (approve all)" } else { "command-line flag (approve none)" }
     }
 }

@@ -1,0 +1,105 @@
+//! Which provider to use: `[model]` if present; else Anthropic if
+//! ANTHROPIC_API_KEY is set, else OpenAI if OPENAI_API_KEY is set, else the
+//! scripted demo (the embedded default).
+
+use std::sync::Arc;
+
+use super::scripted::{DEMO_SCENARIO, Scenario, ScriptedProvider};
+use super::{AnthropicProvider, HttpSettings, ModelError, ModelProvider, OpenAiProvider, RetryPolicy};
+use crate::config::{ModelSection, ProviderKind};
+
+const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// The chosen provider and its limits.
+pub struct Selection {
+    pub provider: Arc<dyn ModelProvider>,
+    pub max_tokens: u32,
+    pub context_tokens: u64,
+}
+
+/// Picks and builds the provider. `env` reads environment variables (a parameter
+/// so tests do not depend on the developer's environment).
+pub fn select(section: Option<&ModelSection>, env: &dyn Fn(&str) -> Option<String>) -> Result<Selection, ModelError> {
+    let implicit = ModelSection::default();
+    let kind = match section.and_then(|s| s.provider) {
+        Some(kind) => kind,
+        None if env("ANTHROPIC_API_KEY").is_some() => ProviderKind::Anthropic,
+        None if env("OPENAI_API_KEY").is_some() => ProviderKind::Openai,
+        None => ProviderKind::Scripted,
+    };
+    let section = section.unwrap_or(&implicit);
+    let max_tokens = section.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    let (provider, context): (Arc<dyn ModelProvider>, u64) = match kind {
+        ProviderKind::Anthropic => {
+            let key_env = section.api_key_env.as_deref().unwrap_or("ANTHROPIC_API_KEY");
+            let key = env(key_env).ok_or_else(|| {
+                ModelError::Script(format!(
+                    "[model] provider \"anthropic\" needs an API key in ${key_env}, which is not set; \
+                     set it, or name another variable with api_key_env"
+                ))
+            })?;
+            let settings = http(section, "https://api.anthropic.com", "claude-sonnet-4-5", Some(key));
+            (Arc::new(AnthropicProvider::new(settings)), 200_000)
+        }
+        ProviderKind::Openai => {
+            // Local servers (Ollama, llama.cpp, vLLM) need no key; a variable the
+            // config names explicitly must exist.
+            let key = match &section.api_key_env {
+                Some(name) => Some(env(name).ok_or_else(|| {
+                    ModelError::Script(format!("[model] api_key_env names ${name}, which is not set"))
+                })?),
+                None => env("OPENAI_API_KEY"),
+            };
+            let settings = http(section, "https://api.openai.com/v1", "gpt-4o-mini", key);
+            (Arc::new(OpenAiProvider::new(settings)), 128_000)
+        }
+        ProviderKind::Scripted => {
+            let scenario = match &section.scenario {
+                Some(path) => Scenario::load(path)?,
+                None => Scenario::parse(DEMO_SCENARIO, "demo")?,
+            };
+            let label = section.scenario.as_ref().map_or("demo scenario".into(), |p| p.display().to_string());
+            (Arc::new(ScriptedProvider::new(scenario, label)), 100_000)
+        }
+    };
+    Ok(Selection { provider, max_tokens, context_tokens: section.context_tokens.unwrap_or(context) })
+}
+
+fn http(section: &ModelSection, base_url: &str, model: &str, api_key: Option<String>) -> HttpSettings {
+    HttpSettings {
+        base_url: section.base_url.clone().unwrap_or_else(|| base_url.to_string()),
+        api_key,
+        model: section.model.clone().unwrap_or_else(|| model.to_string()),
+        retry: RetryPolicy::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+    }
+
+    #[test]
+    fn no_section_follows_the_environment() {
+        let pick = |vars| select(None, &with(vars)).map(|s| s.provider.name()).unwrap();
+        assert_eq!(pick(&[]), "scripted");
+        assert_eq!(pick(&[("OPENAI_API_KEY", "k")]), "openai");
+        assert_eq!(pick(&[("OPENAI_API_KEY", "k"), ("ANTHROPIC_API_KEY", "k")]), "anthropic");
+    }
+
+    #[test]
+    fn a_missing_key_is_a_clear_error() {
+        let section = ModelSection { provider: Some(ProviderKind::Anthropic), ..Default::default() };
+        let Err(e) = select(Some(&section), &with(&[])) else { panic!("selected without a key") };
+        assert!(e.to_string().contains("$ANTHROPIC_API_KEY"), "{e}");
+        let section = ModelSection {
+            provider: Some(ProviderKind::Openai),
+            base_url: Some("http://localhost:11434/v1".into()),
+            ..Default::default()
+        };
+        assert_eq!(select(Some(&section), &with(&[])).map(|s| s.provider.name()).ok(), Some("openai"));
+    }
+}

@@ -1,0 +1,195 @@
+//! `mcp-harness run --prompt TEXT`: the same agent loop, headless. `confirm`
+//! calls are decided by `--approve` (default `never`), so a headless run never
+//! waits for a human. `--json` prints one event per line.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Args, ValueEnum};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{exit, interrupted, json as out_json, load_config, render};
+use crate::agent::events::{AgentEvent, TurnEnd};
+use crate::mcp::{FlagApprover, McpEvent};
+use crate::sanitize::{inert, inert_line};
+use crate::session::{self, SessionOptions};
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// What to ask the Lead agent
+    #[arg(long, value_name = "TEXT")]
+    pub prompt: String,
+    /// How to decide tools whose local policy is "confirm"
+    #[arg(long, value_enum, default_value_t = Approve::Never)]
+    pub approve: Approve,
+    /// Print one JSON event per line (the contract documented in README)
+    #[arg(long)]
+    pub json: bool,
+    /// Continue an earlier session (the newest one, or ID); its MCP connections are not restored
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Approve {
+    /// Deny every "confirm" call (the model is told)
+    Never,
+    /// Approve every "confirm" call
+    Always,
+}
+
+pub async fn run(config: Option<PathBuf>, args: RunArgs) -> ExitCode {
+    let config = match load_config(config) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let options = SessionOptions {
+        resume: args.resume.as_ref().map(|id| (!id.is_empty()).then(|| id.clone())),
+        persist: true,
+        workspace: None,
+    };
+    let approver = Arc::new(FlagApprover { approve: args.approve == Approve::Always });
+    let mut session = match session::start(&config, approver, options) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("mcp-harness: {e}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    let store = session.store.clone();
+    let (mut mcp_events, mut agent_events) = (session.mcp_events, session.agent_events);
+    let json_mode = args.json;
+    let printer = tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                Some(event) = agent_events.recv() => {
+                    if let Some(store) = &store { store.audit_agent(&event); }
+                    print_agent(&event, json_mode);
+                }
+                Some(event) = mcp_events.recv() => {
+                    if let Some(store) = &store { store.audit_mcp(&event); }
+                    print_mcp(&event, json_mode);
+                }
+                else => break,
+            }
+        }
+    });
+    // Ctrl-C / SIGTERM interrupt the turn: in-flight calls are cancelled and the
+    // transcript says so, then everything is closed.
+    let cancel = CancellationToken::new();
+    let watcher = tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            interrupted().await;
+            cancel.cancel();
+        }
+    });
+    let end = session.lead.send(&args.prompt, &cancel).await;
+    watcher.abort();
+    session.hub.shutdown().await;
+    drop(session.lead);
+    drop(session.hub);
+    let _ = printer.await;
+    let id = session.store.as_ref().map(|s| s.id().to_string());
+    if json_mode {
+        println!("{}", out_json::to_line(&json!({"event": "done", "end": end, "session": id})));
+    } else if let Some(id) = &id {
+        eprintln!("\n[session {id}: {}]", end_label(&end));
+    }
+    match end {
+        TurnEnd::Completed => ExitCode::SUCCESS,
+        TurnEnd::Interrupted => ExitCode::from(130),
+        _ => ExitCode::from(exit::FAILURE),
+    }
+}
+
+fn end_label(end: &TurnEnd) -> String {
+    match end {
+        TurnEnd::Completed => "completed".into(),
+        TurnEnd::Interrupted => "interrupted".into(),
+        TurnEnd::StepLimit { steps } => format!("stopped at the step limit ({steps})"),
+        TurnEnd::Failed { message } => format!("failed: {message}"),
+    }
+}
+
+fn print_agent(event: &AgentEvent, json_mode: bool) {
+    if json_mode {
+        let line = match event {
+            AgentEvent::AssistantText { agent, text } => json!({"event": "assistant_text", "agent": agent, "text": text}),
+            AgentEvent::ToolCall { agent, id, name, arguments, origin, effect } => json!({
+                "event": "tool_call", "agent": agent, "id": id, "name": name,
+                "arguments": arguments, "origin": origin, "effect": effect,
+            }),
+            AgentEvent::ToolResult { agent, id, name, outcome, server_output, elapsed } => {
+                let mut line = json!({"event": "tool_result", "agent": agent, "id": id, "name": name,
+                    "elapsed_ms": elapsed.as_millis() as u64});
+                match outcome {
+                    Ok(text) => {
+                        line["ok"] = json!(true);
+                        line["content"] = json!(text);
+                    }
+                    Err(error) => {
+                        line["ok"] = json!(false);
+                        line["error"] = json!(error);
+                    }
+                }
+                if let Some(server) = server_output {
+                    line["server_output"] = json!(server);
+                }
+                line
+            }
+            AgentEvent::Notice { agent, text } => json!({"event": "notice", "agent": agent, "text": text}),
+            AgentEvent::Error { agent, message } => json!({"event": "error", "agent": agent, "message": message}),
+            AgentEvent::Request { .. } | AgentEvent::TextDelta { .. } | AgentEvent::TurnDone { .. } => return,
+        };
+        println!("{}", out_json::to_line(&line));
+        return;
+    }
+    match event {
+        AgentEvent::TextDelta { text, .. } => {
+            use std::io::Write as _;
+            print!("{}", inert(text, true));
+            let _ = std::io::stdout().flush();
+        }
+        AgentEvent::AssistantText { .. } => println!(),
+        AgentEvent::ToolCall { agent, name, arguments, .. } => {
+            println!("  → [{agent}] {name} {}", inert_line(&arguments.to_string(), 200));
+        }
+        AgentEvent::ToolResult { outcome, server_output, .. } => {
+            match outcome {
+                Ok(text) => println!("  ← {}", inert_line(text, 200)),
+                Err(e) => println!("  ← {}: {}", e.code, inert_line(&e.message, 300)),
+            }
+            if let Some(server) = server_output {
+                print!("{}", render::server_output(server));
+            }
+        }
+        AgentEvent::Notice { text, .. } => println!("  [notice] {text}"),
+        AgentEvent::Error { message, .. } => eprintln!("  [error] {message}"),
+        AgentEvent::Request { .. } | AgentEvent::TurnDone { .. } => {}
+    }
+}
+
+fn print_mcp(event: &McpEvent, json_mode: bool) {
+    let line: Value = match event {
+        McpEvent::Registered { alias, connection, tools, version } => json!({
+            "event": "registry", "change": "registered", "alias": alias, "connection": connection,
+            "tools": tools, "version": version,
+        }),
+        McpEvent::Revoked { alias, connection, tools, cause, version } => json!({
+            "event": "registry", "change": "revoked", "alias": alias, "connection": connection,
+            "tools": tools, "cause": cause, "version": version,
+        }),
+        _ => return,
+    };
+    if json_mode {
+        println!("{}", out_json::to_line(&line));
+    } else {
+        let sign = if line["change"] == "registered" { "+" } else { "−" };
+        let count = line["tools"].as_array().map_or(0, Vec::len);
+        let cause = line.get("cause").map(|c| format!(" ({})", c["kind"].as_str().unwrap_or(""))).unwrap_or_default();
+        println!("  [registry v{}] {sign}{count} tools of {}{cause}", line["version"], line["alias"].as_str().unwrap_or(""));
+    }
+}

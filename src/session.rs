@@ -1,0 +1,151 @@
+//! Assembles one working session from the config: the MCP hub, the model
+//! provider, the Lead (with its crew of subagents and teammates) and the session
+//! store. Used by the headless `run` and by the TUI's backend.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use crate::agent::conversation::Message;
+use crate::agent::events::{AgentEvent, AgentEvents};
+use crate::agent::lead::{Lead, LeadTools};
+use crate::agent::model::select::select;
+use crate::agent::runner::{Journal, NoJournal};
+use crate::agent::subagent::{AgentSettings, Crew};
+use crate::agent::tools::readonly::Workspace;
+use crate::config::Config;
+use crate::mcp::{ApprovalDecision, ApprovalRequest, Approver, EventSink, Hub, McpEvent, Vars};
+use crate::store::Store;
+
+/// How many model requests one turn may make before it stops.
+const MAX_STEPS: u32 = 40;
+
+/// How the session should start.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// `Some(None)`: resume the newest session; `Some(Some(id))`: that one.
+    pub resume: Option<Option<String>>,
+    /// Write the transcript and audit log (off in some tests).
+    pub persist: bool,
+    /// The directory the read-only tools may see (default: the current directory).
+    pub workspace: Option<PathBuf>,
+}
+
+/// A running session's parts.
+pub struct Session {
+    pub hub: Hub,
+    pub lead: Lead,
+    pub store: Option<Arc<Store>>,
+    pub mcp_events: UnboundedReceiver<McpEvent>,
+    pub agent_events: UnboundedReceiver<AgentEvent>,
+}
+
+/// Why a session cannot start (the CLI exits with status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("{0}")]
+    Model(#[from] crate::agent::model::ModelError),
+    #[error("the working directory: {0}")]
+    Workspace(std::io::Error),
+    #[error("the session store: {0}")]
+    Store(std::io::Error),
+}
+
+/// Builds a session. `approver` decides `confirm` calls; it is wrapped so every
+/// decision lands in the audit log.
+pub fn start(config: &Config, approver: Arc<dyn Approver>, options: SessionOptions) -> Result<Session, SetupError> {
+    let selection = select(config.agent.model.as_ref(), &|name| std::env::var(name).ok())?;
+    let (mcp_sink, mcp_events) = EventSink::new();
+    let reserved = crate::config::BUILTIN_TOOLS.iter().map(|s| s.to_string()).collect();
+    let hub = Hub::new(config.servers.clone(), config.limits.clone(), Vars::from_process(), reserved, mcp_sink);
+    let (agent_sink, agent_events) = AgentEvents::new();
+    let (store, conversation, connected) = open_store(&options)?;
+    let journal: Arc<dyn Journal> = match &store {
+        Some(store) => Arc::clone(store) as Arc<dyn Journal>,
+        None => Arc::new(NoJournal),
+    };
+    let approver: Arc<dyn Approver> = match &store {
+        Some(store) => Arc::new(AuditedApprover { inner: approver, store: Arc::clone(store) }),
+        None => approver,
+    };
+    let root = match &options.workspace {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(SetupError::Workspace)?,
+    };
+    let workspace = Workspace::new(&root).map_err(SetupError::Workspace)?;
+    let settings = AgentSettings {
+        max_tokens: selection.max_tokens,
+        context_tokens: selection.context_tokens,
+        max_steps: MAX_STEPS,
+    };
+    let crew = Arc::new(Crew::new(
+        Arc::clone(&selection.provider),
+        approver,
+        agent_sink.clone(),
+        Arc::clone(&journal),
+        &config.agent.builtin_tools,
+        workspace,
+        settings,
+        config.agent.teammates.clone(),
+    ));
+    let tools = LeadTools::new(hub.clone(), crew, &config.agent.builtin_tools);
+    let mut lead = Lead {
+        conversation,
+        model: selection.provider,
+        tools,
+        hub: hub.clone(),
+        events: agent_sink,
+        journal,
+        settings,
+    };
+    if !connected.is_empty() {
+        // Connections are never restored silently: the model is told, and decides.
+        let note = format!(
+            "[mcp-harness] This session was resumed. MCP servers that were connected before are not connected \
+             now: {}. Call connect_mcp to reconnect the ones you need.",
+            connected.join(", ")
+        );
+        lead.conversation.push(Message::user_text(note));
+    }
+    Ok(Session { hub, lead, store, mcp_events, agent_events })
+}
+
+type Opened = (Option<Arc<Store>>, Vec<Message>, Vec<String>);
+
+fn open_store(options: &SessionOptions) -> Result<Opened, SetupError> {
+    if !options.persist && options.resume.is_none() {
+        return Ok((None, Vec::new(), Vec::new()));
+    }
+    let data = crate::logging::data_dir()
+        .ok_or_else(|| SetupError::Store(std::io::Error::other("no data directory for this platform")))?;
+    match &options.resume {
+        Some(id) => {
+            let resumed = Store::resume(&data, id.as_deref()).map_err(SetupError::Store)?;
+            Ok((Some(Arc::new(resumed.store)), resumed.conversation, resumed.connected))
+        }
+        None => Ok((Some(Arc::new(Store::create(&data).map_err(SetupError::Store)?)), Vec::new(), Vec::new())),
+    }
+}
+
+/// Records every approval decision in the audit log.
+struct AuditedApprover {
+    inner: Arc<dyn Approver>,
+    store: Arc<Store>,
+}
+
+impl Approver for AuditedApprover {
+    fn approve(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
+        Box::pin(async move {
+            let (tool, by) = (request.tool.clone(), request.requested_by.clone());
+            let decision = self.inner.approve(request).await;
+            let label = match &decision {
+                ApprovalDecision::Approved => "approved",
+                ApprovalDecision::Denied { .. } => "denied",
+            };
+            self.store.audit_approval(&tool, &by, label, self.inner.decider());
+            decision
+        })
+    }
+}
