@@ -1,6 +1,15 @@
 //! Model providers behind one trait: `anthropic` (Messages API), `openai` (Chat
 //! Completions and compatible servers), `scripted` (a replayed scenario).
 
+pub mod anthropic;
+mod api_error;
+mod http;
+pub mod openai;
+mod sse;
+
+pub use anthropic::AnthropicProvider;
+pub use openai::OpenAiProvider;
+
 use std::future::Future;
 use std::pin::Pin;
 
