@@ -266,18 +266,22 @@ fn is_event_stream(content_type: &str) -> bool {
     content_type.starts_with("text/event-stream")
 }
 
-/// A reqwest error with its causes ("error sending request … : tcp connect
-/// error: Connection refused"); reqwest's own Display stops at the first.
+/// What went wrong under a reqwest error: its causes ("client error (Connect):
+/// tcp connect error: Connection refused"). reqwest's own message only says
+/// "error sending request for url (…)", and the URL is reported separately.
 pub(crate) fn describe(error: &reqwest::Error) -> String {
-    let mut text = error.to_string();
+    let mut causes: Vec<String> = Vec::new();
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
+        let text = cause.to_string();
+        if !causes.iter().any(|c| c.contains(&text)) {
+            causes.push(text);
         }
         source = cause.source();
     }
-    text
+    if causes.is_empty() {
+        error.to_string()
+    } else {
+        causes.join(": ")
+    }
 }
