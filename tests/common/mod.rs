@@ -165,3 +165,5 @@ pub fn records(path: &Path) -> Vec<serde_json::Value> {
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
 }
+pub mod model_run;
+pub mod model_stub;

@@ -1,6 +1,17 @@
 //! Model providers behind one trait: `anthropic` (Messages API), `openai` (Chat
 //! Completions and compatible servers), `scripted` (a replayed scenario).
 
+pub mod anthropic;
+mod api_error;
+mod http;
+pub mod openai;
+pub mod scripted;
+pub mod select;
+mod sse;
+
+pub use anthropic::AnthropicProvider;
+pub use openai::OpenAiProvider;
+
 use std::future::Future;
 use std::pin::Pin;
 
@@ -170,4 +181,3 @@ impl Default for RetryPolicy {
         }
     }
 }
-pub mod scripted;
