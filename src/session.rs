@@ -55,11 +55,26 @@ pub enum SetupError {
 
 /// Builds a session. `approver` decides `confirm` calls; it is wrapped so every
 /// decision lands in the audit log.
-pub fn start(config: &Config, approver: Arc<dyn Approver>, options: SessionOptions) -> Result<Session, SetupError> {
-    let selection = select(config.agent.model.as_ref(), &|name| std::env::var(name).ok())?;
+pub fn start(
+    config: &Config,
+    approver: Arc<dyn Approver>,
+    options: SessionOptions,
+) -> Result<Session, SetupError> {
+    let selection = select(config.agent.model.as_ref(), &|name| {
+        std::env::var(name).ok()
+    })?;
     let (mcp_sink, mcp_events) = EventSink::new();
-    let reserved = crate::config::BUILTIN_TOOLS.iter().map(|s| s.to_string()).collect();
-    let hub = Hub::new(config.servers.clone(), config.limits.clone(), Vars::from_process(), reserved, mcp_sink);
+    let reserved = crate::config::BUILTIN_TOOLS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let hub = Hub::new(
+        config.servers.clone(),
+        config.limits.clone(),
+        Vars::from_process(),
+        reserved,
+        mcp_sink,
+    );
     let (agent_sink, agent_events) = AgentEvents::new();
     let (store, conversation, connected) = open_store(&options)?;
     let journal: Arc<dyn Journal> = match &store {
@@ -67,7 +82,10 @@ pub fn start(config: &Config, approver: Arc<dyn Approver>, options: SessionOptio
         None => Arc::new(NoJournal),
     };
     let approver: Arc<dyn Approver> = match &store {
-        Some(store) => Arc::new(AuditedApprover { inner: approver, store: Arc::clone(store) }),
+        Some(store) => Arc::new(AuditedApprover {
+            inner: approver,
+            store: Arc::clone(store),
+        }),
         None => approver,
     };
     let root = match &options.workspace {
@@ -109,7 +127,13 @@ pub fn start(config: &Config, approver: Arc<dyn Approver>, options: SessionOptio
         );
         lead.conversation.push(Message::user_text(note));
     }
-    Ok(Session { hub, lead, store, mcp_events, agent_events })
+    Ok(Session {
+        hub,
+        lead,
+        store,
+        mcp_events,
+        agent_events,
+    })
 }
 
 type Opened = (Option<Arc<Store>>, Vec<Message>, Vec<String>);
@@ -118,14 +142,23 @@ fn open_store(options: &SessionOptions) -> Result<Opened, SetupError> {
     if !options.persist && options.resume.is_none() {
         return Ok((None, Vec::new(), Vec::new()));
     }
-    let data = crate::logging::data_dir()
-        .ok_or_else(|| SetupError::Store(std::io::Error::other("no data directory for this platform")))?;
+    let data = crate::logging::data_dir().ok_or_else(|| {
+        SetupError::Store(std::io::Error::other("no data directory for this platform"))
+    })?;
     match &options.resume {
         Some(id) => {
             let resumed = Store::resume(&data, id.as_deref()).map_err(SetupError::Store)?;
-            Ok((Some(Arc::new(resumed.store)), resumed.conversation, resumed.connected))
+            Ok((
+                Some(Arc::new(resumed.store)),
+                resumed.conversation,
+                resumed.connected,
+            ))
         }
-        None => Ok((Some(Arc::new(Store::create(&data).map_err(SetupError::Store)?)), Vec::new(), Vec::new())),
+        None => Ok((
+            Some(Arc::new(Store::create(&data).map_err(SetupError::Store)?)),
+            Vec::new(),
+            Vec::new(),
+        )),
     }
 }
 
@@ -144,7 +177,8 @@ impl Approver for AuditedApprover {
                 ApprovalDecision::Approved => "approved",
                 ApprovalDecision::Denied { .. } => "denied",
             };
-            self.store.audit_approval(&tool, &by, label, self.inner.decider());
+            self.store
+                .audit_approval(&tool, &by, label, self.inner.decider());
             decision
         })
     }

@@ -200,18 +200,25 @@ fn read_conversation(path: &Path) -> std::io::Result<Vec<Message>> {
     Ok(conversation)
 }
 
+/// Aliases that were connected when the session ended: registered and never
+/// revoked (a crash), or revoked only because the harness shut down.
 fn read_connected(path: &Path) -> std::io::Result<Vec<String>> {
-    let mut states = std::collections::BTreeMap::new();
+    let mut connected = std::collections::BTreeMap::new();
     for record in lines(path)? {
-        if record["event"] == "alias_state"
-            && let Some(alias) = record["alias"].as_str()
-        {
-            states.insert(alias.to_string(), record["state"]["state"] == "ready");
-        }
+        let Some(alias) = record["alias"].as_str() else {
+            continue;
+        };
+        match record["event"].as_str() {
+            Some("registered") => connected.insert(alias.to_string(), true),
+            Some("revoked") => {
+                connected.insert(alias.to_string(), record["cause"]["kind"] == "shutdown")
+            }
+            _ => None,
+        };
     }
-    Ok(states
+    Ok(connected
         .into_iter()
-        .filter(|(_, ready)| *ready)
+        .filter(|(_, c)| *c)
         .map(|(alias, _)| alias)
         .collect())
 }
@@ -220,7 +227,7 @@ fn read_connected(path: &Path) -> std::io::Result<Vec<String>> {
 mod tests {
     use super::*;
     use crate::agent::conversation::{Block, ToolCall};
-    use crate::mcp::{AliasState, ConnectionId, ServerAlias};
+    use crate::mcp::{ConnectionId, RevokeCause, ServerAlias};
 
     #[test]
     fn a_session_reads_back_with_merged_turns_and_connected_aliases() {
@@ -242,18 +249,23 @@ mod tests {
                 input: json!({}),
             })]),
         );
-        let ready = AliasState::Ready {
-            connection: ConnectionId(3),
-            exposed: 2,
+        let registered = |alias: &str, id| McpEvent::Registered {
+            alias: ServerAlias::new(alias),
+            connection: ConnectionId(id),
+            tools: vec!["t".into()],
+            version: id,
         };
-        store.audit_mcp(&McpEvent::AliasState {
-            alias: ServerAlias::new("a"),
-            state: ready,
-        });
-        store.audit_mcp(&McpEvent::AliasState {
-            alias: ServerAlias::new("b"),
-            state: AliasState::Connecting,
-        });
+        let revoked = |alias: &str, id, cause| McpEvent::Revoked {
+            alias: ServerAlias::new(alias),
+            connection: ConnectionId(id),
+            tools: vec!["t".into()],
+            cause,
+            version: id + 10,
+        };
+        store.audit_mcp(&registered("a", 1));
+        store.audit_mcp(&registered("b", 2));
+        store.audit_mcp(&revoked("b", 2, RevokeCause::Disconnected));
+        store.audit_mcp(&revoked("a", 1, RevokeCause::Shutdown));
         let id = store.id().to_string();
         drop(store);
         let resumed = Store::resume(data.path(), Some(&id)).unwrap();

@@ -46,11 +46,16 @@ pub async fn run(config: Option<PathBuf>, args: RunArgs) -> ExitCode {
         Err(code) => return code,
     };
     let options = SessionOptions {
-        resume: args.resume.as_ref().map(|id| (!id.is_empty()).then(|| id.clone())),
+        resume: args
+            .resume
+            .as_ref()
+            .map(|id| (!id.is_empty()).then(|| id.clone())),
         persist: true,
         workspace: None,
     };
-    let approver = Arc::new(FlagApprover { approve: args.approve == Approve::Always });
+    let approver = Arc::new(FlagApprover {
+        approve: args.approve == Approve::Always,
+    });
     let mut session = match session::start(&config, approver, options) {
         Ok(s) => s,
         Err(e) => {
@@ -94,7 +99,10 @@ pub async fn run(config: Option<PathBuf>, args: RunArgs) -> ExitCode {
     let _ = printer.await;
     let id = session.store.as_ref().map(|s| s.id().to_string());
     if json_mode {
-        println!("{}", out_json::to_line(&json!({"event": "done", "end": end, "session": id})));
+        println!(
+            "{}",
+            out_json::to_line(&json!({"event": "done", "end": end, "session": id}))
+        );
     } else if let Some(id) = &id {
         eprintln!("\n[session {id}: {}]", end_label(&end));
     }
@@ -117,12 +125,28 @@ fn end_label(end: &TurnEnd) -> String {
 fn print_agent(event: &AgentEvent, json_mode: bool) {
     if json_mode {
         let line = match event {
-            AgentEvent::AssistantText { agent, text } => json!({"event": "assistant_text", "agent": agent, "text": text}),
-            AgentEvent::ToolCall { agent, id, name, arguments, origin, effect } => json!({
+            AgentEvent::AssistantText { agent, text } => {
+                json!({"event": "assistant_text", "agent": agent, "text": text})
+            }
+            AgentEvent::ToolCall {
+                agent,
+                id,
+                name,
+                arguments,
+                origin,
+                effect,
+            } => json!({
                 "event": "tool_call", "agent": agent, "id": id, "name": name,
                 "arguments": arguments, "origin": origin, "effect": effect,
             }),
-            AgentEvent::ToolResult { agent, id, name, outcome, server_output, elapsed } => {
+            AgentEvent::ToolResult {
+                agent,
+                id,
+                name,
+                outcome,
+                server_output,
+                elapsed,
+            } => {
                 let mut line = json!({"event": "tool_result", "agent": agent, "id": id, "name": name,
                     "elapsed_ms": elapsed.as_millis() as u64});
                 match outcome {
@@ -140,9 +164,15 @@ fn print_agent(event: &AgentEvent, json_mode: bool) {
                 }
                 line
             }
-            AgentEvent::Notice { agent, text } => json!({"event": "notice", "agent": agent, "text": text}),
-            AgentEvent::Error { agent, message } => json!({"event": "error", "agent": agent, "message": message}),
-            AgentEvent::Request { .. } | AgentEvent::TextDelta { .. } | AgentEvent::TurnDone { .. } => return,
+            AgentEvent::Notice { agent, text } => {
+                json!({"event": "notice", "agent": agent, "text": text})
+            }
+            AgentEvent::Error { agent, message } => {
+                json!({"event": "error", "agent": agent, "message": message})
+            }
+            AgentEvent::Request { .. }
+            | AgentEvent::TextDelta { .. }
+            | AgentEvent::TurnDone { .. } => return,
         };
         println!("{}", out_json::to_line(&line));
         return;
@@ -154,10 +184,22 @@ fn print_agent(event: &AgentEvent, json_mode: bool) {
             let _ = std::io::stdout().flush();
         }
         AgentEvent::AssistantText { .. } => println!(),
-        AgentEvent::ToolCall { agent, name, arguments, .. } => {
-            println!("  → [{agent}] {name} {}", inert_line(&arguments.to_string(), 200));
+        AgentEvent::ToolCall {
+            agent,
+            name,
+            arguments,
+            ..
+        } => {
+            println!(
+                "  → [{agent}] {name} {}",
+                inert_line(&arguments.to_string(), 200)
+            );
         }
-        AgentEvent::ToolResult { outcome, server_output, .. } => {
+        AgentEvent::ToolResult {
+            outcome,
+            server_output,
+            ..
+        } => {
             match outcome {
                 Ok(text) => println!("  ← {}", inert_line(text, 200)),
                 Err(e) => println!("  ← {}: {}", e.code, inert_line(&e.message, 300)),
@@ -174,11 +216,22 @@ fn print_agent(event: &AgentEvent, json_mode: bool) {
 
 fn print_mcp(event: &McpEvent, json_mode: bool) {
     let line: Value = match event {
-        McpEvent::Registered { alias, connection, tools, version } => json!({
+        McpEvent::Registered {
+            alias,
+            connection,
+            tools,
+            version,
+        } => json!({
             "event": "registry", "change": "registered", "alias": alias, "connection": connection,
             "tools": tools, "version": version,
         }),
-        McpEvent::Revoked { alias, connection, tools, cause, version } => json!({
+        McpEvent::Revoked {
+            alias,
+            connection,
+            tools,
+            cause,
+            version,
+        } => json!({
             "event": "registry", "change": "revoked", "alias": alias, "connection": connection,
             "tools": tools, "cause": cause, "version": version,
         }),
@@ -187,9 +240,20 @@ fn print_mcp(event: &McpEvent, json_mode: bool) {
     if json_mode {
         println!("{}", out_json::to_line(&line));
     } else {
-        let sign = if line["change"] == "registered" { "+" } else { "−" };
+        let sign = if line["change"] == "registered" {
+            "+"
+        } else {
+            "−"
+        };
         let count = line["tools"].as_array().map_or(0, Vec::len);
-        let cause = line.get("cause").map(|c| format!(" ({})", c["kind"].as_str().unwrap_or(""))).unwrap_or_default();
-        println!("  [registry v{}] {sign}{count} tools of {}{cause}", line["version"], line["alias"].as_str().unwrap_or(""));
+        let cause = line
+            .get("cause")
+            .map(|c| format!(" ({})", c["kind"].as_str().unwrap_or("")))
+            .unwrap_or_default();
+        println!(
+            "  [registry v{}] {sign}{count} tools of {}{cause}",
+            line["version"],
+            line["alias"].as_str().unwrap_or("")
+        );
     }
 }

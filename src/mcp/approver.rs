@@ -64,6 +64,10 @@ impl Approver for FlagApprover {
     }
 
     fn decider(&self) -> &'static str {
-        if self.approve { "command-line flag (approve all)" } else { "command-line flag (approve none)" }
+        if self.approve {
+            "command-line flag (approve all)"
+        } else {
+            "command-line flag (approve none)"
+        }
     }
 }

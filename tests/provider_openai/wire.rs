@@ -1,4 +1,5 @@
 //! Chat Completions stream chunks as the servers write them, for the OpenAI tests.
+#![allow(dead_code)] // shared by several test crates; each uses a part
 
 use serde_json::{Value, json};
 

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use super::scripted::{DEMO_SCENARIO, Scenario, ScriptedProvider};
-use super::{AnthropicProvider, HttpSettings, ModelError, ModelProvider, OpenAiProvider, RetryPolicy};
+use super::{
+    AnthropicProvider, HttpSettings, ModelError, ModelProvider, OpenAiProvider, RetryPolicy,
+};
 use crate::config::{ModelSection, ProviderKind};
 
 const DEFAULT_MAX_TOKENS: u32 = 4096;
@@ -19,7 +21,10 @@ pub struct Selection {
 
 /// Picks and builds the provider. `env` reads environment variables (a parameter
 /// so tests do not depend on the developer's environment).
-pub fn select(section: Option<&ModelSection>, env: &dyn Fn(&str) -> Option<String>) -> Result<Selection, ModelError> {
+pub fn select(
+    section: Option<&ModelSection>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Selection, ModelError> {
     let implicit = ModelSection::default();
     let kind = match section.and_then(|s| s.provider) {
         Some(kind) => kind,
@@ -31,14 +36,22 @@ pub fn select(section: Option<&ModelSection>, env: &dyn Fn(&str) -> Option<Strin
     let max_tokens = section.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     let (provider, context): (Arc<dyn ModelProvider>, u64) = match kind {
         ProviderKind::Anthropic => {
-            let key_env = section.api_key_env.as_deref().unwrap_or("ANTHROPIC_API_KEY");
+            let key_env = section
+                .api_key_env
+                .as_deref()
+                .unwrap_or("ANTHROPIC_API_KEY");
             let key = env(key_env).ok_or_else(|| {
                 ModelError::Script(format!(
                     "[model] provider \"anthropic\" needs an API key in ${key_env}, which is not set; \
                      set it, or name another variable with api_key_env"
                 ))
             })?;
-            let settings = http(section, "https://api.anthropic.com", "claude-sonnet-4-5", Some(key));
+            let settings = http(
+                section,
+                "https://api.anthropic.com",
+                "claude-sonnet-4-5",
+                Some(key),
+            );
             (Arc::new(AnthropicProvider::new(settings)), 200_000)
         }
         ProviderKind::Openai => {
@@ -46,7 +59,9 @@ pub fn select(section: Option<&ModelSection>, env: &dyn Fn(&str) -> Option<Strin
             // config names explicitly must exist.
             let key = match &section.api_key_env {
                 Some(name) => Some(env(name).ok_or_else(|| {
-                    ModelError::Script(format!("[model] api_key_env names ${name}, which is not set"))
+                    ModelError::Script(format!(
+                        "[model] api_key_env names ${name}, which is not set"
+                    ))
                 })?),
                 None => env("OPENAI_API_KEY"),
             };
@@ -58,16 +73,31 @@ pub fn select(section: Option<&ModelSection>, env: &dyn Fn(&str) -> Option<Strin
                 Some(path) => Scenario::load(path)?,
                 None => Scenario::parse(DEMO_SCENARIO, "demo")?,
             };
-            let label = section.scenario.as_ref().map_or("demo scenario".into(), |p| p.display().to_string());
+            let label = section
+                .scenario
+                .as_ref()
+                .map_or("demo scenario".into(), |p| p.display().to_string());
             (Arc::new(ScriptedProvider::new(scenario, label)), 100_000)
         }
     };
-    Ok(Selection { provider, max_tokens, context_tokens: section.context_tokens.unwrap_or(context) })
+    Ok(Selection {
+        provider,
+        max_tokens,
+        context_tokens: section.context_tokens.unwrap_or(context),
+    })
 }
 
-fn http(section: &ModelSection, base_url: &str, model: &str, api_key: Option<String>) -> HttpSettings {
+fn http(
+    section: &ModelSection,
+    base_url: &str,
+    model: &str,
+    api_key: Option<String>,
+) -> HttpSettings {
     HttpSettings {
-        base_url: section.base_url.clone().unwrap_or_else(|| base_url.to_string()),
+        base_url: section
+            .base_url
+            .clone()
+            .unwrap_or_else(|| base_url.to_string()),
         api_key,
         model: section.model.clone().unwrap_or_else(|| model.to_string()),
         retry: RetryPolicy::default(),
@@ -79,27 +109,48 @@ mod tests {
     use super::*;
 
     fn with(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        move |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
     }
 
     #[test]
     fn no_section_follows_the_environment() {
-        let pick = |vars| select(None, &with(vars)).map(|s| s.provider.name()).unwrap();
+        let pick = |vars| {
+            select(None, &with(vars))
+                .map(|s| s.provider.name())
+                .unwrap()
+        };
         assert_eq!(pick(&[]), "scripted");
         assert_eq!(pick(&[("OPENAI_API_KEY", "k")]), "openai");
-        assert_eq!(pick(&[("OPENAI_API_KEY", "k"), ("ANTHROPIC_API_KEY", "k")]), "anthropic");
+        assert_eq!(
+            pick(&[("OPENAI_API_KEY", "k"), ("ANTHROPIC_API_KEY", "k")]),
+            "anthropic"
+        );
     }
 
     #[test]
     fn a_missing_key_is_a_clear_error() {
-        let section = ModelSection { provider: Some(ProviderKind::Anthropic), ..Default::default() };
-        let Err(e) = select(Some(&section), &with(&[])) else { panic!("selected without a key") };
+        let section = ModelSection {
+            provider: Some(ProviderKind::Anthropic),
+            ..Default::default()
+        };
+        let Err(e) = select(Some(&section), &with(&[])) else {
+            panic!("selected without a key")
+        };
         assert!(e.to_string().contains("$ANTHROPIC_API_KEY"), "{e}");
         let section = ModelSection {
             provider: Some(ProviderKind::Openai),
             base_url: Some("http://localhost:11434/v1".into()),
             ..Default::default()
         };
-        assert_eq!(select(Some(&section), &with(&[])).map(|s| s.provider.name()).ok(), Some("openai"));
+        assert_eq!(
+            select(Some(&section), &with(&[]))
+                .map(|s| s.provider.name())
+                .ok(),
+            Some("openai")
+        );
     }
 }
