@@ -183,6 +183,10 @@ mod tests {
         let aliases: Vec<&str> = config.servers.iter().map(|s| s.alias.as_str()).collect();
         assert_eq!(aliases, ["demo_alpha", "demo_beta", "remote"]);
         assert_eq!(config.limits, Limits::default());
+        let model = config.agent.model.as_ref().expect("[model]");
+        assert_eq!(model.provider, Some(ProviderKind::Anthropic));
+        assert_eq!(config.agent.builtin_tools.len(), BUILTIN_TOOLS.len());
+        assert_eq!(config.agent.teammates[0].name, "reviewer");
     }
 
     #[test]
@@ -195,6 +199,18 @@ mod tests {
         assert_eq!(e.path.as_deref(), Some("servers.a.comand"), "{e}");
         let e = err("[limits]\ncall_timeout_ms = 0\n");
         assert_eq!(e.path.as_deref(), Some("limits.call_timeout_ms"), "{e}");
+    }
+
+    #[test]
+    fn agent_sections_are_checked() {
+        let e = err("[builtin_tools]\nrm_rf = \"allow\"\n");
+        assert_eq!(e.path.as_deref(), Some("builtin_tools.rm_rf"), "{e}");
+        let e = err("[model]\nprovider = \"gpt\"\n");
+        assert_eq!(e.path.as_deref(), Some("model.provider"), "{e}");
+        let e = err("[[teammates]]\nname = \"a\"\nsystem_prompt = \"x\"\n[[teammates]]\nname = \"a\"\nsystem_prompt = \"y\"\n");
+        assert!(e.message.contains("declared twice"), "{e}");
+        let e = err("[model]\nprovider = \"openai\"\nscenario = \"x.toml\"\n");
+        assert_eq!(e.path.as_deref(), Some("model.scenario"), "{e}");
     }
 
     #[test]
