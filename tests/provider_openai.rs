@@ -390,3 +390,21 @@ async fn an_endless_event_is_refused_past_the_bound() {
         other => panic!("expected Malformed, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn a_bare_404_names_the_url() {
+    let mut page = Reply::sse(["404 page not found"]).framing(Framing::Length);
+    page.status = 404;
+    page.headers = vec![("content-type".into(), "text/plain".into())];
+    let stub = ModelStub::start(vec![page]).await;
+    match ask_hi(&stub.url()).await.0 {
+        Err(ModelError::UnknownModel { message, .. }) => {
+            let url = format!("{}/v1/chat/completions", stub.url());
+            assert!(
+                message.contains(&url) && message.contains("base_url"),
+                "{message}"
+            );
+        }
+        other => panic!("expected UnknownModel, got {other:?}"),
+    }
+}

@@ -184,8 +184,14 @@ impl Endpoint {
             let (bytes, truncated) = read_bounded(response, MAX_ERROR_BODY).await;
             let mut error = ApiError::from_body(status, &bytes, truncated);
             error.retry_after = retry_after;
-            if status == 404 && bytes.is_empty() {
-                error.message = format!("{url} answered 404 Not Found (check base_url too)");
+            if status == 404 && !truncated && !is_structured(&bytes) {
+                // Likely a wrong path rather than a wrong model: say where we asked.
+                let said = if error.message.is_empty() {
+                    "Not Found"
+                } else {
+                    &error.message
+                };
+                error.message = format!("{url} answered 404 ({said}); check base_url too");
             }
             return Err(self.judge(error, false));
         }
@@ -255,6 +261,14 @@ async fn read_bounded(mut response: reqwest::Response, limit: usize) -> (Vec<u8>
         }
     }
     (bytes, false)
+}
+
+/// Whether an error body is one of the JSON error shapes (not an HTML page, say).
+fn is_structured(body: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| ApiError::from_json(404, &v))
+        .is_some()
 }
 
 fn content_type(headers: &HeaderMap) -> Option<String> {
