@@ -6,10 +6,13 @@
 #![deny(unsafe_code)]
 
 pub mod agent;
+pub mod backend;
 pub mod cli;
 pub mod config;
 pub mod logging;
 pub mod mcp;
+pub mod protocol;
 pub mod sanitize;
 pub mod session;
 pub mod store;
+pub mod ui;

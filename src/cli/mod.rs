@@ -35,6 +35,9 @@ pub struct Cli {
     /// Config file [default: ~/.config/mcp-harness/config.toml if it exists, else the embedded demo config]
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// TUI: continue an earlier session (the newest one, or ID); MCP connections are not restored
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -67,9 +70,37 @@ pub async fn run(cli: Cli) -> ExitCode {
                 ExitCode::from(exit::FAILURE)
             }
         },
-        None => {
-            eprintln!("The TUI is not built yet. Try `mcp-harness check` or `mcp-harness --help`.");
-            ExitCode::from(exit::USAGE)
+        None => tui(cli.config, cli.resume).await,
+    }
+}
+
+/// The full-screen TUI.
+async fn tui(config: Option<PathBuf>, resume: Option<String>) -> ExitCode {
+    let config = match load_config(config) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let options = crate::session::SessionOptions {
+        resume: resume.map(|id| (!id.is_empty()).then_some(id)),
+        persist: true,
+        workspace: None,
+    };
+    let backend = match crate::backend::spawn(config, options) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("mcp-harness: {e}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    let result = crate::ui::run_terminal(backend.commands.clone(), backend.events).await;
+    // Whatever ended the UI, make sure every server is closed before exiting.
+    let _ = backend.commands.send(crate::protocol::Command::Quit);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(15), backend.task).await;
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-harness: {e}");
+            ExitCode::from(exit::FAILURE)
         }
     }
 }

@@ -2,6 +2,7 @@
 //! the embedded default. Errors name the file, the key path and what is wrong.
 
 mod agent;
+pub mod edit;
 mod servers;
 
 use std::collections::BTreeMap;

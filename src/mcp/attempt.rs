@@ -97,7 +97,7 @@ impl Hub {
                 "check the alias",
             )
         })?;
-        let conn = self.open(spec).await?;
+        let conn = self.open(&spec).await?;
         let listed = listing::list_tools(&conn, &self.inner.limits, |_| {}).await;
         conn.close();
         let server = conn.server().clone();

@@ -26,7 +26,7 @@ pub struct Hub {
 }
 
 pub(super) struct Inner {
-    specs: BTreeMap<ServerAlias, ServerSpec>,
+    specs: Mutex<BTreeMap<ServerAlias, ServerSpec>>,
     pub(super) limits: Limits,
     pub(super) vars: Vars,
     pub(super) registry: Registry,
@@ -55,6 +55,8 @@ struct Slot {
     /// Set while connecting; cancelled by a disconnect during the attempt.
     attempt: Option<CancellationToken>,
     connection: Option<Arc<Connection>>,
+    /// The outcome of the last connection attempt (for the operator's views).
+    last_report: Option<ConnectReport>,
 }
 
 impl Hub {
@@ -75,13 +77,14 @@ impl Hub {
                         state: AliasState::Disconnected,
                         attempt: None,
                         connection: None,
+                        last_report: None,
                     },
                 )
             })
             .collect();
         Self {
             inner: Arc::new(Inner {
-                specs: specs.into_iter().map(|s| (s.alias.clone(), s)).collect(),
+                specs: Mutex::new(specs.into_iter().map(|s| (s.alias.clone(), s)).collect()),
                 limits,
                 vars,
                 registry: Registry::new(reserved, events.clone()),
@@ -117,20 +120,37 @@ impl Hub {
             .collect()
     }
 
-    pub fn spec(&self, alias: &str) -> Result<&ServerSpec, HubError> {
-        self.inner
-            .specs
-            .get(&ServerAlias::new(alias))
-            .ok_or_else(|| HubError::UnknownAlias {
-                alias: alias.to_string(),
-                known: self.inner.specs.keys().map(ToString::to_string).collect(),
-            })
+    /// The spec of a configured alias (a copy: the policy can change at run time).
+    pub fn spec(&self, alias: &str) -> Result<ServerSpec, HubError> {
+        let specs = self.inner.specs.lock().unwrap_or_else(|e| e.into_inner());
+        specs.get(&ServerAlias::new(alias)).cloned().ok_or_else(|| HubError::UnknownAlias {
+            alias: alias.to_string(),
+            known: specs.keys().map(ToString::to_string).collect(),
+        })
+    }
+
+    /// Replaces an alias's local policy (after the operator wrote a new one into
+    /// the config file). Takes effect on the next connect.
+    pub fn set_policy(&self, alias: &str, policy: super::policy::ToolPolicy) -> Result<(), HubError> {
+        let mut specs = self.inner.specs.lock().unwrap_or_else(|e| e.into_inner());
+        let spec = specs.get_mut(&ServerAlias::new(alias)).ok_or_else(|| HubError::UnknownAlias {
+            alias: alias.to_string(),
+            known: Vec::new(),
+        })?;
+        spec.policy = policy;
+        Ok(())
+    }
+
+    /// What the last connection attempt of this alias produced (published tools,
+    /// and the rejection if there was one).
+    pub fn last_report(&self, alias: &str) -> Option<ConnectReport> {
+        self.lock().slots.get(&ServerAlias::new(alias)).and_then(|s| s.last_report.clone())
     }
 
     /// Connects an alias: start/reach the server, initialize, list, validate,
     /// expose, register — or report why not. Takes only an alias, by design.
     pub async fn connect(&self, alias: &str) -> Result<ConnectReport, HubError> {
-        let spec = self.spec(alias)?.clone();
+        let spec = self.spec(alias)?;
         let alias = spec.alias.clone();
         let token = CancellationToken::new();
         {
@@ -168,6 +188,7 @@ impl Hub {
             if let Some(e) = error {
                 self.set_state(&alias, slot, failure_state(&e));
             }
+            slot.last_report = Some(report.clone());
             return Ok(report);
         };
         let entry = ConnectionEntry {
@@ -182,6 +203,7 @@ impl Hub {
                     exposed: exposed.len(),
                 };
                 slot.connection = Some(Arc::clone(&connection));
+                slot.last_report = Some(report.clone());
                 self.set_state(&alias, slot, ready);
                 drop(state);
                 self.watch_end(connection);
@@ -190,6 +212,7 @@ impl Hub {
                 connection.close();
                 self.set_state(&alias, slot, failure_state(&e));
                 report.outcome = Err(e);
+                slot.last_report = Some(report.clone());
             }
         }
         Ok(report)

@@ -1,0 +1,365 @@
+//! Keys, paste and mouse, in layers (helix-style): approval modal → overlay →
+//! focused pane → global keys. Every key lands somewhere visible; none is
+//! swallowed silently.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Position;
+use ratatui_textarea::{CursorMove, Input};
+
+use super::keymap::{self, Action, Scope};
+use super::panes::layout;
+use super::state::{APPROVAL_GRACE, AppState, Cell, Focus, Overlay};
+use super::update::{Effect, status};
+use super::view::{RegistryRow, registry_rows};
+use crate::protocol::{Command, Decision};
+
+/// Keys typed within this long count as "typing" when a prompt opens.
+const TYPING_WINDOW: std::time::Duration = std::time::Duration::from_millis(1500);
+
+pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
+    if key.kind == KeyEventKind::Release {
+        return Vec::new();
+    }
+    state.banner = false;
+    if !state.approvals.is_empty() {
+        return approval_key(state, key);
+    }
+    if state.overlay.is_some() {
+        return super::overlay::key(state, key);
+    }
+    let typing = state.focus == Focus::Input;
+    if keymap::is_help(&key, typing) {
+        state.overlay = Some(Overlay::Help { scroll: 0 });
+        return Vec::new();
+    }
+    let scope = match state.focus {
+        Focus::Input => Scope::Input,
+        Focus::Conversation => Scope::Conversation,
+        Focus::Servers => Scope::Servers,
+        Focus::Registry => Scope::Registry,
+        Focus::Health => Scope::Health,
+    };
+    if let Some(action) = keymap::lookup(Scope::Global, &key) {
+        return global(state, action);
+    }
+    let action = keymap::lookup(scope, &key);
+    match (state.focus, action) {
+        (Focus::Input, action) => input_key(state, key, action),
+        (_, Some(action)) => pane(state, action),
+        (_, None) if key.code == KeyCode::Esc => {
+            state.focus = Focus::Input;
+            Vec::new()
+        }
+        (_, None) => {
+            if let KeyCode::Char(c) = key.code
+                && key.modifiers.difference(KeyModifiers::SHIFT).is_empty()
+            {
+                // Typing in a list pane: the operator meant the input box.
+                state.focus = Focus::Input;
+                state.input.insert_char(c);
+                state.last_typed = Some(state.now);
+            }
+            Vec::new()
+        }
+    }
+}
+
+fn global(state: &mut AppState, action: Action) -> Vec<Effect> {
+    match action {
+        Action::InterruptOrQuit if state.busy => {
+            status(state, "interrupting…");
+            vec![Effect::Send(Command::Interrupt)]
+        }
+        Action::InterruptOrQuit | Action::Quit => quit(state),
+        Action::Help => {
+            state.overlay = Some(Overlay::Help { scroll: 0 });
+            Vec::new()
+        }
+        Action::NextFocus | Action::PrevFocus => {
+            let order = Focus::ORDER;
+            let i = order.iter().position(|f| *f == state.focus).unwrap_or(0);
+            let step = if action == Action::NextFocus { 1 } else { order.len() - 1 };
+            state.focus = order[(i + step) % order.len()];
+            Vec::new()
+        }
+        _ => Vec::new(),
+    }
+}
+
+pub fn quit(state: &mut AppState) -> Vec<Effect> {
+    state.quitting = true;
+    status(state, "closing every server…");
+    vec![Effect::Send(Command::Quit)]
+}
+
+fn input_key(state: &mut AppState, key: KeyEvent, action: Option<Action>) -> Vec<Effect> {
+    let row = state.input.cursor().0;
+    let last_row = state.input.lines().len().saturating_sub(1);
+    match action {
+        Some(Action::Send) => return send(state),
+        Some(Action::Newline) => state.input.insert_newline(),
+        Some(Action::HistoryPrev) if row == 0 => history(state, -1),
+        Some(Action::HistoryNext) if row == last_row => history(state, 1),
+        Some(Action::PageUp) => state.scroll_back = state.scroll_back.saturating_add(10),
+        Some(Action::PageDown) => state.scroll_back = state.scroll_back.saturating_sub(10),
+        _ => {
+            if key.code == KeyCode::Esc {
+                return Vec::new();
+            }
+            if state.input.input(Input::from(key)) {
+                state.last_typed = Some(state.now);
+            }
+        }
+    }
+    Vec::new()
+}
+
+fn send(state: &mut AppState) -> Vec<Effect> {
+    let text = state.input_text();
+    if text.trim().is_empty() {
+        return Vec::new();
+    }
+    if state.busy {
+        status(state, "a turn is running: wait for it, or press Ctrl-C to interrupt it");
+        return Vec::new();
+    }
+    state.input = super::state::AppState::new(state.now).input;
+    state.history.push(text.clone());
+    state.history_pos = None;
+    state.scroll_back = 0;
+    state.cells.push(Cell::User(text.clone()));
+    state.busy = true;
+    vec![Effect::Send(Command::Prompt(text))]
+}
+
+fn history(state: &mut AppState, step: isize) {
+    if state.history.is_empty() {
+        return;
+    }
+    let last = state.history.len() as isize - 1;
+    let next = match state.history_pos {
+        None if step < 0 => last,
+        None => return,
+        Some(pos) => pos as isize + step,
+    };
+    let text = if next > last {
+        state.history_pos = None;
+        String::new()
+    } else {
+        let next = next.clamp(0, last) as usize;
+        state.history_pos = Some(next);
+        state.history[next].clone()
+    };
+    let mut input = super::state::AppState::new(state.now).input;
+    input.insert_str(&text);
+    input.move_cursor(CursorMove::Bottom);
+    input.move_cursor(CursorMove::End);
+    state.input = input;
+}
+
+fn pane(state: &mut AppState, action: Action) -> Vec<Effect> {
+    let alias = state.selected_server().map(|s| s.alias.clone());
+    match (state.focus, action) {
+        (Focus::Conversation, a) => return conversation(state, a),
+        (Focus::Servers, Action::Up) => state.selected_server = state.selected_server.saturating_sub(1),
+        (Focus::Servers, Action::Down) => {
+            state.selected_server = (state.selected_server + 1).min(state.servers.len().saturating_sub(1));
+            clamp_tool(state);
+        }
+        (Focus::Servers, Action::ShowRegistry) => {
+            state.registry_all = false;
+            state.focus = Focus::Registry;
+        }
+        (Focus::Servers, Action::WritePolicy) => {
+            let mismatch = state.selected_server().is_some_and(|s| !s.policy_missing.is_empty() || !s.policy_extra.is_empty());
+            match (alias, mismatch) {
+                (Some(alias), true) => state.overlay = Some(Overlay::WritePolicy { alias }),
+                _ => status(state, "its policy already matches what it publishes (p is for a policy_mismatch)"),
+            }
+        }
+        (Focus::Servers, a) => {
+            let Some(alias) = alias else { return Vec::new() };
+            let command = match a {
+                Action::Connect => Command::Connect(alias),
+                Action::Disconnect => Command::Disconnect(alias),
+                Action::Reconnect => Command::Reconnect(alias),
+                Action::Kill => Command::KillServer(alias),
+                _ => return Vec::new(),
+            };
+            return vec![Effect::Send(command)];
+        }
+        (Focus::Registry, Action::Up) => state.selected_tool = state.selected_tool.saturating_sub(1),
+        (Focus::Registry, Action::Down) => {
+            state.selected_tool += 1;
+            clamp_tool(state);
+        }
+        (Focus::Registry, Action::ToggleAll) => {
+            state.registry_all = !state.registry_all;
+            clamp_tool(state);
+        }
+        (Focus::Registry, Action::Detail) => {
+            if let Some(RegistryRow::Tool { alias, tool }) = registry_rows(state).get(state.selected_tool).copied() {
+                state.overlay = Some(Overlay::ToolDetail { alias: alias.to_string(), tool: tool.name.clone(), scroll: 0 });
+            }
+        }
+        (Focus::Registry, Action::CallByHand) => super::overlay::open_call_editor(state),
+        (Focus::Health, Action::Refresh) => return vec![Effect::Send(Command::Refresh)],
+        _ => {}
+    }
+    Vec::new()
+}
+
+fn conversation(state: &mut AppState, action: Action) -> Vec<Effect> {
+    let last = state.cells.len().saturating_sub(1);
+    let selected = state.selected_cell.unwrap_or(last);
+    match action {
+        Action::Up => state.selected_cell = Some(selected.saturating_sub(1)),
+        Action::Down => state.selected_cell = Some((selected + 1).min(last)),
+        Action::Top => state.selected_cell = Some(0),
+        Action::Bottom => {
+            state.selected_cell = None;
+            state.scroll_back = 0;
+        }
+        Action::PageUp => state.scroll_back = state.scroll_back.saturating_add(10),
+        Action::PageDown => state.scroll_back = state.scroll_back.saturating_sub(10),
+        Action::Toggle => {
+            if let Some(Cell::ToolCall(call)) = state.cells.get_mut(selected) {
+                call.expanded = !call.expanded;
+            }
+        }
+        Action::Retry if state.can_retry && !state.busy => {
+            state.can_retry = false;
+            state.busy = true;
+            return vec![Effect::Send(Command::Retry)];
+        }
+        Action::Retry => status(state, "nothing to retry: r retries a turn that failed"),
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// Keeps the registry selection on a row that exists.
+pub fn clamp_tool(state: &mut AppState) {
+    let rows = registry_rows(state).len();
+    state.selected_tool = state.selected_tool.min(rows.saturating_sub(1));
+}
+
+fn approval_key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
+    let Some(prompt) = state.approvals.front() else { return Vec::new() };
+    let fresh = state.now < prompt.opened + APPROVAL_GRACE;
+    let was_typing = state.focus == Focus::Input && state.last_typed.is_some_and(|t| prompt.opened.duration_since(t) < TYPING_WINDOW);
+    if let KeyCode::Char(c) = key.code
+        && fresh
+        && was_typing
+        && key.modifiers.difference(KeyModifiers::SHIFT).is_empty()
+    {
+        state.input.insert_char(c);
+        status(state, "an approval prompt just opened: that key went to the input box, not to the prompt");
+        return Vec::new();
+    }
+    if let Some(action) = keymap::lookup(Scope::Global, &key)
+        && action == Action::InterruptOrQuit
+    {
+        return global(state, action);
+    }
+    let id = prompt.view.id;
+    let decision = match keymap::lookup(Scope::Approval, &key) {
+        Some(Action::ApproveOnce) => Decision::Once,
+        Some(Action::ApproveAlways) => Decision::Always,
+        Some(Action::Deny) => Decision::Deny,
+        Some(Action::Up) => {
+            if let Some(p) = state.approvals.front_mut() {
+                p.scroll = p.scroll.saturating_sub(1);
+            }
+            return Vec::new();
+        }
+        Some(Action::Down) => {
+            if let Some(p) = state.approvals.front_mut() {
+                p.scroll = p.scroll.saturating_add(1);
+            }
+            return Vec::new();
+        }
+        _ => {
+            status(state, "an approval is waiting: y approve once · a always for this tool · n deny");
+            return Vec::new();
+        }
+    };
+    if let Some(prompt) = state.approvals.pop_front() {
+        let now = state.now;
+        if let Some(Cell::ToolCall(call)) = state.cells.iter_mut().rev().find(|c| {
+            matches!(c, Cell::ToolCall(t) if t.name == prompt.view.tool && t.status == super::state::CallStatus::AwaitingApproval)
+        }) {
+            call.status = super::state::CallStatus::Running { since: now };
+        }
+    }
+    vec![Effect::Send(Command::Approval { id, decision })]
+}
+
+pub fn paste(state: &mut AppState, text: &str) -> Vec<Effect> {
+    if let Some(Overlay::CallTool(editor)) = &mut state.overlay {
+        editor.text.push_str(text);
+        super::overlay::revalidate(state);
+        return Vec::new();
+    }
+    // The textarea drops paste events; insert the text ourselves.
+    state.focus = Focus::Input;
+    state.input.insert_str(text);
+    state.last_typed = Some(state.now);
+    Vec::new()
+}
+
+pub fn mouse(state: &mut AppState, event: MouseEvent) -> Vec<Effect> {
+    if !state.approvals.is_empty() || state.overlay.is_some() {
+        return Vec::new();
+    }
+    let areas = layout(state.area, state);
+    let at = Position::new(event.column, event.row);
+    let hit = |r: Option<ratatui::layout::Rect>| r.is_some_and(|r| r.contains(at));
+    match event.kind {
+        MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+            let up = event.kind == MouseEventKind::ScrollUp;
+            if hit(areas.servers) {
+                pane_scroll(state, Focus::Servers, up);
+            } else if hit(areas.registry) {
+                pane_scroll(state, Focus::Registry, up);
+            } else if up {
+                state.scroll_back = state.scroll_back.saturating_add(3);
+            } else {
+                state.scroll_back = state.scroll_back.saturating_sub(3);
+            }
+        }
+        MouseEventKind::Down(MouseButton::Left) => {
+            if let Some(tab) = areas.tab_at(at) {
+                state.focus = tab;
+            } else if hit(areas.input) {
+                state.focus = Focus::Input;
+            } else if hit(areas.conversation) {
+                state.focus = Focus::Conversation;
+            } else if let Some(r) = areas.servers.filter(|r| r.contains(at)) {
+                state.focus = Focus::Servers;
+                let row = (at.y.saturating_sub(r.y + 1)) as usize;
+                if row < state.servers.len() {
+                    state.selected_server = row;
+                    clamp_tool(state);
+                }
+            } else if let Some(r) = areas.registry.filter(|r| r.contains(at)) {
+                state.focus = Focus::Registry;
+                let row = (at.y.saturating_sub(r.y + 2)) as usize;
+                if row < registry_rows(state).len() {
+                    state.selected_tool = row;
+                }
+            } else if hit(areas.health) {
+                state.focus = Focus::Health;
+            }
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+fn pane_scroll(state: &mut AppState, focus: Focus, up: bool) {
+    let saved = state.focus;
+    state.focus = focus;
+    pane(state, if up { Action::Up } else { Action::Down });
+    state.focus = saved;
+}

@@ -1,0 +1,75 @@
+//! The live registry: published tools beside what is exposed (exposed name and
+//! local effect, or why not). Revoked tools stay struck out for a moment.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::pane_block;
+use crate::ui::sanitize::line;
+use crate::ui::state::{AppState, Focus};
+use crate::ui::theme;
+use crate::ui::view::{RegistryRow, registry_rows};
+
+pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
+    let focused = state.focus == Focus::Registry;
+    let scope = if state.registry_all {
+        "all servers".to_string()
+    } else {
+        state.selected_server().map(|s| s.alias.clone()).unwrap_or_default()
+    };
+    let block = pane_block(&format!("Registry v{} · {scope}", state.snapshot_version), focused);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let width = inner.width as usize;
+    let rows = registry_rows(state);
+    let mut lines = vec![Line::styled("published → exposed as · effect", theme::dim())];
+    if rows.is_empty() {
+        let hint = match state.selected_server() {
+            Some(s) if s.state == "ready" => "it publishes no tools",
+            Some(_) => "not connected (select it in Servers and press c)",
+            None => "no server selected",
+        };
+        lines.push(Line::styled(hint, theme::dim()));
+    }
+    // Keep the selection in view.
+    let height = inner.height.saturating_sub(1) as usize;
+    let first = state.selected_tool.saturating_sub(height.saturating_sub(1));
+    for (i, row) in rows.iter().enumerate().skip(first).take(height) {
+        let mut l = render_row(row, width, state.registry_all);
+        if focused && i == state.selected_tool {
+            l = l.style(theme::selected());
+        }
+        lines.push(l);
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn render_row(row: &RegistryRow<'_>, width: usize, show_alias: bool) -> Line<'static> {
+    let prefix = if show_alias { format!("{}/", row.alias()) } else { String::new() };
+    match row {
+        RegistryRow::Tool { tool, .. } => {
+            let name = line(&format!("{prefix}{}", tool.name), (width / 2).max(8));
+            match (&tool.exposed_as, &tool.effect) {
+                (Some(exposed), effect) => {
+                    let effect = effect.clone().unwrap_or_default();
+                    Line::from(vec![
+                        Span::raw(name),
+                        Span::styled(" → ", theme::dim()),
+                        Span::raw(exposed.clone()),
+                        Span::styled(format!(" {effect}"), theme::effect(&effect)),
+                    ])
+                }
+                (None, _) => {
+                    let why = tool.why_not.clone().unwrap_or_else(|| "not exposed".into());
+                    Line::from(vec![Span::raw(name), Span::styled(format!(" ✗ {why}"), theme::error())])
+                }
+            }
+        }
+        RegistryRow::Revoked { name, cause, .. } => Line::from(vec![
+            Span::styled(line(name, width.saturating_sub(14)), theme::revoked()),
+            Span::styled(format!(" revoked: {cause}"), theme::error()),
+        ]),
+    }
+}

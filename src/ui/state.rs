@@ -1,0 +1,213 @@
+//! Everything the UI shows, as data. Rendering reads it; only the reducer
+//! (`update.rs`, `input.rs`) changes it.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use ratatui::layout::Rect;
+use ratatui_textarea::TextArea;
+use serde_json::Value;
+
+use crate::protocol::{ApprovalView, OriginView, ServerView, SessionInfo};
+
+/// How long revoked tools stay visible, struck out, before they disappear.
+pub const REVOKED_VISIBLE: Duration = Duration::from_secs(4);
+/// Keys typed this soon after an approval prompt opened go to the input box,
+/// not to the prompt (the operator was typing, not deciding).
+pub const APPROVAL_GRACE: Duration = Duration::from_millis(700);
+
+/// Which pane receives keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Input,
+    Conversation,
+    Servers,
+    Registry,
+    Health,
+}
+
+impl Focus {
+    pub const ORDER: [Focus; 5] = [Focus::Input, Focus::Conversation, Focus::Servers, Focus::Registry, Focus::Health];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Focus::Input => "input",
+            Focus::Conversation => "conversation",
+            Focus::Servers => "servers",
+            Focus::Registry => "registry",
+            Focus::Health => "health",
+        }
+    }
+}
+
+/// A window over everything else; it takes the keys while open.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Overlay {
+    Help { scroll: u16 },
+    /// The registry's detail view of one published tool of `alias`.
+    ToolDetail { alias: String, tool: String, scroll: u16 },
+    /// Confirm writing a policy block for `alias` into the config file.
+    WritePolicy { alias: String },
+    /// Edit the arguments of a hand-made call of `tool` (exposed name).
+    CallTool(CallEditor),
+}
+
+/// The arguments editor of a hand-made call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallEditor {
+    pub tool: String,
+    pub schema: Value,
+    pub text: String,
+    /// Live validation against the schema: `None` when valid.
+    pub problem: Option<String>,
+}
+
+/// How a tool call is doing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallStatus {
+    AwaitingApproval,
+    Running { since: Instant },
+    Ok { elapsed_ms: u64 },
+    Failed { code: String, elapsed_ms: u64 },
+}
+
+/// One entry of the conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    User(String),
+    Assistant { agent: String, text: String, streaming: bool },
+    ToolCall(ToolCallCell),
+    Notice(String),
+    Error(String),
+}
+
+/// A tool call with its result, collapsed or expanded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallCell {
+    pub id: String,
+    pub agent: String,
+    pub name: String,
+    pub origin: OriginView,
+    pub effect: Option<String>,
+    pub arguments: Value,
+    pub status: CallStatus,
+    /// The text the model got, or the envelope's message.
+    pub result: Option<String>,
+    /// What the server said that the model did not see.
+    pub server_output: Option<String>,
+    pub expanded: bool,
+}
+
+/// A tool that just left the registry (struck out until `until`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Revoked {
+    pub alias: String,
+    pub tool: String,
+    pub cause: String,
+    pub until: Instant,
+}
+
+/// A queued approval prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    pub view: ApprovalView,
+    pub opened: Instant,
+    pub scroll: u16,
+}
+
+/// The whole UI state.
+pub struct AppState {
+    pub session: SessionInfo,
+    pub cells: Vec<Cell>,
+    /// Lines scrolled up from the bottom of the conversation (0: follow the end).
+    pub scroll_back: u16,
+    /// The selected cell when the conversation has focus.
+    pub selected_cell: Option<usize>,
+    pub input: TextArea<'static>,
+    pub history: Vec<String>,
+    /// Position while browsing history (`None`: editing a new message).
+    pub history_pos: Option<usize>,
+    pub servers: Vec<ServerView>,
+    pub selected_server: usize,
+    /// Selected row of the registry (over the selected server's published tools).
+    pub selected_tool: usize,
+    /// Show every alias's tools in the registry, not just the selected server's.
+    pub registry_all: bool,
+    pub revoked: Vec<Revoked>,
+    pub snapshot_version: u64,
+    pub approvals: VecDeque<Prompt>,
+    pub focus: Focus,
+    pub overlay: Option<Overlay>,
+    /// A short message in the status bar, and when it goes away.
+    pub status: Option<(String, Instant)>,
+    /// A turn is running.
+    pub busy: bool,
+    /// The last turn failed; `r` retries it.
+    pub can_retry: bool,
+    pub now: Instant,
+    /// The time of the last key that edited the input box.
+    pub last_typed: Option<Instant>,
+    /// The first-run banner is showing.
+    pub banner: bool,
+    pub quitting: bool,
+    /// The terminal's size as of the last draw (for mouse hit-testing).
+    pub area: Rect,
+}
+
+impl AppState {
+    pub fn new(now: Instant) -> Self {
+        let mut input = TextArea::default();
+        input.set_placeholder_text("Message the Lead agent  (Enter send · Alt-Enter newline · ? help)");
+        Self {
+            session: SessionInfo::default(),
+            cells: Vec::new(),
+            scroll_back: 0,
+            selected_cell: None,
+            input,
+            history: Vec::new(),
+            history_pos: None,
+            servers: Vec::new(),
+            selected_server: 0,
+            selected_tool: 0,
+            registry_all: false,
+            revoked: Vec::new(),
+            snapshot_version: 0,
+            approvals: VecDeque::new(),
+            focus: Focus::Input,
+            overlay: None,
+            status: None,
+            busy: false,
+            can_retry: false,
+            now,
+            last_typed: None,
+            banner: false,
+            quitting: false,
+            area: Rect::new(0, 0, 80, 24),
+        }
+    }
+
+    pub fn selected_server(&self) -> Option<&ServerView> {
+        self.servers.get(self.selected_server)
+    }
+
+    /// The tool call cell with this id.
+    pub fn call_mut(&mut self, id: &str) -> Option<&mut ToolCallCell> {
+        self.cells.iter_mut().rev().find_map(|c| match c {
+            Cell::ToolCall(call) if call.id == id => Some(call),
+            _ => None,
+        })
+    }
+
+    /// Something changes by itself over time (a running call's clock, a struck-out
+    /// tool fading, a status message expiring): the loop ticks only then.
+    pub fn animating(&self) -> bool {
+        !self.revoked.is_empty()
+            || self.status.is_some()
+            || self.cells.iter().any(|c| matches!(c, Cell::ToolCall(t) if matches!(t.status, CallStatus::Running { .. })))
+            || self.approvals.front().is_some_and(|p| self.now < p.opened + APPROVAL_GRACE)
+    }
+
+    pub fn input_text(&self) -> String {
+        self.input.lines().join("\n")
+    }
+}

@@ -1,0 +1,65 @@
+//! Semantic styles: named roles, 16-colour safe, readable on dark and light
+//! terminals (no fixed backgrounds except for the selection and badges).
+
+use ratatui::style::{Color, Modifier, Style};
+
+pub fn ok() -> Style {
+    Style::new().fg(Color::Green)
+}
+
+pub fn warn() -> Style {
+    Style::new().fg(Color::Yellow)
+}
+
+pub fn error() -> Style {
+    Style::new().fg(Color::Red)
+}
+
+pub fn dim() -> Style {
+    Style::new().add_modifier(Modifier::DIM)
+}
+
+pub fn accent() -> Style {
+    Style::new().fg(Color::Cyan)
+}
+
+pub fn strong() -> Style {
+    Style::new().add_modifier(Modifier::BOLD)
+}
+
+pub fn selected() -> Style {
+    Style::new().add_modifier(Modifier::REVERSED)
+}
+
+pub fn revoked() -> Style {
+    Style::new().fg(Color::Red).add_modifier(Modifier::CROSSED_OUT)
+}
+
+/// Text that came from a server or the model: marked, never styled as ours.
+pub fn untrusted() -> Style {
+    Style::new().fg(Color::Magenta)
+}
+
+/// The border of the focused pane.
+pub fn border(focused: bool) -> Style {
+    if focused { accent() } else { dim() }
+}
+
+/// The colour of an alias state.
+pub fn state(state: &str) -> Style {
+    match state {
+        "ready" => ok(),
+        "connecting" => warn(),
+        "rejected" | "failed" | "lost" => error(),
+        _ => dim(),
+    }
+}
+
+/// The colour of a local effect.
+pub fn effect(effect: &str) -> Style {
+    match effect {
+        "allow" => ok(),
+        "confirm" => warn(),
+        _ => error(),
+    }
+}
