@@ -70,7 +70,11 @@ pub enum BackendEvent {
     /// The registry moved to a new snapshot version.
     Snapshot(u64),
     /// Tools just left the registry (the UI strikes them out for a moment).
-    ToolsRevoked { alias: String, tools: Vec<String>, cause: String },
+    ToolsRevoked {
+        alias: String,
+        tools: Vec<String>,
+        cause: String,
+    },
     /// A `confirm` call waits for the operator.
     ApprovalRequested(ApprovalView),
     /// A pending prompt was withdrawn (the turn was interrupted, or shutdown).

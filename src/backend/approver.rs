@@ -26,19 +26,35 @@ pub struct TuiApprover {
 
 impl TuiApprover {
     pub fn new(events: mpsc::UnboundedSender<BackendEvent>) -> Self {
-        Self { events, pending: Mutex::default(), always: Mutex::default(), next: AtomicU64::new(1) }
+        Self {
+            events,
+            pending: Mutex::default(),
+            always: Mutex::default(),
+            next: AtomicU64::new(1),
+        }
     }
 
     /// The operator answered prompt `id`.
     pub fn answer(&self, id: ApprovalId, decision: Decision) {
-        if let Some(tx) = self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id) {
+        if let Some(tx) = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id)
+        {
             let _ = tx.send(decision);
         }
     }
 
     /// Denies every open prompt (the turn was interrupted, or the harness quits).
     pub fn withdraw_all(&self) {
-        let pending: Vec<ApprovalId> = self.pending.lock().unwrap_or_else(|e| e.into_inner()).drain().map(|(id, _)| id).collect();
+        let pending: Vec<ApprovalId> = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain()
+            .map(|(id, _)| id)
+            .collect();
         for id in pending {
             let _ = self.events.send(BackendEvent::ApprovalWithdrawn(id));
         }
@@ -48,12 +64,20 @@ impl TuiApprover {
 impl Approver for TuiApprover {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
         Box::pin(async move {
-            if self.always.lock().unwrap_or_else(|e| e.into_inner()).contains(&request.tool) {
+            if self
+                .always
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(&request.tool)
+            {
                 return ApprovalDecision::Approved;
             }
             let id = self.next.fetch_add(1, Ordering::Relaxed);
             let (tx, rx) = oneshot::channel();
-            self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id, tx);
+            self.pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(id, tx);
             let view = ApprovalView {
                 id,
                 tool: request.tool.clone(),
@@ -64,17 +88,27 @@ impl Approver for TuiApprover {
                 requested_by: request.requested_by.clone(),
             };
             let _ = self.events.send(BackendEvent::ApprovalRequested(view));
-            let denied = |why: &str| ApprovalDecision::Denied { reason: format!("`{}` was {why}", request.tool) };
+            let denied = |why: &str| ApprovalDecision::Denied {
+                reason: format!("`{}` was {why}", request.tool),
+            };
             match tokio::time::timeout(UNANSWERED, rx).await {
                 Ok(Ok(Decision::Once)) => ApprovalDecision::Approved,
                 Ok(Ok(Decision::Always)) => {
-                    self.always.lock().unwrap_or_else(|e| e.into_inner()).insert(request.tool.clone());
+                    self.always
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(request.tool.clone());
                     ApprovalDecision::Approved
                 }
                 Ok(Ok(Decision::Deny)) => denied("denied by the operator"),
-                Ok(Err(_)) => denied("not approved: the prompt was withdrawn (interrupted or shutting down)"),
+                Ok(Err(_)) => {
+                    denied("not approved: the prompt was withdrawn (interrupted or shutting down)")
+                }
                 Err(_) => {
-                    self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+                    self.pending
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(&id);
                     let _ = self.events.send(BackendEvent::ApprovalWithdrawn(id));
                     denied("not approved: nobody answered the prompt within 15 minutes")
                 }

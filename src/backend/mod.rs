@@ -16,7 +16,9 @@ use crate::agent::events::{AgentEvent, AgentId, Origin, TurnEnd};
 use crate::agent::lead::Lead;
 use crate::config::{Config, ConfigSource};
 use crate::mcp::{Hub, McpEvent};
-use crate::protocol::{BackendEvent, Command, OriginView, SessionInfo, ToolCallView, ToolOutcomeView};
+use crate::protocol::{
+    BackendEvent, Command, OriginView, SessionInfo, ToolCallView, ToolOutcomeView,
+};
 use crate::session::{self, SessionOptions, SetupError};
 use crate::store::Store;
 use approver::TuiApprover;
@@ -34,7 +36,11 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
     let (events, events_rx) = unbounded_channel();
     let (commands, commands_rx) = unbounded_channel();
     let approver = Arc::new(TuiApprover::new(events.clone()));
-    let session = session::start(&config, Arc::clone(&approver) as Arc<dyn crate::mcp::Approver>, options)?;
+    let session = session::start(
+        &config,
+        Arc::clone(&approver) as Arc<dyn crate::mcp::Approver>,
+        options,
+    )?;
     let first_run = config.source == ConfigSource::Embedded && session.lead.model.is_replay();
     let info = SessionInfo {
         provider: session.lead.model.name().to_string(),
@@ -55,8 +61,13 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         calls: HashMap::new(),
         cancel: CancellationToken::new(),
     };
-    let task = tokio::spawn(backend.run(info, commands_rx, session.agent_events, session.mcp_events));
-    Ok(BackendHandle { commands, events: events_rx, task })
+    let task =
+        tokio::spawn(backend.run(info, commands_rx, session.agent_events, session.mcp_events));
+    Ok(BackendHandle {
+        commands,
+        events: events_rx,
+        task,
+    })
 }
 
 struct Backend {
@@ -125,7 +136,9 @@ impl Backend {
             }
             Command::KillServer(alias) => {
                 let text = match self.hub.kill_process(&alias) {
-                    Ok(()) => format!("sent SIGKILL to `{alias}`'s processes; watch the watchdog revoke its tools"),
+                    Ok(()) => format!(
+                        "sent SIGKILL to `{alias}`'s processes; watch the watchdog revoke its tools"
+                    ),
                     Err(e) => e.to_string(),
                 };
                 self.send(BackendEvent::Status(text));
@@ -140,7 +153,9 @@ impl Backend {
 
     fn start_turn(&mut self, turn: &mut Option<Turn>, text: Option<String>) {
         let Some(mut lead) = self.lead.take() else {
-            self.send(BackendEvent::Status("a turn is running: wait for it, or press Ctrl-C to interrupt it".into()));
+            self.send(BackendEvent::Status(
+                "a turn is running: wait for it, or press Ctrl-C to interrupt it".into(),
+            ));
             return;
         };
         self.cancel = CancellationToken::new();
@@ -162,15 +177,23 @@ impl Backend {
                 let (label, failed) = match &end {
                     TurnEnd::Completed => ("completed".to_string(), false),
                     TurnEnd::Interrupted => ("interrupted".to_string(), false),
-                    TurnEnd::StepLimit { steps } => (format!("stopped at the step limit ({steps} requests)"), false),
+                    TurnEnd::StepLimit { steps } => (
+                        format!("stopped at the step limit ({steps} requests)"),
+                        false,
+                    ),
                     TurnEnd::Failed { .. } => ("failed".to_string(), true),
                 };
                 self.send(BackendEvent::TurnEnded { end: label, failed });
             }
             Err(e) => {
                 // A panic in the turn: the conversation is gone with it; say so.
-                self.send(BackendEvent::Error(format!("the agent crashed ({e}); start a new session to continue")));
-                self.send(BackendEvent::TurnEnded { end: "crashed".into(), failed: false });
+                self.send(BackendEvent::Error(format!(
+                    "the agent crashed ({e}); start a new session to continue"
+                )));
+                self.send(BackendEvent::TurnEnded {
+                    end: "crashed".into(),
+                    failed: false,
+                });
             }
         }
     }
@@ -184,7 +207,11 @@ impl Backend {
             let text = match hub.connect(&alias).await {
                 Ok(report) => match report.outcome {
                     Ok(tools) => format!("connected `{alias}`: {} tools exposed", tools.len()),
-                    Err(e) => format!("`{alias}` {}: {}", e.code, crate::sanitize::inert_line(&e.message, 200)),
+                    Err(e) => format!(
+                        "`{alias}` {}: {}",
+                        e.code,
+                        crate::sanitize::inert_line(&e.message, 200)
+                    ),
                 },
                 Err(e) => e.to_string(),
             };
@@ -193,18 +220,28 @@ impl Backend {
     }
 
     fn write_policy(&mut self, alias: &str) {
-        let text = match (&self.config.source, self.hub.last_report(alias), self.hub.spec(alias)) {
+        let text = match (
+            &self.config.source,
+            self.hub.last_report(alias),
+            self.hub.spec(alias),
+        ) {
             (ConfigSource::Embedded, ..) => format!(
                 "the embedded default config cannot be edited: create {} (start from config.example.toml)",
-                crate::config::default_path().map(|p| p.display().to_string()).unwrap_or_else(|| "a config file".into())
+                crate::config::default_path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "a config file".into())
             ),
             (ConfigSource::File(path), Some(report), Ok(spec)) => {
-                let published: Vec<String> = report.published.iter().map(|t| t.name.clone()).collect();
+                let published: Vec<String> =
+                    report.published.iter().map(|t| t.name.clone()).collect();
                 match crate::config::edit::write_policy(path, alias, &published, &spec.policy) {
                     Ok(policy) => {
                         let _ = self.hub.set_policy(alias, policy);
                         self.spawn_connect(alias.to_string(), true);
-                        format!("wrote [servers.{alias}.tools] to {}; reconnecting", path.display())
+                        format!(
+                            "wrote [servers.{alias}.tools] to {}; reconnecting",
+                            path.display()
+                        )
                     }
                     Err(e) => e,
                 }
@@ -215,19 +252,33 @@ impl Backend {
     }
 
     fn manual_call(&self, name: String, arguments: serde_json::Value) {
-        let (hub, events, approver) = (self.hub.clone(), self.events.clone(), Arc::clone(&self.approver));
+        let (hub, events, approver) = (
+            self.hub.clone(),
+            self.events.clone(),
+            Arc::clone(&self.approver),
+        );
         let id = format!("operator-{}", uuid_like());
-        let origin = hub.snapshot().resolve(&name).map(|t| (t.alias.to_string(), t.remote_name.clone(), t.effect));
+        let origin = hub
+            .snapshot()
+            .resolve(&name)
+            .map(|t| (t.alias.to_string(), t.remote_name.clone(), t.effect));
         let _ = events.send(BackendEvent::ToolCallStarted(ToolCallView {
             id: id.clone(),
             agent: "operator".into(),
             name: name.clone(),
-            origin: origin.as_ref().map_or(OriginView::Unknown, |(a, r, _)| OriginView::Mcp { alias: a.clone(), remote_name: r.clone() }),
+            origin: origin
+                .as_ref()
+                .map_or(OriginView::Unknown, |(a, r, _)| OriginView::Mcp {
+                    alias: a.clone(),
+                    remote_name: r.clone(),
+                }),
             effect: origin.as_ref().map(|(_, _, e)| e.to_string()),
             arguments: arguments.clone(),
         }));
         tokio::spawn(async move {
-            let outcome = hub.call(&hub.snapshot(), &name, arguments, approver.as_ref()).await;
+            let outcome = hub
+                .call(&hub.snapshot(), &name, arguments, approver.as_ref())
+                .await;
             let run = crate::agent::toolbox::from_mcp(outcome);
             let _ = events.send(BackendEvent::ToolCallFinished(outcome_view(id, &run)));
         });
@@ -238,8 +289,18 @@ impl Backend {
             store.audit_agent(&event);
         }
         let ui = match event {
-            AgentEvent::TextDelta { agent, text } => BackendEvent::AssistantDelta { agent: agent.to_string(), text },
-            AgentEvent::ToolCall { agent, id, name, arguments, origin, effect } => {
+            AgentEvent::TextDelta { agent, text } => BackendEvent::AssistantDelta {
+                agent: agent.to_string(),
+                text,
+            },
+            AgentEvent::ToolCall {
+                agent,
+                id,
+                name,
+                arguments,
+                origin,
+                effect,
+            } => {
                 if let Origin::Mcp { alias, .. } = &origin {
                     self.calls.insert(id.clone(), alias.clone());
                 }
@@ -249,16 +310,25 @@ impl Backend {
                     name,
                     origin: match origin {
                         Origin::Builtin => OriginView::Builtin,
-                        Origin::Mcp { alias, remote_name } => OriginView::Mcp { alias, remote_name },
+                        Origin::Mcp { alias, remote_name } => {
+                            OriginView::Mcp { alias, remote_name }
+                        }
                         Origin::Unknown => OriginView::Unknown,
                     },
                     effect: effect.map(|e| e.to_string()),
                     arguments,
                 })
             }
-            AgentEvent::ToolResult { id, outcome, server_output, elapsed, .. } => {
+            AgentEvent::ToolResult {
+                id,
+                outcome,
+                server_output,
+                elapsed,
+                ..
+            } => {
                 let run = crate::agent::toolbox::ToolRun {
-                    outcome: outcome.map(|text| vec![crate::agent::conversation::ResultPart::Text { text }]),
+                    outcome: outcome
+                        .map(|text| vec![crate::agent::conversation::ResultPart::Text { text }]),
                     server_output,
                     elapsed,
                 };
@@ -269,7 +339,9 @@ impl Backend {
             }
             AgentEvent::Notice { agent, text } => BackendEvent::Notice(label(&agent, &text)),
             AgentEvent::Error { agent, message } => BackendEvent::Error(label(&agent, &message)),
-            AgentEvent::Request { .. } | AgentEvent::AssistantText { .. } | AgentEvent::TurnDone { .. } => return,
+            AgentEvent::Request { .. }
+            | AgentEvent::AssistantText { .. }
+            | AgentEvent::TurnDone { .. } => return,
         };
         self.send(ui);
     }
@@ -281,7 +353,10 @@ impl Backend {
             Ok(_) => stats.ok += 1,
             Err(e) => {
                 stats.failed += 1;
-                stats.last_error = Some((chrono::Utc::now().format("%H:%M:%S UTC").to_string(), e.to_string()));
+                stats.last_error = Some((
+                    chrono::Utc::now().format("%H:%M:%S UTC").to_string(),
+                    e.to_string(),
+                ));
             }
         }
         self.servers();
@@ -293,9 +368,19 @@ impl Backend {
         }
         match &event {
             McpEvent::Registered { version, .. } => self.send(BackendEvent::Snapshot(*version)),
-            McpEvent::Revoked { alias, tools, cause, version, .. } => {
+            McpEvent::Revoked {
+                alias,
+                tools,
+                cause,
+                version,
+                ..
+            } => {
                 self.send(BackendEvent::Snapshot(*version));
-                self.send(BackendEvent::ToolsRevoked { alias: alias.to_string(), tools: tools.clone(), cause: cause.to_string() });
+                self.send(BackendEvent::ToolsRevoked {
+                    alias: alias.to_string(),
+                    tools: tools.clone(),
+                    cause: cause.to_string(),
+                });
             }
             McpEvent::AliasState { .. } => {}
             McpEvent::ToolListChanged { .. } | McpEvent::Progress { .. } => return,
@@ -304,7 +389,10 @@ impl Backend {
     }
 
     fn servers(&self) {
-        self.send(BackendEvent::Servers(views::servers(&self.hub, &self.stats)));
+        self.send(BackendEvent::Servers(views::servers(
+            &self.hub,
+            &self.stats,
+        )));
     }
 
     fn send(&self, event: BackendEvent) {
@@ -316,7 +404,8 @@ impl Backend {
         self.cancel.cancel();
         self.approver.withdraw_all();
         if let Some(turn) = turn
-            && let Ok(Ok((lead, _))) = tokio::time::timeout(std::time::Duration::from_secs(5), turn).await
+            && let Ok(Ok((lead, _))) =
+                tokio::time::timeout(std::time::Duration::from_secs(5), turn).await
         {
             self.lead = Some(lead);
         }
@@ -350,7 +439,14 @@ fn outcome_view(id: String, run: &crate::agent::toolbox::ToolRun) -> ToolOutcome
         ),
         Err(e) => (false, e.message.clone(), Some(e.code.to_string())),
     };
-    ToolOutcomeView { id, ok, text, code, server_output: run.server_output.clone(), elapsed_ms: run.elapsed.as_millis() as u64 }
+    ToolOutcomeView {
+        id,
+        ok,
+        text,
+        code,
+        server_output: run.server_output.clone(),
+        elapsed_ms: run.elapsed.as_millis() as u64,
+    }
 }
 
 /// A process-unique id for the operator's own calls.

@@ -24,7 +24,10 @@ pub fn servers(hub: &Hub, stats: &HashMap<String, Stats>) -> Vec<ServerView> {
         .into_iter()
         .map(|(alias, state)| {
             let spec = hub.spec(alias.as_str()).ok();
-            let transport = spec.as_ref().map(|s| transport(&s.transport)).unwrap_or_default();
+            let transport = spec
+                .as_ref()
+                .map(|s| transport(&s.transport))
+                .unwrap_or_default();
             let (label, detail, code) = describe(&state);
             let mut view = ServerView {
                 alias: alias.to_string(),
@@ -61,7 +64,7 @@ pub fn servers(hub: &Hub, stats: &HashMap<String, Stats>) -> Vec<ServerView> {
                 && !matches!(state, AliasState::Disconnected | AliasState::Connecting)
             {
                 // Rejected: show what was published and why none of it is exposed.
-                let why = format!("connection rejected ({})", error.code);
+                let why = format!("rejected ({})", error.code);
                 view.published = report
                     .published
                     .iter()
@@ -79,7 +82,12 @@ pub fn servers(hub: &Hub, stats: &HashMap<String, Stats>) -> Vec<ServerView> {
         .collect()
 }
 
-fn tool_view(t: &crate::mcp::PublishedTool, exposed_as: Option<String>, effect: Option<Effect>, why_not: Option<String>) -> ToolView {
+fn tool_view(
+    t: &crate::mcp::PublishedTool,
+    exposed_as: Option<String>,
+    effect: Option<Effect>,
+    why_not: Option<String>,
+) -> ToolView {
     ToolView {
         name: t.name.clone(),
         title: t.title.clone(),
@@ -118,7 +126,11 @@ fn health(connection: &crate::mcp::Connection, stats: Option<&Stats>) -> HealthV
             Endpoint::Stdio { pid } => Some(*pid),
             Endpoint::Http => None,
         },
-        connected_at: format!("{} UTC ({}s ago)", since.format("%H:%M:%S"), uptime.as_secs()),
+        connected_at: format!(
+            "{} UTC ({}s ago)",
+            since.format("%H:%M:%S"),
+            uptime.as_secs()
+        ),
         protocol_version: connection.server().protocol_version.clone(),
         server_name: connection.server().name.clone(),
         server_version: connection.server().version.clone(),

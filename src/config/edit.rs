@@ -11,23 +11,45 @@ use crate::mcp::{Effect, ToolPolicy};
 /// Makes `[servers.ALIAS.tools]` list exactly `published`: entries for tools
 /// still published keep their effect, new ones get `confirm`, the rest go.
 /// Returns the policy now in the file.
-pub fn write_policy(path: &Path, alias: &str, published: &[String], current: &ToolPolicy) -> Result<ToolPolicy, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut doc: DocumentMut = text.parse().map_err(|e| format!("cannot parse {}: {e}", path.display()))?;
+pub fn write_policy(
+    path: &Path,
+    alias: &str,
+    published: &[String],
+    current: &ToolPolicy,
+) -> Result<ToolPolicy, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e| format!("cannot parse {}: {e}", path.display()))?;
     let server = doc
         .get_mut("servers")
         .and_then(Item::as_table_like_mut)
         .and_then(|servers| servers.get_mut(alias))
         .and_then(Item::as_table_like_mut)
-        .ok_or_else(|| format!("{} has no [servers.{alias}] table to write into", path.display()))?;
+        .ok_or_else(|| {
+            format!(
+                "{} has no [servers.{alias}] table to write into",
+                path.display()
+            )
+        })?;
     if server.get("tools").is_none() {
         server.insert("tools", Item::Table(Table::new()));
     }
     let tools = server
         .get_mut("tools")
         .and_then(Item::as_table_like_mut)
-        .ok_or_else(|| format!("[servers.{alias}].tools in {} is not a table", path.display()))?;
-    let stale: Vec<String> = tools.iter().map(|(k, _)| k.to_string()).filter(|k| !published.contains(k)).collect();
+        .ok_or_else(|| {
+            format!(
+                "[servers.{alias}].tools in {} is not a table",
+                path.display()
+            )
+        })?;
+    let stale: Vec<String> = tools
+        .iter()
+        .map(|(k, _)| k.to_string())
+        .filter(|k| !published.contains(k))
+        .collect();
     for key in stale {
         tools.remove(&key);
     }
@@ -41,7 +63,8 @@ pub fn write_policy(path: &Path, alias: &str, published: &[String], current: &To
     }
     // Write next to the file, then rename: a crash never leaves half a config.
     let temp = path.with_extension("toml.mcp-harness-tmp");
-    std::fs::write(&temp, doc.to_string()).map_err(|e| format!("cannot write {}: {e}", temp.display()))?;
+    std::fs::write(&temp, doc.to_string())
+        .map_err(|e| format!("cannot write {}: {e}", temp.display()))?;
     std::fs::rename(&temp, path).map_err(|e| format!("cannot replace {}: {e}", path.display()))?;
     Ok(ToolPolicy::new(effects))
 }
@@ -56,7 +79,13 @@ mod tests {
         let path = dir.path().join("config.toml");
         let before = "# my servers\n[servers.s]\ncommand = \"x\" # the binary\n\n[servers.s.tools]\nlookup = \"allow\" # fine\ngone = \"deny\"\n";
         std::fs::write(&path, before).unwrap();
-        let current = ToolPolicy::new([("lookup".to_string(), Effect::Allow), ("gone".to_string(), Effect::Deny)].into());
+        let current = ToolPolicy::new(
+            [
+                ("lookup".to_string(), Effect::Allow),
+                ("gone".to_string(), Effect::Deny),
+            ]
+            .into(),
+        );
         let published = vec!["lookup".to_string(), "files/read".to_string()];
         let policy = write_policy(&path, "s", &published, &current).unwrap();
         let after = std::fs::read_to_string(&path).unwrap();
@@ -77,6 +106,9 @@ mod tests {
         std::fs::write(&path, "[servers.s]\ncommand = \"x\"\n").unwrap();
         write_policy(&path, "s", &["a".to_string()], &ToolPolicy::default()).unwrap();
         let after = std::fs::read_to_string(&path).unwrap();
-        assert!(after.contains("[servers.s.tools]\na = \"confirm\""), "{after}");
+        assert!(
+            after.contains("[servers.s.tools]\na = \"confirm\""),
+            "{after}"
+        );
     }
 }

@@ -123,20 +123,30 @@ impl Hub {
     /// The spec of a configured alias (a copy: the policy can change at run time).
     pub fn spec(&self, alias: &str) -> Result<ServerSpec, HubError> {
         let specs = self.inner.specs.lock().unwrap_or_else(|e| e.into_inner());
-        specs.get(&ServerAlias::new(alias)).cloned().ok_or_else(|| HubError::UnknownAlias {
-            alias: alias.to_string(),
-            known: specs.keys().map(ToString::to_string).collect(),
-        })
+        specs
+            .get(&ServerAlias::new(alias))
+            .cloned()
+            .ok_or_else(|| HubError::UnknownAlias {
+                alias: alias.to_string(),
+                known: specs.keys().map(ToString::to_string).collect(),
+            })
     }
 
     /// Replaces an alias's local policy (after the operator wrote a new one into
     /// the config file). Takes effect on the next connect.
-    pub fn set_policy(&self, alias: &str, policy: super::policy::ToolPolicy) -> Result<(), HubError> {
+    pub fn set_policy(
+        &self,
+        alias: &str,
+        policy: super::policy::ToolPolicy,
+    ) -> Result<(), HubError> {
         let mut specs = self.inner.specs.lock().unwrap_or_else(|e| e.into_inner());
-        let spec = specs.get_mut(&ServerAlias::new(alias)).ok_or_else(|| HubError::UnknownAlias {
-            alias: alias.to_string(),
-            known: Vec::new(),
-        })?;
+        let spec =
+            specs
+                .get_mut(&ServerAlias::new(alias))
+                .ok_or_else(|| HubError::UnknownAlias {
+                    alias: alias.to_string(),
+                    known: Vec::new(),
+                })?;
         spec.policy = policy;
         Ok(())
     }
@@ -144,7 +154,10 @@ impl Hub {
     /// What the last connection attempt of this alias produced (published tools,
     /// and the rejection if there was one).
     pub fn last_report(&self, alias: &str) -> Option<ConnectReport> {
-        self.lock().slots.get(&ServerAlias::new(alias)).and_then(|s| s.last_report.clone())
+        self.lock()
+            .slots
+            .get(&ServerAlias::new(alias))
+            .and_then(|s| s.last_report.clone())
     }
 
     /// Connects an alias: start/reach the server, initialize, list, validate,

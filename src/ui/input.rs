@@ -2,7 +2,9 @@
 //! focused pane → global keys. Every key lands somewhere visible; none is
 //! swallowed silently.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
 use ratatui::layout::Position;
 use ratatui_textarea::{CursorMove, Input};
 
@@ -78,7 +80,11 @@ fn global(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::NextFocus | Action::PrevFocus => {
             let order = Focus::ORDER;
             let i = order.iter().position(|f| *f == state.focus).unwrap_or(0);
-            let step = if action == Action::NextFocus { 1 } else { order.len() - 1 };
+            let step = if action == Action::NextFocus {
+                1
+            } else {
+                order.len() - 1
+            };
             state.focus = order[(i + step) % order.len()];
             Vec::new()
         }
@@ -120,7 +126,10 @@ fn send(state: &mut AppState) -> Vec<Effect> {
         return Vec::new();
     }
     if state.busy {
-        status(state, "a turn is running: wait for it, or press Ctrl-C to interrupt it");
+        status(
+            state,
+            "a turn is running: wait for it, or press Ctrl-C to interrupt it",
+        );
         return Vec::new();
     }
     state.input = super::state::AppState::new(state.now).input;
@@ -161,9 +170,12 @@ fn pane(state: &mut AppState, action: Action) -> Vec<Effect> {
     let alias = state.selected_server().map(|s| s.alias.clone());
     match (state.focus, action) {
         (Focus::Conversation, a) => return conversation(state, a),
-        (Focus::Servers, Action::Up) => state.selected_server = state.selected_server.saturating_sub(1),
+        (Focus::Servers, Action::Up) => {
+            state.selected_server = state.selected_server.saturating_sub(1)
+        }
         (Focus::Servers, Action::Down) => {
-            state.selected_server = (state.selected_server + 1).min(state.servers.len().saturating_sub(1));
+            state.selected_server =
+                (state.selected_server + 1).min(state.servers.len().saturating_sub(1));
             clamp_tool(state);
         }
         (Focus::Servers, Action::ShowRegistry) => {
@@ -171,14 +183,21 @@ fn pane(state: &mut AppState, action: Action) -> Vec<Effect> {
             state.focus = Focus::Registry;
         }
         (Focus::Servers, Action::WritePolicy) => {
-            let mismatch = state.selected_server().is_some_and(|s| !s.policy_missing.is_empty() || !s.policy_extra.is_empty());
+            let mismatch = state
+                .selected_server()
+                .is_some_and(|s| !s.policy_missing.is_empty() || !s.policy_extra.is_empty());
             match (alias, mismatch) {
                 (Some(alias), true) => state.overlay = Some(Overlay::WritePolicy { alias }),
-                _ => status(state, "its policy already matches what it publishes (p is for a policy_mismatch)"),
+                _ => status(
+                    state,
+                    "its policy already matches what it publishes (p is for a policy_mismatch)",
+                ),
             }
         }
         (Focus::Servers, a) => {
-            let Some(alias) = alias else { return Vec::new() };
+            let Some(alias) = alias else {
+                return Vec::new();
+            };
             let command = match a {
                 Action::Connect => Command::Connect(alias),
                 Action::Disconnect => Command::Disconnect(alias),
@@ -188,7 +207,9 @@ fn pane(state: &mut AppState, action: Action) -> Vec<Effect> {
             };
             return vec![Effect::Send(command)];
         }
-        (Focus::Registry, Action::Up) => state.selected_tool = state.selected_tool.saturating_sub(1),
+        (Focus::Registry, Action::Up) => {
+            state.selected_tool = state.selected_tool.saturating_sub(1)
+        }
         (Focus::Registry, Action::Down) => {
             state.selected_tool += 1;
             clamp_tool(state);
@@ -198,8 +219,14 @@ fn pane(state: &mut AppState, action: Action) -> Vec<Effect> {
             clamp_tool(state);
         }
         (Focus::Registry, Action::Detail) => {
-            if let Some(RegistryRow::Tool { alias, tool }) = registry_rows(state).get(state.selected_tool).copied() {
-                state.overlay = Some(Overlay::ToolDetail { alias: alias.to_string(), tool: tool.name.clone(), scroll: 0 });
+            if let Some(RegistryRow::Tool { alias, tool }) =
+                registry_rows(state).get(state.selected_tool).copied()
+            {
+                state.overlay = Some(Overlay::ToolDetail {
+                    alias: alias.to_string(),
+                    tool: tool.name.clone(),
+                    scroll: 0,
+                });
             }
         }
         (Focus::Registry, Action::CallByHand) => super::overlay::open_call_editor(state),
@@ -245,16 +272,24 @@ pub fn clamp_tool(state: &mut AppState) {
 }
 
 fn approval_key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
-    let Some(prompt) = state.approvals.front() else { return Vec::new() };
+    let Some(prompt) = state.approvals.front() else {
+        return Vec::new();
+    };
     let fresh = state.now < prompt.opened + APPROVAL_GRACE;
-    let was_typing = state.focus == Focus::Input && state.last_typed.is_some_and(|t| prompt.opened.duration_since(t) < TYPING_WINDOW);
+    let was_typing = state.focus == Focus::Input
+        && state
+            .last_typed
+            .is_some_and(|t| prompt.opened.duration_since(t) < TYPING_WINDOW);
     if let KeyCode::Char(c) = key.code
         && fresh
         && was_typing
         && key.modifiers.difference(KeyModifiers::SHIFT).is_empty()
     {
         state.input.insert_char(c);
-        status(state, "an approval prompt just opened: that key went to the input box, not to the prompt");
+        status(
+            state,
+            "an approval prompt just opened: that key went to the input box, not to the prompt",
+        );
         return Vec::new();
     }
     if let Some(action) = keymap::lookup(Scope::Global, &key)
@@ -280,7 +315,10 @@ fn approval_key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
             return Vec::new();
         }
         _ => {
-            status(state, "an approval is waiting: y approve once · a always for this tool · n deny");
+            status(
+                state,
+                "an approval is waiting: y approve once · a always for this tool · n deny",
+            );
             return Vec::new();
         }
     };
@@ -344,8 +382,9 @@ pub fn mouse(state: &mut AppState, event: MouseEvent) -> Vec<Effect> {
                 }
             } else if let Some(r) = areas.registry.filter(|r| r.contains(at)) {
                 state.focus = Focus::Registry;
-                let row = (at.y.saturating_sub(r.y + 2)) as usize;
-                if row < registry_rows(state).len() {
+                if let Some(row) = super::panes::registry::row_at(r, state, at.y)
+                    && row < registry_rows(state).len()
+                {
                     state.selected_tool = row;
                 }
             } else if hit(areas.health) {

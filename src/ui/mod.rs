@@ -15,7 +15,9 @@ pub mod view;
 use std::io;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event};
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
+};
 use futures::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
@@ -32,7 +34,10 @@ const QUIT_BOUND: Duration = Duration::from_secs(15);
 
 /// Runs the TUI on the real terminal until the operator quits. The terminal is
 /// restored on every path (ratatui's panic hook covers panics).
-pub async fn run_terminal(commands: UnboundedSender<Command>, events: UnboundedReceiver<BackendEvent>) -> io::Result<()> {
+pub async fn run_terminal(
+    commands: UnboundedSender<Command>,
+    events: UnboundedReceiver<BackendEvent>,
+) -> io::Result<()> {
     let mut terminal = ratatui::init();
     // ratatui's hook restores the terminal; then end the process at once: a panic
     // in any task must not leave a half-alive UI (servers die with us through
@@ -102,7 +107,11 @@ where
     }
 }
 
-fn quit_msg(state: &mut AppState, commands: &UnboundedSender<Command>, deadline: &mut Option<tokio::time::Instant>) -> Msg {
+fn quit_msg(
+    state: &mut AppState,
+    commands: &UnboundedSender<Command>,
+    deadline: &mut Option<tokio::time::Instant>,
+) -> Msg {
     if deadline.is_none() {
         state.quitting = true;
         *deadline = Some(tokio::time::Instant::now() + QUIT_BOUND);
@@ -124,6 +133,8 @@ where
 {
     let size = terminal.size().map_err(Into::into)?;
     state.area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
-    terminal.draw(|frame| panes::draw(frame, state)).map_err(Into::into)?;
+    terminal
+        .draw(|frame| panes::draw(frame, state))
+        .map_err(Into::into)?;
     Ok(())
 }

@@ -24,7 +24,11 @@ pub fn wrapped(raw: &str, width: usize) -> Vec<String> {
             out.push(String::new());
             continue;
         }
-        out.extend(textwrap::wrap(paragraph, Options::new(width).break_words(true)).into_iter().map(|l| l.into_owned()));
+        out.extend(
+            textwrap::wrap(paragraph, Options::new(width).break_words(true))
+                .into_iter()
+                .map(|l| l.into_owned()),
+        );
     }
     out
 }

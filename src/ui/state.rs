@@ -27,7 +27,13 @@ pub enum Focus {
 }
 
 impl Focus {
-    pub const ORDER: [Focus; 5] = [Focus::Input, Focus::Conversation, Focus::Servers, Focus::Registry, Focus::Health];
+    pub const ORDER: [Focus; 5] = [
+        Focus::Input,
+        Focus::Conversation,
+        Focus::Servers,
+        Focus::Registry,
+        Focus::Health,
+    ];
 
     pub fn label(self) -> &'static str {
         match self {
@@ -43,11 +49,19 @@ impl Focus {
 /// A window over everything else; it takes the keys while open.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Overlay {
-    Help { scroll: u16 },
+    Help {
+        scroll: u16,
+    },
     /// The registry's detail view of one published tool of `alias`.
-    ToolDetail { alias: String, tool: String, scroll: u16 },
+    ToolDetail {
+        alias: String,
+        tool: String,
+        scroll: u16,
+    },
     /// Confirm writing a policy block for `alias` into the config file.
-    WritePolicy { alias: String },
+    WritePolicy {
+        alias: String,
+    },
     /// Edit the arguments of a hand-made call of `tool` (exposed name).
     CallTool(CallEditor),
 }
@@ -75,8 +89,12 @@ pub enum CallStatus {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
     User(String),
-    Assistant { agent: String, text: String, streaming: bool },
-    ToolCall(ToolCallCell),
+    Assistant {
+        agent: String,
+        text: String,
+        streaming: bool,
+    },
+    ToolCall(Box<ToolCallCell>),
     Notice(String),
     Error(String),
 }
@@ -157,7 +175,9 @@ pub struct AppState {
 impl AppState {
     pub fn new(now: Instant) -> Self {
         let mut input = TextArea::default();
-        input.set_placeholder_text("Message the Lead agent  (Enter send · Alt-Enter newline · ? help)");
+        input.set_placeholder_text(
+            "Message the Lead agent  (Enter send · Alt-Enter newline · ? help)",
+        );
         Self {
             session: SessionInfo::default(),
             cells: Vec::new(),
@@ -193,7 +213,7 @@ impl AppState {
     /// The tool call cell with this id.
     pub fn call_mut(&mut self, id: &str) -> Option<&mut ToolCallCell> {
         self.cells.iter_mut().rev().find_map(|c| match c {
-            Cell::ToolCall(call) if call.id == id => Some(call),
+            Cell::ToolCall(call) if call.id == id => Some(call.as_mut()),
             _ => None,
         })
     }

@@ -32,7 +32,9 @@ pub fn selected() -> Style {
 }
 
 pub fn revoked() -> Style {
-    Style::new().fg(Color::Red).add_modifier(Modifier::CROSSED_OUT)
+    Style::new()
+        .fg(Color::Red)
+        .add_modifier(Modifier::CROSSED_OUT)
 }
 
 /// Text that came from a server or the model: marked, never styled as ours.

@@ -49,7 +49,11 @@ pub fn update(state: &mut AppState, msg: Msg) -> Vec<Effect> {
 fn expire(state: &mut AppState) {
     let now = state.now;
     state.revoked.retain(|r| r.until > now);
-    if state.status.as_ref().is_some_and(|(_, until)| *until <= now) {
+    if state
+        .status
+        .as_ref()
+        .is_some_and(|(_, until)| *until <= now)
+    {
         state.status = None;
     }
 }
@@ -77,7 +81,7 @@ fn backend(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
             if state.approvals.iter().any(|p| p.view.tool == cell.name) {
                 cell.status = CallStatus::AwaitingApproval;
             }
-            state.cells.push(Cell::ToolCall(cell));
+            state.cells.push(Cell::ToolCall(Box::new(cell)));
         }
         BackendEvent::ToolCallFinished(outcome) => finish_call(state, outcome),
         BackendEvent::Notice(text) => state.cells.push(Cell::Notice(text)),
@@ -95,19 +99,36 @@ fn backend(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
         }
         BackendEvent::Servers(servers) => {
             state.servers = servers;
-            state.selected_server = state.selected_server.min(state.servers.len().saturating_sub(1));
+            state.selected_server = state
+                .selected_server
+                .min(state.servers.len().saturating_sub(1));
             super::input::clamp_tool(state);
         }
         BackendEvent::Snapshot(version) => state.snapshot_version = version,
-        BackendEvent::ToolsRevoked { alias, tools, cause } => {
+        BackendEvent::ToolsRevoked {
+            alias,
+            tools,
+            cause,
+        } => {
             let until = state.now + REVOKED_VISIBLE;
             let count = tools.len();
-            state.revoked.extend(tools.into_iter().map(|tool| Revoked { alias: alias.clone(), tool, cause: cause.clone(), until }));
-            state.cells.push(Cell::Notice(format!("revoked {count} tools of `{alias}` ({cause})")));
+            state.revoked.extend(tools.into_iter().map(|tool| Revoked {
+                alias: alias.clone(),
+                tool,
+                cause: cause.clone(),
+                until,
+            }));
+            state.cells.push(Cell::Notice(format!(
+                "revoked {count} tools of `{alias}` ({cause})"
+            )));
         }
         BackendEvent::ApprovalRequested(view) => {
             let tool = view.tool.clone();
-            state.approvals.push_back(Prompt { view, opened: state.now, scroll: 0 });
+            state.approvals.push_back(Prompt {
+                view,
+                opened: state.now,
+                scroll: 0,
+            });
             if let Some(Cell::ToolCall(call)) = state.cells.iter_mut().rev().find(|c| {
                 matches!(c, Cell::ToolCall(t) if t.name == tool && matches!(t.status, CallStatus::Running { .. }))
             }) {
@@ -122,14 +143,22 @@ fn backend(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
 }
 
 fn delta(state: &mut AppState, agent: String, text: &str) {
-    if let Some(Cell::Assistant { agent: a, text: t, streaming: true }) = state.cells.last_mut()
+    if let Some(Cell::Assistant {
+        agent: a,
+        text: t,
+        streaming: true,
+    }) = state.cells.last_mut()
         && *a == agent
     {
         t.push_str(text);
         return;
     }
     finish_streaming(state);
-    state.cells.push(Cell::Assistant { agent, text: text.to_string(), streaming: true });
+    state.cells.push(Cell::Assistant {
+        agent,
+        text: text.to_string(),
+        streaming: true,
+    });
 }
 
 fn finish_streaming(state: &mut AppState) {
@@ -156,10 +185,17 @@ fn call_cell(view: ToolCallView, now: Instant) -> ToolCallCell {
 }
 
 fn finish_call(state: &mut AppState, outcome: ToolOutcomeView) {
-    let Some(call) = state.call_mut(&outcome.id) else { return };
+    let Some(call) = state.call_mut(&outcome.id) else {
+        return;
+    };
     call.status = match (outcome.ok, outcome.code) {
-        (true, _) => CallStatus::Ok { elapsed_ms: outcome.elapsed_ms },
-        (false, code) => CallStatus::Failed { code: code.unwrap_or_else(|| "error".into()), elapsed_ms: outcome.elapsed_ms },
+        (true, _) => CallStatus::Ok {
+            elapsed_ms: outcome.elapsed_ms,
+        },
+        (false, code) => CallStatus::Failed {
+            code: code.unwrap_or_else(|| "error".into()),
+            elapsed_ms: outcome.elapsed_ms,
+        },
     };
     call.result = Some(outcome.text);
     call.server_output = outcome.server_output;

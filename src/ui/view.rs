@@ -10,7 +10,11 @@ pub enum RegistryRow<'a> {
     /// A published tool of a server.
     Tool { alias: &'a str, tool: &'a ToolView },
     /// An exposed tool that was just revoked (drawn struck out for a moment).
-    Revoked { alias: &'a str, name: &'a str, cause: &'a str },
+    Revoked {
+        alias: &'a str,
+        name: &'a str,
+        cause: &'a str,
+    },
 }
 
 impl RegistryRow<'_> {
@@ -30,14 +34,23 @@ pub fn registry_rows(state: &AppState) -> Vec<RegistryRow<'_>> {
         .servers
         .iter()
         .filter(|s| shown(&s.alias))
-        .flat_map(|s| s.published.iter().map(move |tool| RegistryRow::Tool { alias: &s.alias, tool }))
+        .flat_map(|s| {
+            s.published.iter().map(move |tool| RegistryRow::Tool {
+                alias: &s.alias,
+                tool,
+            })
+        })
         .collect();
     rows.extend(
         state
             .revoked
             .iter()
             .filter(|r| shown(&r.alias))
-            .map(|r| RegistryRow::Revoked { alias: &r.alias, name: &r.tool, cause: &r.cause }),
+            .map(|r| RegistryRow::Revoked {
+                alias: &r.alias,
+                name: &r.tool,
+                cause: &r.cause,
+            }),
     );
     rows
 }

@@ -12,7 +12,9 @@ use crate::ui::state::AppState;
 use crate::ui::theme;
 
 pub fn draw(frame: &mut Frame, state: &AppState) {
-    let Some(prompt) = state.approvals.front() else { return };
+    let Some(prompt) = state.approvals.front() else {
+        return;
+    };
     let pretty = serde_json::to_string_pretty(&prompt.view.arguments).unwrap_or_default();
     let width = 72.max(frame.area().width * 3 / 5).min(frame.area().width);
     let args_rows = wrapped(&pretty, width.saturating_sub(4) as usize).len() as u16;
@@ -25,16 +27,29 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     // Fit the content (6 fixed rows, the arguments, the keys, the border); the
     // arguments scroll when they do not fit.
     let wanted = 6 + args_rows + footer.len() as u16 + 2;
-    let area = centered(frame.area(), width, wanted.min(frame.area().height.saturating_sub(2)));
+    let area = centered(
+        frame.area(),
+        width,
+        wanted.min(frame.area().height.saturating_sub(2)),
+    );
     let queued = state.approvals.len();
-    let title = if queued > 1 { format!("Approval needed (1 of {queued})") } else { "Approval needed".into() };
+    let title = if queued > 1 {
+        format!("Approval needed (1 of {queued})")
+    } else {
+        "Approval needed".into()
+    };
     let block = pane_block(&title, true);
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);
     let width = inner.width as usize;
     let view = &prompt.view;
-    let kv = |k: &str, v: String| Line::from(vec![Span::styled(format!("{k:<13}"), theme::dim()), Span::raw(v)]);
+    let kv = |k: &str, v: String| {
+        Line::from(vec![
+            Span::styled(format!("{k:<13}"), theme::dim()),
+            Span::raw(v),
+        ])
+    };
     let mut lines = vec![kv("tool", line(&view.tool, width.saturating_sub(13)))];
     match (&view.alias, &view.remote_name) {
         (Some(alias), Some(remote)) => {
@@ -46,17 +61,28 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     lines.push(kv("requested by", view.requested_by.clone()));
     lines.push(Line::from(vec![
         Span::styled(format!("{:<13}", "reason"), theme::dim()),
-        Span::styled(format!("local policy: {}", view.effect), theme::effect(&view.effect)),
+        Span::styled(
+            format!("local policy: {}", view.effect),
+            theme::effect(&view.effect),
+        ),
     ]));
     lines.push(Line::styled("arguments:", theme::dim()));
     let args: Vec<String> = wrapped(&pretty, width.saturating_sub(2));
     let room = (inner.height as usize).saturating_sub(lines.len() + footer.len());
     let start = (prompt.scroll as usize).min(args.len().saturating_sub(room));
-    lines.extend(args.iter().skip(start).take(room).map(|l| Line::raw(format!("  {l}"))));
-    if args.len() > room {
-        if let Some(last) = lines.last_mut() {
-            *last = Line::styled(format!("  … {} of {} lines (↑/↓ scroll)", start + room, args.len()), theme::dim());
-        }
+    lines.extend(
+        args.iter()
+            .skip(start)
+            .take(room)
+            .map(|l| Line::raw(format!("  {l}"))),
+    );
+    if args.len() > room
+        && let Some(last) = lines.last_mut()
+    {
+        *last = Line::styled(
+            format!("  … {} of {} lines (↑/↓ scroll)", start + room, args.len()),
+            theme::dim(),
+        );
     }
     lines.extend(footer.into_iter().map(|l| Line::styled(l, theme::accent())));
     frame.render_widget(Paragraph::new(lines), inner);

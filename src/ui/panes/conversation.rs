@@ -22,13 +22,21 @@ const EXPANDED_RESULT_LINES: usize = 200;
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let focused = state.focus == Focus::Conversation;
-    let title = if state.scroll_back > 0 { format!("Conversation (scrolled up {})", state.scroll_back) } else { "Conversation".into() };
+    let title = if state.scroll_back > 0 {
+        format!("Conversation (scrolled up {})", state.scroll_back)
+    } else {
+        "Conversation".into()
+    };
     let block = pane_block(&title, focused);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let width = inner.width.saturating_sub(1) as usize;
     let wanted = inner.height as usize + state.scroll_back as usize;
-    let selected = if focused { state.selected_cell.or(state.cells.len().checked_sub(1)) } else { None };
+    let selected = if focused {
+        state.selected_cell.or(state.cells.len().checked_sub(1))
+    } else {
+        None
+    };
     // Walk back from the end until the view (plus the scroll) is filled.
     let mut lines: Vec<Line<'static>> = Vec::new();
     for (i, cell) in state.cells.iter().enumerate().rev() {
@@ -51,7 +59,11 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         lines = banner;
     }
     let skip = lines.len().saturating_sub(wanted);
-    let visible: Vec<Line<'static>> = lines.into_iter().skip(skip).take(inner.height as usize).collect();
+    let visible: Vec<Line<'static>> = lines
+        .into_iter()
+        .skip(skip)
+        .take(inner.height as usize)
+        .collect();
     frame.render_widget(Paragraph::new(visible), inner);
 }
 
@@ -61,7 +73,10 @@ fn banner(width: usize) -> Vec<Line<'static>> {
         press Enter to watch connect, approval and revocation; Tab moves between panes, ? shows every key. \
         For real servers, write ~/.config/mcp-harness/config.toml (start from config.example.toml); for a real \
         model, set ANTHROPIC_API_KEY or OPENAI_API_KEY.";
-    let mut lines: Vec<Line<'static>> = wrapped(text, width).into_iter().map(|l| Line::styled(l, theme::accent())).collect();
+    let mut lines: Vec<Line<'static>> = wrapped(text, width)
+        .into_iter()
+        .map(|l| Line::styled(l, theme::accent()))
+        .collect();
     lines.push(Line::raw(""));
     lines
 }
@@ -70,20 +85,31 @@ fn banner(width: usize) -> Vec<Line<'static>> {
 pub fn render(cell: &Cell, width: usize, now: Instant) -> Vec<Line<'static>> {
     match cell {
         Cell::User(text) => block_of("you", theme::accent(), text, width),
-        Cell::Assistant { agent, text, streaming } => {
-            let label = if *streaming { format!("{agent} …") } else { agent.clone() };
+        Cell::Assistant {
+            agent,
+            text,
+            streaming,
+        } => {
+            let label = if *streaming {
+                format!("{agent} …")
+            } else {
+                agent.clone()
+            };
             block_of(&label, theme::strong(), text, width)
         }
         Cell::ToolCall(call) => tool_call(call, width, now),
-        Cell::Notice(text) => wrapped(text, width.saturating_sub(2))
-            .into_iter()
-            .map(|l| Line::styled(format!("· {l}"), theme::dim()))
-            .collect(),
-        Cell::Error(text) => wrapped(text, width.saturating_sub(2))
-            .into_iter()
-            .map(|l| Line::styled(format!("✗ {l}"), theme::error()))
-            .collect(),
+        Cell::Notice(text) => marked("· ", text, width, theme::dim()),
+        Cell::Error(text) => marked("✗ ", text, width, theme::error()),
     }
+}
+
+/// Text with a mark on its first line and continuation lines indented under it.
+fn marked(mark: &str, text: &str, width: usize, style: Style) -> Vec<Line<'static>> {
+    wrapped(text, width.saturating_sub(2))
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| Line::styled(format!("{}{l}", if i == 0 { mark } else { "  " }), style))
+        .collect()
 }
 
 fn block_of(label: &str, style: Style, text: &str, width: usize) -> Vec<Line<'static>> {
@@ -95,13 +121,26 @@ fn block_of(label: &str, style: Style, text: &str, width: usize) -> Vec<Line<'st
 fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<Line<'static>> {
     let (icon, status, style) = match &call.status {
         CallStatus::AwaitingApproval => ("?", "awaiting approval".to_string(), theme::warn()),
-        CallStatus::Running { since } => ("◌", format!("running {:.1}s", now.saturating_duration_since(*since).as_secs_f32()), theme::warn()),
+        CallStatus::Running { since } => (
+            "◌",
+            format!(
+                "running {:.1}s",
+                now.saturating_duration_since(*since).as_secs_f32()
+            ),
+            theme::warn(),
+        ),
         CallStatus::Ok { elapsed_ms } => ("✓", format!("ok {elapsed_ms} ms"), theme::ok()),
         CallStatus::Failed { code, .. } => ("✗", code.clone(), theme::error()),
     };
-    let agent = if call.agent == "lead" { String::new() } else { format!("{} → ", call.agent) };
+    let agent = if call.agent == "lead" {
+        String::new()
+    } else {
+        format!("{} → ", call.agent)
+    };
     // The status never gets cut: the name gives way first.
-    let name_room = width.saturating_sub(status.chars().count() + agent.chars().count() + 4).max(8);
+    let name_room = width
+        .saturating_sub(status.chars().count() + agent.chars().count() + 4)
+        .max(8);
     let header = Line::from(vec![
         Span::styled(format!("{icon} "), style),
         Span::raw(agent),
@@ -127,28 +166,64 @@ fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<Line<'stati
     if call.expanded {
         lines.push(Line::from(about));
         lines.push(Line::styled("  arguments:", theme::dim()));
-        lines.extend(wrapped(&args, width.saturating_sub(4)).into_iter().map(|l| Line::raw(format!("    {l}"))));
+        lines.extend(
+            wrapped(&args, width.saturating_sub(4))
+                .into_iter()
+                .map(|l| Line::raw(format!("    {l}"))),
+        );
     } else {
         let used: usize = about.iter().map(|s| s.content.chars().count()).sum();
-        about.push(Span::styled(format!(" · {}", line(&args, width.saturating_sub(used + 3).max(8))), theme::dim()));
+        about.push(Span::styled(
+            format!(" · {}", line(&args, width.saturating_sub(used + 3).max(8))),
+            theme::dim(),
+        ));
         lines.push(Line::from(about));
     }
     if let Some(result) = &call.result {
-        let max = if call.expanded { EXPANDED_RESULT_LINES } else { COLLAPSED_RESULT_LINES };
+        let max = if call.expanded {
+            EXPANDED_RESULT_LINES
+        } else {
+            COLLAPSED_RESULT_LINES
+        };
         let all = wrapped(result, width.saturating_sub(4));
-        let result_style = if matches!(call.status, CallStatus::Failed { .. }) { theme::error() } else { Style::new() };
-        lines.extend(all.iter().take(max).map(|l| Line::styled(format!("  │ {l}"), result_style)));
+        let result_style = if matches!(call.status, CallStatus::Failed { .. }) {
+            theme::error()
+        } else {
+            Style::new()
+        };
+        lines.extend(
+            all.iter()
+                .take(max)
+                .map(|l| Line::styled(format!("  │ {l}"), result_style)),
+        );
         if all.len() > max {
-            lines.push(Line::styled(format!("  │ … {} more lines (Enter expands)", all.len() - max), theme::dim()));
+            lines.push(Line::styled(
+                format!("  │ … {} more lines (Enter expands)", all.len() - max),
+                theme::dim(),
+            ));
         }
     }
     if let Some(server) = &call.server_output {
-        lines.push(Line::styled("  server output (untrusted, not shown to the model):", theme::untrusted()));
+        lines.push(Line::styled(
+            "  server output (untrusted, not shown to the model):",
+            theme::untrusted(),
+        ));
         let all = wrapped(server, width.saturating_sub(4));
-        let max = if call.expanded { EXPANDED_RESULT_LINES } else { 3 };
-        lines.extend(all.iter().take(max).map(|l| Line::styled(format!("  ┆ {l}"), theme::untrusted())));
+        let max = if call.expanded {
+            EXPANDED_RESULT_LINES
+        } else {
+            3
+        };
+        lines.extend(
+            all.iter()
+                .take(max)
+                .map(|l| Line::styled(format!("  ┆ {l}"), theme::untrusted())),
+        );
         if all.len() > max {
-            lines.push(Line::styled(format!("  ┆ … {} more lines", all.len() - max), theme::dim()));
+            lines.push(Line::styled(
+                format!("  ┆ … {} more lines", all.len() - max),
+                theme::dim(),
+            ));
         }
     }
     lines

@@ -5,7 +5,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 use super::{centered, pane_block};
-use crate::ui::keymap::{BINDINGS, Scope};
+use crate::ui::keymap::{BINDINGS, Scope, listed};
 use crate::ui::theme;
 
 const ORDER: [Scope; 10] = [
@@ -30,11 +30,22 @@ pub fn draw(frame: &mut Frame, scroll: u16) {
     let mut lines = Vec::new();
     for scope in ORDER {
         lines.push(Line::styled(scope.title(), theme::strong()));
-        for b in BINDINGS.iter().filter(|b| b.scope == scope) {
-            lines.push(Line::from(vec![Span::styled(format!("  {:<12}", b.keys), theme::accent()), Span::raw(b.desc)]));
+        for b in BINDINGS.iter().filter(|b| b.scope == scope && listed(b)) {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {:<12}", b.keys), theme::accent()),
+                Span::raw(b.desc),
+            ]));
         }
     }
     lines.push(Line::raw(""));
-    lines.push(Line::styled("Mouse: click a pane to focus it or a row to select it; the wheel scrolls.", theme::dim()));
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((scroll, 0)), inner);
+    lines.push(Line::styled(
+        "Mouse: click a pane to focus it or a row to select it; the wheel scrolls.",
+        theme::dim(),
+    ));
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((scroll, 0)),
+        inner,
+    );
 }

@@ -7,7 +7,7 @@ mod conversation;
 mod health;
 mod help;
 mod overlays;
-mod registry;
+pub mod registry;
 mod servers;
 mod status_bar;
 
@@ -38,23 +38,40 @@ pub struct Areas {
 impl Areas {
     /// The tab under a click (narrow layout).
     pub fn tab_at(&self, at: Position) -> Option<Focus> {
-        self.tab_hits.iter().find(|(r, _)| r.contains(at)).map(|(_, f)| *f)
+        self.tab_hits
+            .iter()
+            .find(|(r, _)| r.contains(at))
+            .map(|(_, f)| *f)
     }
 }
 
-const TABS: [(&str, Focus); 4] =
-    [("Chat", Focus::Input), ("Servers", Focus::Servers), ("Registry", Focus::Registry), ("Health", Focus::Health)];
+const TABS: [(&str, Focus); 4] = [
+    ("Chat", Focus::Input),
+    ("Servers", Focus::Servers),
+    ("Registry", Focus::Registry),
+    ("Health", Focus::Health),
+];
 
 pub fn layout(area: Rect, state: &AppState) -> Areas {
     let [body, status] = Layout::vertical([Constraint::Min(3), Constraint::Length(2)]).areas(area);
     let input_rows = (state.input.lines().len().clamp(1, 6) + 2) as u16;
-    let mut areas = Areas { status, ..Areas::default() };
+    let mut areas = Areas {
+        status,
+        ..Areas::default()
+    };
     if area.width >= WIDE {
-        let [left, center, right] =
-            Layout::horizontal([Constraint::Length(32), Constraint::Min(40), Constraint::Length(46)]).areas(body);
+        let side = ((area.width - 32) / 3).clamp(36, 60);
+        let [left, center, right] = Layout::horizontal([
+            Constraint::Length(32),
+            Constraint::Min(40),
+            Constraint::Length(side),
+        ])
+        .areas(body);
         let servers_rows = (state.servers.len() as u16 + 6).clamp(6, left.height / 2);
-        let [servers, health] = Layout::vertical([Constraint::Length(servers_rows), Constraint::Min(3)]).areas(left);
-        let [conversation, input] = Layout::vertical([Constraint::Min(3), Constraint::Length(input_rows)]).areas(center);
+        let [servers, health] =
+            Layout::vertical([Constraint::Length(servers_rows), Constraint::Min(3)]).areas(left);
+        let [conversation, input] =
+            Layout::vertical([Constraint::Min(3), Constraint::Length(input_rows)]).areas(center);
         areas.servers = Some(servers);
         areas.health = Some(health);
         areas.conversation = Some(conversation);
@@ -67,7 +84,10 @@ pub fn layout(area: Rect, state: &AppState) -> Areas {
     let mut x = tabs.x;
     for (label, focus) in TABS {
         let width = label.len() as u16 + 4;
-        areas.tab_hits.push((Rect::new(x, tabs.y, width.min(tabs.right().saturating_sub(x)), 1), focus));
+        areas.tab_hits.push((
+            Rect::new(x, tabs.y, width.min(tabs.right().saturating_sub(x)), 1),
+            focus,
+        ));
         x += width;
     }
     match tab(state.focus) {
@@ -75,7 +95,8 @@ pub fn layout(area: Rect, state: &AppState) -> Areas {
         Focus::Registry => areas.registry = Some(main),
         Focus::Health => areas.health = Some(main),
         _ => {
-            let [conversation, input] = Layout::vertical([Constraint::Min(3), Constraint::Length(input_rows)]).areas(main);
+            let [conversation, input] =
+                Layout::vertical([Constraint::Min(3), Constraint::Length(input_rows)]).areas(main);
             areas.conversation = Some(conversation);
             areas.input = Some(input);
         }
@@ -85,7 +106,11 @@ pub fn layout(area: Rect, state: &AppState) -> Areas {
 
 /// The tab a focus belongs to (the conversation and the input share one).
 fn tab(focus: Focus) -> Focus {
-    if focus == Focus::Conversation { Focus::Input } else { focus }
+    if focus == Focus::Conversation {
+        Focus::Input
+    } else {
+        focus
+    }
 }
 
 /// Draws the whole screen.
@@ -94,7 +119,11 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     if let Some(r) = areas.tabs {
         let mut spans = Vec::new();
         for (label, focus) in TABS {
-            let style = if tab(state.focus) == focus { theme::selected() } else { theme::dim() };
+            let style = if tab(state.focus) == focus {
+                theme::selected()
+            } else {
+                theme::dim()
+            };
             spans.push(Span::styled(format!(" {label} "), style));
             spans.push(Span::raw("  "));
         }
@@ -133,12 +162,24 @@ pub fn pane_block(title: &str, focused: bool) -> Block<'static> {
     Block::default()
         .borders(Borders::ALL)
         .border_style(theme::border(focused))
-        .title(Span::styled(format!(" {title} "), if focused { theme::strong() } else { theme::dim() }))
+        .title(Span::styled(
+            format!(" {title} "),
+            if focused {
+                theme::strong()
+            } else {
+                theme::dim()
+            },
+        ))
 }
 
 /// A centered rectangle for modals.
 pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let width = width.min(area.width);
     let height = height.min(area.height);
-    Rect::new(area.x + (area.width - width) / 2, area.y + (area.height - height) / 2, width, height)
+    Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y + (area.height - height) / 2,
+        width,
+        height,
+    )
 }

@@ -17,14 +17,21 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let scope = if state.registry_all {
         "all servers".to_string()
     } else {
-        state.selected_server().map(|s| s.alias.clone()).unwrap_or_default()
+        state
+            .selected_server()
+            .map(|s| s.alias.clone())
+            .unwrap_or_default()
     };
-    let block = pane_block(&format!("Registry v{} · {scope}", state.snapshot_version), focused);
+    let block = pane_block(
+        &format!("Registry v{} · {scope}", state.snapshot_version),
+        focused,
+    );
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let width = inner.width as usize;
     let rows = registry_rows(state);
-    let mut lines = vec![Line::styled("published → exposed as · effect", theme::dim())];
+    let mut lines = header(state, width);
+    let header_rows = lines.len();
     if rows.is_empty() {
         let hint = match state.selected_server() {
             Some(s) if s.state == "ready" => "it publishes no tools",
@@ -33,9 +40,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         };
         lines.push(Line::styled(hint, theme::dim()));
     }
-    // Keep the selection in view.
-    let height = inner.height.saturating_sub(1) as usize;
-    let first = state.selected_tool.saturating_sub(height.saturating_sub(1));
+    let (height, first) = window(state, inner.height as usize, header_rows);
     for (i, row) in rows.iter().enumerate().skip(first).take(height) {
         let mut l = render_row(row, width, state.registry_all);
         if focused && i == state.selected_tool {
@@ -47,7 +52,11 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
 }
 
 fn render_row(row: &RegistryRow<'_>, width: usize, show_alias: bool) -> Line<'static> {
-    let prefix = if show_alias { format!("{}/", row.alias()) } else { String::new() };
+    let prefix = if show_alias {
+        format!("{}/", row.alias())
+    } else {
+        String::new()
+    };
     match row {
         RegistryRow::Tool { tool, .. } => {
             let name = line(&format!("{prefix}{}", tool.name), (width / 2).max(8));
@@ -63,7 +72,10 @@ fn render_row(row: &RegistryRow<'_>, width: usize, show_alias: bool) -> Line<'st
                 }
                 (None, _) => {
                     let why = tool.why_not.clone().unwrap_or_else(|| "not exposed".into());
-                    Line::from(vec![Span::raw(name), Span::styled(format!(" ✗ {why}"), theme::error())])
+                    Line::from(vec![
+                        Span::raw(name),
+                        Span::styled(format!(" ✗ {why}"), theme::error()),
+                    ])
                 }
             }
         }
@@ -72,4 +84,58 @@ fn render_row(row: &RegistryRow<'_>, width: usize, show_alias: bool) -> Line<'st
             Span::styled(format!(" revoked: {cause}"), theme::error()),
         ]),
     }
+}
+
+/// The lines above the rows: for a rejected or failed alias the whole reason
+/// first, then the column header.
+fn header(state: &AppState, width: usize) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    if let Some(server) = state.selected_server().filter(|_| !state.registry_all)
+        && let Some(detail) = &server.detail
+    {
+        let code = server
+            .code
+            .as_deref()
+            .map(|c| format!("{c}: "))
+            .unwrap_or_default();
+        let reason =
+            crate::ui::sanitize::wrapped(&format!("{} {code}{detail}", server.state), width);
+        lines.extend(
+            reason
+                .into_iter()
+                .take(8)
+                .map(|l| Line::styled(l, theme::error())),
+        );
+        if !server.policy_missing.is_empty() || !server.policy_extra.is_empty() {
+            let hint = crate::ui::sanitize::wrapped(
+                "In Servers, p writes a policy for what it publishes.",
+                width,
+            );
+            lines.extend(hint.into_iter().map(|l| Line::styled(l, theme::warn())));
+        }
+        lines.push(Line::raw(""));
+    }
+    lines.push(Line::styled(
+        "published → exposed as · effect",
+        theme::dim(),
+    ));
+    lines
+}
+
+/// How many rows fit, and the first one shown (the selection stays in view).
+fn window(state: &AppState, inner_height: usize, header_rows: usize) -> (usize, usize) {
+    let height = inner_height.saturating_sub(header_rows);
+    (
+        height,
+        state.selected_tool.saturating_sub(height.saturating_sub(1)),
+    )
+}
+
+/// The row under screen line `y` of the pane drawn in `area` (for clicks).
+pub fn row_at(area: Rect, state: &AppState, y: u16) -> Option<usize> {
+    let inner = area.inner(ratatui::layout::Margin::new(1, 1));
+    let header_rows = header(state, inner.width as usize).len();
+    let (height, first) = window(state, inner.height as usize, header_rows);
+    let offset = (y.checked_sub(inner.y)? as usize).checked_sub(header_rows)?;
+    (offset < height).then_some(first + offset)
 }

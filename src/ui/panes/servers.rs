@@ -28,8 +28,14 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
             "disconnected" => "○",
             _ => "✗",
         };
-        let tools = if server.state == "ready" { format!(" {} tools", server.exposed) } else { String::new() };
-        let name_width = width.saturating_sub(server.state.len() + tools.len() + 3).max(4);
+        let tools = if server.state == "ready" {
+            format!(" {} tools", server.exposed)
+        } else {
+            String::new()
+        };
+        let name_width = width
+            .saturating_sub(server.state.len() + tools.len() + 3)
+            .max(4);
         let mut row = Line::from(vec![
             Span::styled(format!("{marker} "), theme::state(&server.state)),
             Span::raw(format!("{:<name_width$}", line(&server.alias, name_width))),
@@ -45,13 +51,28 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     }
     if let Some(server) = state.selected_server() {
         lines.push(Line::raw(""));
-        lines.extend(wrapped(&server.transport, width).into_iter().map(|l| Line::styled(l, theme::dim())));
+        lines.extend(
+            wrapped(&server.transport, width)
+                .into_iter()
+                .map(|l| Line::styled(l, theme::dim())),
+        );
         if let Some(detail) = &server.detail {
-            let code = server.code.as_deref().map(|c| format!("{c}: ")).unwrap_or_default();
-            lines.extend(wrapped(&format!("{code}{detail}"), width).into_iter().map(|l| Line::styled(l, theme::error())));
+            let code = server
+                .code
+                .as_deref()
+                .map(|c| format!("{c}: "))
+                .unwrap_or_default();
+            lines.extend(
+                wrapped(&format!("{code}{detail}"), width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, theme::error())),
+            );
         }
         if !server.policy_missing.is_empty() || !server.policy_extra.is_empty() {
-            lines.push(Line::styled("p: write a policy for what it publishes", theme::warn()));
+            lines.push(Line::styled(
+                "p: write a policy for what it publishes",
+                theme::warn(),
+            ));
         }
     }
     frame.render_widget(Paragraph::new(lines), inner);

@@ -15,9 +15,15 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let [info, keys] = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(area);
     let s = &state.session;
     let model = if s.replay {
-        Span::styled(format!("{} · {} (replay)", s.provider, s.model), theme::warn())
+        Span::styled(
+            format!("{} · {} (replay)", s.provider, s.model),
+            theme::warn(),
+        )
     } else {
-        Span::styled(format!("{} · {}", s.provider, line(&s.model, 40)), theme::accent())
+        Span::styled(
+            format!("{} · {}", s.provider, line(&s.model, 40)),
+            theme::accent(),
+        )
     };
     let ready = state.servers.iter().filter(|v| v.state == "ready").count();
     let activity = if state.busy {
@@ -29,7 +35,14 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     };
     let mut spans = vec![
         model,
-        Span::styled(format!(" │ registry v{} │ servers {ready}/{} ready │ ", state.snapshot_version, state.servers.len()), theme::dim()),
+        Span::styled(
+            format!(
+                " │ registry v{} │ servers {ready}/{} ready │ ",
+                state.snapshot_version,
+                state.servers.len()
+            ),
+            theme::dim(),
+        ),
         activity,
     ];
     if let Some((text, _)) = &state.status {
@@ -51,7 +64,11 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
             (None, Focus::Health) => Scope::Health,
         }
     };
-    let mut text = hints(scope).iter().map(|(k, d)| format!("{k} {d}")).collect::<Vec<_>>().join(" · ");
+    let mut text = hints(scope)
+        .iter()
+        .map(|(k, d)| format!("{k} {d}"))
+        .collect::<Vec<_>>()
+        .join(" · ");
     text.push_str(" · ? help");
     frame.render_widget(Line::styled(text, theme::dim()), keys);
 }

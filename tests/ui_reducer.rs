@@ -1,0 +1,323 @@
+//! The reducer without a terminal: whole-state changes for keys, paste and
+//! backend events, and the effects it asks for.
+
+mod fixtures;
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use fixtures::{approval, call_started, servers};
+use mcp_harness::protocol::{BackendEvent, Command, Decision, ToolOutcomeView};
+use mcp_harness::ui::state::{AppState, CallStatus, Cell, Focus, Overlay};
+use mcp_harness::ui::update::{Effect, Msg, update};
+
+fn key(code: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn ctrl(c: char) -> Msg {
+    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+}
+
+fn typed(state: &mut AppState, text: &str) {
+    for c in text.chars() {
+        update(state, key(KeyCode::Char(c)));
+    }
+}
+
+fn backend(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
+    update(state, Msg::Backend(event))
+}
+
+#[test]
+fn enter_sends_and_alt_enter_adds_a_line() {
+    let mut s = AppState::new(Instant::now());
+    typed(&mut s, "hello");
+    update(
+        &mut s,
+        Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)),
+    );
+    typed(&mut s, "world");
+    let effects = update(&mut s, key(KeyCode::Enter));
+    assert_eq!(
+        effects,
+        vec![Effect::Send(Command::Prompt("hello\nworld".into()))]
+    );
+    assert_eq!(s.cells, vec![Cell::User("hello\nworld".into())]);
+    assert!(s.busy);
+    assert_eq!(s.input_text(), "");
+    // While busy, Enter does not send; it says why.
+    typed(&mut s, "more");
+    assert!(update(&mut s, key(KeyCode::Enter)).is_empty());
+    assert!(s.status.as_ref().unwrap().0.contains("a turn is running"));
+}
+
+#[test]
+fn up_and_down_recall_history() {
+    let mut s = AppState::new(Instant::now());
+    for text in ["first", "second"] {
+        typed(&mut s, text);
+        update(&mut s, key(KeyCode::Enter));
+        s.busy = false;
+    }
+    update(&mut s, key(KeyCode::Up));
+    assert_eq!(s.input_text(), "second");
+    update(&mut s, key(KeyCode::Up));
+    assert_eq!(s.input_text(), "first");
+    update(&mut s, key(KeyCode::Down));
+    update(&mut s, key(KeyCode::Down));
+    assert_eq!(s.input_text(), "");
+}
+
+#[test]
+fn paste_goes_into_the_input_box() {
+    let mut s = AppState::new(Instant::now());
+    s.focus = Focus::Registry;
+    update(&mut s, Msg::Paste("line one\nline two".into()));
+    assert_eq!(s.focus, Focus::Input);
+    assert_eq!(s.input_text(), "line one\nline two");
+}
+
+#[test]
+fn ctrl_c_interrupts_a_running_turn_and_quits_when_idle() {
+    let mut s = AppState::new(Instant::now());
+    s.busy = true;
+    assert_eq!(
+        update(&mut s, ctrl('c')),
+        vec![Effect::Send(Command::Interrupt)]
+    );
+    s.busy = false;
+    assert_eq!(update(&mut s, ctrl('c')), vec![Effect::Send(Command::Quit)]);
+    assert!(s.quitting);
+    assert_eq!(backend(&mut s, BackendEvent::Stopped), vec![Effect::Exit]);
+}
+
+#[test]
+fn approvals_queue_and_decide_with_y_a_n() {
+    let mut s = AppState::new(Instant::now());
+    backend(
+        &mut s,
+        BackendEvent::ToolCallStarted(call_started("c1", "mcp__demo_alpha__set")),
+    );
+    backend(
+        &mut s,
+        BackendEvent::ApprovalRequested(approval(7, "mcp__demo_alpha__set")),
+    );
+    backend(
+        &mut s,
+        BackendEvent::ApprovalRequested(approval(8, "mcp__demo_alpha__reset")),
+    );
+    assert_eq!(s.approvals.len(), 2);
+    let Cell::ToolCall(call) = &s.cells[0] else {
+        panic!()
+    };
+    assert_eq!(call.status, CallStatus::AwaitingApproval);
+    s.now += Duration::from_secs(2);
+    // Other keys do not vanish silently: the status bar says what the prompt wants.
+    assert!(update(&mut s, key(KeyCode::Char('x'))).is_empty());
+    assert!(s.status.as_ref().unwrap().0.contains("y approve once"));
+    assert_eq!(
+        update(&mut s, key(KeyCode::Char('y'))),
+        vec![Effect::Send(Command::Approval {
+            id: 7,
+            decision: Decision::Once
+        })]
+    );
+    let Cell::ToolCall(call) = &s.cells[0] else {
+        panic!()
+    };
+    assert!(matches!(call.status, CallStatus::Running { .. }));
+    assert_eq!(
+        update(&mut s, key(KeyCode::Esc)),
+        vec![Effect::Send(Command::Approval {
+            id: 8,
+            decision: Decision::Deny
+        })]
+    );
+    assert!(s.approvals.is_empty());
+}
+
+#[test]
+fn a_prompt_that_opens_while_typing_does_not_take_the_keystrokes() {
+    let start = Instant::now();
+    let mut s = AppState::new(start);
+    typed(&mut s, "please ");
+    backend(
+        &mut s,
+        BackendEvent::ApprovalRequested(approval(1, "mcp__demo_alpha__set")),
+    );
+    // The operator keeps typing "yes": not an approval.
+    typed(&mut s, "yes");
+    assert_eq!(s.input_text(), "please yes");
+    assert_eq!(s.approvals.len(), 1);
+    assert!(
+        s.status
+            .as_ref()
+            .unwrap()
+            .0
+            .contains("went to the input box")
+    );
+    // Once the grace period is over, y decides.
+    s.now = start + Duration::from_secs(2);
+    let effects = update(&mut s, key(KeyCode::Char('y')));
+    assert_eq!(
+        effects,
+        vec![Effect::Send(Command::Approval {
+            id: 1,
+            decision: Decision::Once
+        })]
+    );
+}
+
+#[test]
+fn streamed_text_merges_and_calls_finish() {
+    let mut s = AppState::new(Instant::now());
+    for part in ["Hel", "lo"] {
+        backend(
+            &mut s,
+            BackendEvent::AssistantDelta {
+                agent: "lead".into(),
+                text: part.into(),
+            },
+        );
+    }
+    backend(
+        &mut s,
+        BackendEvent::ToolCallStarted(call_started("c1", "mcp__demo_alpha__lookup")),
+    );
+    backend(
+        &mut s,
+        BackendEvent::ToolCallFinished(ToolOutcomeView {
+            id: "c1".into(),
+            ok: false,
+            text: "did not answer".into(),
+            code: Some("mcp_timeout".into()),
+            server_output: None,
+            elapsed_ms: 1500,
+        }),
+    );
+    assert_eq!(
+        s.cells[0],
+        Cell::Assistant {
+            agent: "lead".into(),
+            text: "Hello".into(),
+            streaming: false
+        }
+    );
+    let Cell::ToolCall(call) = &s.cells[1] else {
+        panic!()
+    };
+    assert_eq!(
+        call.status,
+        CallStatus::Failed {
+            code: "mcp_timeout".into(),
+            elapsed_ms: 1500
+        }
+    );
+    assert!(!s.animating(), "nothing moves once the call ended");
+}
+
+#[test]
+fn revoked_tools_stay_struck_out_for_a_moment() {
+    let start = Instant::now();
+    let mut s = AppState::new(start);
+    backend(
+        &mut s,
+        BackendEvent::ToolsRevoked {
+            alias: "demo_alpha".into(),
+            tools: vec!["mcp__demo_alpha__lookup".into()],
+            cause: "disconnected".into(),
+        },
+    );
+    assert_eq!(s.revoked.len(), 1);
+    assert!(s.animating(), "the loop ticks while they fade");
+    s.now = start + Duration::from_secs(10);
+    update(&mut s, Msg::Tick);
+    assert!(s.revoked.is_empty());
+    assert!(matches!(s.cells.last(), Some(Cell::Notice(n)) if n.contains("revoked 1 tools")));
+}
+
+#[test]
+fn side_panel_keys_send_alias_commands() {
+    let mut s = AppState::new(Instant::now());
+    backend(&mut s, BackendEvent::Servers(servers()));
+    s.focus = Focus::Servers;
+    assert_eq!(
+        update(&mut s, key(KeyCode::Char('c'))),
+        vec![Effect::Send(Command::Connect("demo_alpha".into()))]
+    );
+    update(&mut s, key(KeyCode::Down));
+    assert_eq!(
+        update(&mut s, key(KeyCode::Char('K'))),
+        vec![Effect::Send(Command::KillServer("demo_beta".into()))]
+    );
+    // p on a policy_mismatch opens the confirmation, y writes.
+    assert!(update(&mut s, key(KeyCode::Char('p'))).is_empty());
+    assert_eq!(
+        s.overlay,
+        Some(Overlay::WritePolicy {
+            alias: "demo_beta".into()
+        })
+    );
+    assert_eq!(
+        update(&mut s, key(KeyCode::Char('y'))),
+        vec![Effect::Send(Command::WritePolicy("demo_beta".into()))]
+    );
+}
+
+#[test]
+fn a_hand_made_call_is_prefilled_and_validated_live() {
+    let mut s = AppState::new(Instant::now());
+    backend(&mut s, BackendEvent::Servers(servers()));
+    s.focus = Focus::Registry;
+    update(&mut s, key(KeyCode::Char('x')));
+    let Some(Overlay::CallTool(editor)) = &s.overlay else {
+        panic!("no editor: {:?}", s.overlay)
+    };
+    assert_eq!(editor.tool, "mcp__demo_alpha__lookup");
+    assert_eq!(editor.text, "{\n  \"key\": \"\"\n}");
+    assert_eq!(editor.problem, None);
+    for _ in 0..4 {
+        update(&mut s, key(KeyCode::Backspace));
+    }
+    let Some(Overlay::CallTool(editor)) = &s.overlay else {
+        panic!()
+    };
+    assert!(
+        editor
+            .problem
+            .as_deref()
+            .unwrap()
+            .contains("not valid JSON")
+    );
+    assert!(
+        update(&mut s, ctrl('s')).is_empty(),
+        "invalid arguments are not sent"
+    );
+    typed(&mut s, "\"\"}");
+    let Some(Overlay::CallTool(editor)) = &s.overlay else {
+        panic!()
+    };
+    assert_eq!(editor.problem, None, "{}", editor.text);
+    let effects = update(&mut s, ctrl('s'));
+    let [Effect::Send(Command::CallTool { name, arguments })] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(name, "mcp__demo_alpha__lookup");
+    assert_eq!(arguments, &serde_json::json!({"key": ""}));
+}
+
+#[test]
+fn tab_cycles_focus_and_question_mark_opens_help_outside_the_input() {
+    let mut s = AppState::new(Instant::now());
+    update(&mut s, key(KeyCode::Tab));
+    assert_eq!(s.focus, Focus::Conversation);
+    update(&mut s, key(KeyCode::Char('?')));
+    assert_eq!(s.overlay, Some(Overlay::Help { scroll: 0 }));
+    update(&mut s, key(KeyCode::Esc));
+    assert_eq!(s.overlay, None);
+    s.focus = Focus::Input;
+    update(&mut s, key(KeyCode::Char('?')));
+    assert_eq!(s.overlay, None);
+    assert_eq!(s.input_text(), "?");
+}
