@@ -146,7 +146,15 @@ impl Backend {
             Command::Approval { id, decision } => self.approver.answer(id, decision),
             Command::WritePolicy(alias) => self.write_policy(&alias),
             Command::CallTool { name, arguments } => self.manual_call(name, arguments),
-            Command::Refresh => self.servers(),
+            Command::Refresh => {
+                // A hidden test hook: the exit-path tests need a panic in a task.
+                if std::env::var("MCP_HARNESS_TEST_PANIC").is_ok_and(|v| v == "backend") {
+                    panic!(
+                        "MCP_HARNESS_TEST_PANIC=backend: a panic in the backend task, on purpose"
+                    );
+                }
+                self.servers();
+            }
             Command::Quit => {}
         }
     }

@@ -44,6 +44,7 @@ pub async fn run_terminal(
     // their parent-death signal).
     let restore_terminal = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        let _ = crossterm::execute!(io::stdout(), DisableMouseCapture, DisableBracketedPaste);
         restore_terminal(info);
         std::process::abort();
     }));
