@@ -134,13 +134,13 @@ fn connect_from_the_side_panel_then_kill_and_watch_the_revocation() {
     // K kills the server's processes; the watchdog notices and revokes.
     tmux.keys(&["K"]);
     let screen = tmux.wait("the revocation", |s| {
-        s.contains("lost") && s.contains("revoked")
+        s.contains("lost") && s.contains("__lookup revoked:")
     });
     assert!(screen.contains("killed by signal 9"), "{screen}");
     assert!(screen.contains("Registry v2"), "{screen}");
     // The struck-out tools leave after a moment.
     tmux.wait("the revoked tools to go", |s| {
-        !s.contains("revoked: connection lost")
+        !s.contains("__lookup revoked:")
     });
     // Ctrl-C while idle quits, closing everything.
     tmux.keys(&["C-c"]);

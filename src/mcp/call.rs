@@ -205,6 +205,25 @@ impl Hub {
                 ),
             );
         }
+        // The name of a configured server that is not connected now.
+        let offline = self.aliases().into_iter().find(|(alias, _)| {
+            name.starts_with(&format!(
+                "{}{}__",
+                super::names::EXPOSED_PREFIX,
+                alias.normalized()
+            )) && snapshot.connection_for(alias).is_none()
+        });
+        if let Some((alias, state)) = offline {
+            return ToolError::new(
+                Code::McpUnknownTool,
+                format!(
+                    "there is no tool named `{name}` in this request's tool set: `{alias}` is {} (its tools \
+                     were revoked or never exposed); connect_mcp can connect it again",
+                    state.label()
+                ),
+            )
+            .for_tool(alias.as_str(), name);
+        }
         ToolError::new(
             Code::McpUnknownTool,
             format!("there is no tool named `{name}` in this request's tool set"),

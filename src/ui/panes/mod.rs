@@ -60,9 +60,11 @@ pub fn layout(area: Rect, state: &AppState) -> Areas {
         ..Areas::default()
     };
     if area.width >= WIDE {
-        let side = ((area.width - 32) / 3).clamp(36, 60);
+        // The registry gets as much room as the conversation: full exposed names
+        // are the point of it.
+        let side = ((area.width - 30) / 2).clamp(40, 64);
         let [left, center, right] = Layout::horizontal([
-            Constraint::Length(32),
+            Constraint::Length(30),
             Constraint::Min(40),
             Constraint::Length(side),
         ])

@@ -30,7 +30,8 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     frame.render_widget(block, area);
     let width = inner.width as usize;
     let rows = registry_rows(state);
-    let mut lines = header(state, width);
+    let compact = !fits(&rows, width, state.registry_all);
+    let mut lines = header(state, width, compact);
     let header_rows = lines.len();
     if rows.is_empty() {
         let hint = match state.selected_server() {
@@ -42,7 +43,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     }
     let (height, first) = window(state, inner.height as usize, header_rows);
     for (i, row) in rows.iter().enumerate().skip(first).take(height) {
-        let mut l = render_row(row, width, state.registry_all);
+        let mut l = render_row(row, width, state.registry_all, compact);
         if focused && i == state.selected_tool {
             l = l.style(theme::selected());
         }
@@ -51,7 +52,25 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-fn render_row(row: &RegistryRow<'_>, width: usize, show_alias: bool) -> Line<'static> {
+/// Whether every row fits with its full exposed name.
+fn fits(rows: &[RegistryRow<'_>], width: usize, show_alias: bool) -> bool {
+    rows.iter().all(|row| match row {
+        RegistryRow::Tool { alias, tool } => {
+            let prefix = if show_alias { alias.len() + 1 } else { 0 };
+            let exposed = tool.exposed_as.as_ref().map_or(0, String::len);
+            let effect = tool.effect.as_ref().map_or(0, String::len);
+            prefix + tool.name.chars().count() + 3 + exposed + 1 + effect <= width
+        }
+        RegistryRow::Revoked { .. } => true,
+    })
+}
+
+fn render_row(
+    row: &RegistryRow<'_>,
+    width: usize,
+    show_alias: bool,
+    compact: bool,
+) -> Line<'static> {
     let prefix = if show_alias {
         format!("{}/", row.alias())
     } else {
@@ -63,10 +82,17 @@ fn render_row(row: &RegistryRow<'_>, width: usize, show_alias: bool) -> Line<'st
             match (&tool.exposed_as, &tool.effect) {
                 (Some(exposed), effect) => {
                     let effect = effect.clone().unwrap_or_default();
+                    // Narrow pane: the exposed name is mcp__{alias}__ + the tool's
+                    // normalized name; show that tail only (the detail view has it whole).
+                    let shown = if compact {
+                        format!("…{}", exposed.rsplit("__").next().unwrap_or(exposed))
+                    } else {
+                        exposed.clone()
+                    };
                     Line::from(vec![
                         Span::raw(name),
                         Span::styled(" → ", theme::dim()),
-                        Span::raw(exposed.clone()),
+                        Span::raw(shown),
                         Span::styled(format!(" {effect}"), theme::effect(&effect)),
                     ])
                 }
@@ -88,7 +114,7 @@ fn render_row(row: &RegistryRow<'_>, width: usize, show_alias: bool) -> Line<'st
 
 /// The lines above the rows: for a rejected or failed alias the whole reason
 /// first, then the column header.
-fn header(state: &AppState, width: usize) -> Vec<Line<'static>> {
+fn header(state: &AppState, width: usize, compact: bool) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     if let Some(server) = state.selected_server().filter(|_| !state.registry_all)
         && let Some(detail) = &server.detail
@@ -115,10 +141,14 @@ fn header(state: &AppState, width: usize) -> Vec<Line<'static>> {
         }
         lines.push(Line::raw(""));
     }
-    lines.push(Line::styled(
-        "published → exposed as · effect",
-        theme::dim(),
-    ));
+    let columns = match state.selected_server() {
+        Some(s) if compact && !state.registry_all => {
+            format!("published → exposed as mcp__{}__… · effect", s.alias)
+        }
+        _ if compact => "published → exposed as mcp__…__… · effect".to_string(),
+        _ => "published → exposed as · effect".to_string(),
+    };
+    lines.push(Line::styled(line(&columns, width), theme::dim()));
     lines
 }
 
@@ -134,7 +164,9 @@ fn window(state: &AppState, inner_height: usize, header_rows: usize) -> (usize, 
 /// The row under screen line `y` of the pane drawn in `area` (for clicks).
 pub fn row_at(area: Rect, state: &AppState, y: u16) -> Option<usize> {
     let inner = area.inner(ratatui::layout::Margin::new(1, 1));
-    let header_rows = header(state, inner.width as usize).len();
+    let rows = registry_rows(state);
+    let compact = !fits(&rows, inner.width as usize, state.registry_all);
+    let header_rows = header(state, inner.width as usize, compact).len();
     let (height, first) = window(state, inner.height as usize, header_rows);
     let offset = (y.checked_sub(inner.y)? as usize).checked_sub(header_rows)?;
     (offset < height).then_some(first + offset)
