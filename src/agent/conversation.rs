@@ -106,5 +106,6 @@ pub enum ResultPart {
 pub struct ToolDef {
     pub name: String,
     pub description: String,
-    pub input_schema: Value,
+    /// Shared with the exposed tool: a request's tool list copies no schema.
+    pub input_schema: std::sync::Arc<Value>,
 }

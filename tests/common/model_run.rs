@@ -137,7 +137,9 @@ pub fn round_trip_conversation() -> (Vec<Message>, Vec<ToolDef>) {
     let tools = vec![ToolDef {
         name: "lookup".into(),
         description: "Looks a key up.".into(),
-        input_schema: json!({"type": "object", "properties": {"key": {"type": "string"}}}),
+        input_schema: std::sync::Arc::new(
+            json!({"type": "object", "properties": {"key": {"type": "string"}}}),
+        ),
     }];
     (messages, tools)
 }

@@ -19,7 +19,7 @@ use crate::mcp::{ApprovalDecision, ApprovalRequest, Approver, Effect, ToolError,
 pub struct Builtin {
     pub name: &'static str,
     pub description: &'static str,
-    pub schema: Value,
+    pub schema: Arc<Value>,
     pub effect: Effect,
     validator: Arc<Validator>,
 }
@@ -137,7 +137,7 @@ impl Builtins {
                 (effect != Effect::Deny).then_some(Builtin {
                     name,
                     description,
-                    schema,
+                    schema: Arc::new(schema),
                     effect,
                     validator,
                 })
@@ -154,7 +154,7 @@ impl Builtins {
         self.tools.iter().map(|t| ToolDef {
             name: t.name.to_string(),
             description: t.description.to_string(),
-            input_schema: t.schema.clone(),
+            input_schema: std::sync::Arc::clone(&t.schema),
         })
     }
 
