@@ -218,13 +218,29 @@ impl AppState {
         })
     }
 
-    /// Something changes by itself over time (a running call's clock, a struck-out
-    /// tool fading, a status message expiring): the loop ticks only then.
+    /// When the screen next changes by itself, if ever: a running call's clock
+    /// (every `tick`), a struck-out tool leaving, a status message expiring, an
+    /// approval prompt's grace ending. The loop sleeps until then and no longer:
+    /// idle means no wake-ups at all.
+    pub fn next_wakeup(&self, tick: Duration) -> Option<Instant> {
+        let running = self.cells.iter().rev().take(200).any(
+            |c| matches!(c, Cell::ToolCall(t) if matches!(t.status, CallStatus::Running { .. })),
+        );
+        let deadlines = [
+            running.then(|| self.now + tick),
+            self.revoked.iter().map(|r| r.until).min(),
+            self.status.as_ref().map(|(_, until)| *until),
+            self.approvals
+                .front()
+                .map(|p| p.opened + APPROVAL_GRACE)
+                .filter(|t| *t > self.now),
+        ];
+        deadlines.into_iter().flatten().min()
+    }
+
+    /// Whether anything will change by itself (see [`Self::next_wakeup`]).
     pub fn animating(&self) -> bool {
-        !self.revoked.is_empty()
-            || self.status.is_some()
-            || self.cells.iter().any(|c| matches!(c, Cell::ToolCall(t) if matches!(t.status, CallStatus::Running { .. })))
-            || self.approvals.front().is_some_and(|p| self.now < p.opened + APPROVAL_GRACE)
+        self.next_wakeup(Duration::from_millis(100)).is_some()
     }
 
     pub fn input_text(&self) -> String {
