@@ -3,6 +3,7 @@
 //! to the UI only over the two channels.
 
 mod approver;
+mod events;
 mod views;
 
 use std::collections::HashMap;
@@ -12,13 +13,11 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::events::{AgentEvent, AgentId, Origin, TurnEnd};
+use crate::agent::events::{AgentEvent, TurnEnd};
 use crate::agent::lead::Lead;
 use crate::config::{Config, ConfigSource};
 use crate::mcp::{Hub, McpEvent};
-use crate::protocol::{
-    BackendEvent, Command, OriginView, SessionInfo, ToolCallView, ToolOutcomeView,
-};
+use crate::protocol::{BackendEvent, Command, OriginView, SessionInfo, ToolCallView};
 use crate::session::{self, SessionOptions, SetupError};
 use crate::store::Store;
 use approver::TuiApprover;
@@ -288,112 +287,10 @@ impl Backend {
                 .call(&hub.snapshot(), &name, arguments, approver.as_ref())
                 .await;
             let run = crate::agent::toolbox::from_mcp(outcome);
-            let _ = events.send(BackendEvent::ToolCallFinished(outcome_view(id, &run)));
+            let _ = events.send(BackendEvent::ToolCallFinished(events::outcome_view(
+                id, &run,
+            )));
         });
-    }
-
-    fn agent(&mut self, event: AgentEvent) {
-        if let Some(store) = &self.store {
-            store.audit_agent(&event);
-        }
-        let ui = match event {
-            AgentEvent::TextDelta { agent, text } => BackendEvent::AssistantDelta {
-                agent: agent.to_string(),
-                text,
-            },
-            AgentEvent::ToolCall {
-                agent,
-                id,
-                name,
-                arguments,
-                origin,
-                effect,
-            } => {
-                if let Origin::Mcp { alias, .. } = &origin {
-                    self.calls.insert(id.clone(), alias.clone());
-                }
-                BackendEvent::ToolCallStarted(ToolCallView {
-                    id,
-                    agent: agent.to_string(),
-                    name,
-                    origin: match origin {
-                        Origin::Builtin => OriginView::Builtin,
-                        Origin::Mcp { alias, remote_name } => {
-                            OriginView::Mcp { alias, remote_name }
-                        }
-                        Origin::Unknown => OriginView::Unknown,
-                    },
-                    effect: effect.map(|e| e.to_string()),
-                    arguments,
-                })
-            }
-            AgentEvent::ToolResult {
-                id,
-                outcome,
-                server_output,
-                elapsed,
-                ..
-            } => {
-                let run = crate::agent::toolbox::ToolRun {
-                    outcome: outcome
-                        .map(|text| vec![crate::agent::conversation::ResultPart::Text { text }]),
-                    server_output,
-                    elapsed,
-                };
-                if let Some(alias) = self.calls.remove(&id) {
-                    self.count(&alias, &run);
-                }
-                BackendEvent::ToolCallFinished(outcome_view(id, &run))
-            }
-            AgentEvent::Notice { agent, text } => BackendEvent::Notice(label(&agent, &text)),
-            AgentEvent::Error { agent, message } => BackendEvent::Error(label(&agent, &message)),
-            AgentEvent::Request { .. }
-            | AgentEvent::AssistantText { .. }
-            | AgentEvent::TurnDone { .. } => return,
-        };
-        self.send(ui);
-    }
-
-    fn count(&mut self, alias: &str, run: &crate::agent::toolbox::ToolRun) {
-        let stats = self.stats.entry(alias.to_string()).or_default();
-        stats.last_latency_ms = Some(run.elapsed.as_millis() as u64);
-        match &run.outcome {
-            Ok(_) => stats.ok += 1,
-            Err(e) => {
-                stats.failed += 1;
-                stats.last_error = Some((
-                    chrono::Utc::now().format("%H:%M:%S UTC").to_string(),
-                    e.to_string(),
-                ));
-            }
-        }
-        self.servers();
-    }
-
-    fn mcp(&mut self, event: McpEvent) {
-        if let Some(store) = &self.store {
-            store.audit_mcp(&event);
-        }
-        match &event {
-            McpEvent::Registered { version, .. } => self.send(BackendEvent::Snapshot(*version)),
-            McpEvent::Revoked {
-                alias,
-                tools,
-                cause,
-                version,
-                ..
-            } => {
-                self.send(BackendEvent::Snapshot(*version));
-                self.send(BackendEvent::ToolsRevoked {
-                    alias: alias.to_string(),
-                    tools: tools.clone(),
-                    cause: cause.to_string(),
-                });
-            }
-            McpEvent::AliasState { .. } => {}
-            McpEvent::ToolListChanged { .. } | McpEvent::Progress { .. } => return,
-        }
-        self.servers();
     }
 
     fn servers(&self) {
@@ -419,41 +316,6 @@ impl Backend {
         }
         self.hub.shutdown().await;
         self.send(BackendEvent::Stopped);
-    }
-}
-
-fn label(agent: &AgentId, text: &str) -> String {
-    match agent {
-        AgentId::Lead => text.to_string(),
-        other => format!("{other}: {text}"),
-    }
-}
-
-fn outcome_view(id: String, run: &crate::agent::toolbox::ToolRun) -> ToolOutcomeView {
-    let (ok, text, code) = match &run.outcome {
-        Ok(parts) => (
-            true,
-            parts
-                .iter()
-                .map(|p| match p {
-                    crate::agent::conversation::ResultPart::Text { text } => text.clone(),
-                    crate::agent::conversation::ResultPart::Image { media_type, data } => {
-                        format!("[image: {media_type}, {} bytes of base64]", data.len())
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-            None,
-        ),
-        Err(e) => (false, e.message.clone(), Some(e.code.to_string())),
-    };
-    ToolOutcomeView {
-        id,
-        ok,
-        text,
-        code,
-        server_output: run.server_output.clone(),
-        elapsed_ms: run.elapsed.as_millis() as u64,
     }
 }
 

@@ -2,14 +2,10 @@
 //! focused pane → global keys. Every key lands somewhere visible; none is
 //! swallowed silently.
 
-use crossterm::event::{
-    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
-};
-use ratatui::layout::Position;
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui_textarea::{CursorMove, Input};
 
 use super::keymap::{self, Action, Scope};
-use super::panes::layout;
 use super::state::{APPROVAL_GRACE, AppState, Cell, Focus, Overlay};
 use super::update::{Effect, status};
 use super::view::{RegistryRow, registry_rows};
@@ -166,7 +162,7 @@ fn history(state: &mut AppState, step: isize) {
     state.input = input;
 }
 
-fn pane(state: &mut AppState, action: Action) -> Vec<Effect> {
+pub(super) fn pane(state: &mut AppState, action: Action) -> Vec<Effect> {
     let alias = state.selected_server().map(|s| s.alias.clone());
     match (state.focus, action) {
         (Focus::Conversation, a) => return conversation(state, a),
@@ -344,61 +340,4 @@ pub fn paste(state: &mut AppState, text: &str) -> Vec<Effect> {
     state.input.insert_str(text);
     state.last_typed = Some(state.now);
     Vec::new()
-}
-
-pub fn mouse(state: &mut AppState, event: MouseEvent) -> Vec<Effect> {
-    if !state.approvals.is_empty() || state.overlay.is_some() {
-        return Vec::new();
-    }
-    let areas = layout(state.area, state);
-    let at = Position::new(event.column, event.row);
-    let hit = |r: Option<ratatui::layout::Rect>| r.is_some_and(|r| r.contains(at));
-    match event.kind {
-        MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
-            let up = event.kind == MouseEventKind::ScrollUp;
-            if hit(areas.servers) {
-                pane_scroll(state, Focus::Servers, up);
-            } else if hit(areas.registry) {
-                pane_scroll(state, Focus::Registry, up);
-            } else if up {
-                state.scroll_back = state.scroll_back.saturating_add(3);
-            } else {
-                state.scroll_back = state.scroll_back.saturating_sub(3);
-            }
-        }
-        MouseEventKind::Down(MouseButton::Left) => {
-            if let Some(tab) = areas.tab_at(at) {
-                state.focus = tab;
-            } else if hit(areas.input) {
-                state.focus = Focus::Input;
-            } else if hit(areas.conversation) {
-                state.focus = Focus::Conversation;
-            } else if let Some(r) = areas.servers.filter(|r| r.contains(at)) {
-                state.focus = Focus::Servers;
-                let row = (at.y.saturating_sub(r.y + 1)) as usize;
-                if row < state.servers.len() {
-                    state.selected_server = row;
-                    clamp_tool(state);
-                }
-            } else if let Some(r) = areas.registry.filter(|r| r.contains(at)) {
-                state.focus = Focus::Registry;
-                if let Some(row) = super::panes::registry::row_at(r, state, at.y)
-                    && row < registry_rows(state).len()
-                {
-                    state.selected_tool = row;
-                }
-            } else if hit(areas.health) {
-                state.focus = Focus::Health;
-            }
-        }
-        _ => {}
-    }
-    Vec::new()
-}
-
-fn pane_scroll(state: &mut AppState, focus: Focus, up: bool) {
-    let saved = state.focus;
-    state.focus = focus;
-    pane(state, if up { Action::Up } else { Action::Down });
-    state.focus = saved;
 }

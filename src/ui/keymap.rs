@@ -113,340 +113,56 @@ macro_rules! b {
 }
 
 /// The keymap.
+#[rustfmt::skip]
 pub const BINDINGS: &[Binding] = &[
-    b!(
-        Global,
-        [Chord(Char('c'), CTRL)],
-        "Ctrl-C",
-        InterruptOrQuit,
-        "interrupt the turn / quit when idle",
-        true
-    ),
-    b!(
-        Global,
-        [Chord(Char('q'), CTRL)],
-        "Ctrl-Q",
-        Quit,
-        "quit (closes every server)",
-        false
-    ),
+    b!(Global, [Chord(Char('c'), CTRL)], "Ctrl-C", InterruptOrQuit, "interrupt the turn / quit when idle", true),
+    b!(Global, [Chord(Char('q'), CTRL)], "Ctrl-Q", Quit, "quit (closes every server)", false),
     b!(Global, [Chord(F(1), NONE)], "F1", Help, "help", false),
-    b!(
-        Global,
-        [Chord(Tab, NONE)],
-        "Tab",
-        NextFocus,
-        "next pane",
-        true
-    ),
-    b!(
-        Global,
-        [Chord(BackTab, SHIFT), Chord(BackTab, NONE)],
-        "Shift-Tab",
-        PrevFocus,
-        "previous pane",
-        false
-    ),
+    b!(Global, [Chord(Tab, NONE)], "Tab", NextFocus, "next pane", true),
+    b!(Global, [Chord(BackTab, SHIFT), Chord(BackTab, NONE)], "Shift-Tab", PrevFocus, "previous pane", false),
     b!(Input, [Chord(Enter, NONE)], "Enter", Send, "send", true),
-    b!(
-        Input,
-        [
-            Chord(Enter, ALT),
-            Chord(Enter, SHIFT),
-            Chord(Char('j'), CTRL)
-        ],
-        "Alt-Enter",
-        Newline,
-        "new line",
-        true
-    ),
-    b!(
-        Input,
-        [Chord(KUp, NONE)],
-        "↑/↓",
-        HistoryPrev,
-        "earlier / later messages (on the first / last line)",
-        false
-    ),
+    b!(Input, [Chord(Enter, ALT), Chord(Enter, SHIFT), Chord(Char('j'), CTRL)], "Alt-Enter", Newline, "new line", true),
+    b!(Input, [Chord(KUp, NONE)], "↑/↓", HistoryPrev, "earlier / later messages (on the first / last line)", false),
     b!(Input, [Chord(KDown, NONE)], "↓", HistoryNext, "", false),
-    b!(
-        Input,
-        [Chord(PgUp, NONE)],
-        "PgUp/PgDn",
-        PageUp,
-        "scroll the conversation",
-        false
-    ),
+    b!(Input, [Chord(PgUp, NONE)], "PgUp/PgDn", PageUp, "scroll the conversation", false),
     b!(Input, [Chord(PgDn, NONE)], "PgDn", PageDown, "", false),
-    b!(
-        Conversation,
-        [Chord(KUp, NONE), Chord(Char('k'), NONE)],
-        "↑↓/jk",
-        Up,
-        "move between entries",
-        false
-    ),
-    b!(
-        Conversation,
-        [Chord(KDown, NONE), Chord(Char('j'), NONE)],
-        "↓/j",
-        Down,
-        "",
-        false
-    ),
-    b!(
-        Conversation,
-        [Chord(Enter, NONE), Chord(Char(' '), NONE)],
-        "Enter",
-        Toggle,
-        "expand / collapse a tool call",
-        true
-    ),
-    b!(
-        Conversation,
-        [Chord(PgUp, NONE)],
-        "PgUp/PgDn",
-        PageUp,
-        "scroll",
-        false
-    ),
-    b!(
-        Conversation,
-        [Chord(PgDn, NONE)],
-        "PgDn",
-        PageDown,
-        "",
-        false
-    ),
-    b!(
-        Conversation,
-        [Chord(Home, NONE), Chord(Char('g'), NONE)],
-        "g/G",
-        Top,
-        "top / bottom",
-        false
-    ),
-    b!(
-        Conversation,
-        [
-            Chord(End, NONE),
-            Chord(Char('G'), SHIFT),
-            Chord(Char('G'), NONE)
-        ],
-        "G",
-        Bottom,
-        "",
-        false
-    ),
-    b!(
-        Conversation,
-        [Chord(Char('r'), NONE)],
-        "r",
-        Retry,
-        "retry the failed turn",
-        true
-    ),
-    b!(
-        Servers,
-        [Chord(KUp, NONE), Chord(Char('k'), NONE)],
-        "↑/↓",
-        Up,
-        "select",
-        false
-    ),
-    b!(
-        Servers,
-        [Chord(KDown, NONE), Chord(Char('j'), NONE)],
-        "↓",
-        Down,
-        "",
-        false
-    ),
-    b!(
-        Servers,
-        [Chord(Char('c'), NONE)],
-        "c",
-        Connect,
-        "connect",
-        true
-    ),
-    b!(
-        Servers,
-        [Chord(Char('d'), NONE)],
-        "d",
-        Disconnect,
-        "disconnect",
-        true
-    ),
-    b!(
-        Servers,
-        [Chord(Char('r'), NONE)],
-        "r",
-        Reconnect,
-        "reconnect",
-        true
-    ),
-    b!(
-        Servers,
-        [Chord(Char('K'), SHIFT), Chord(Char('K'), NONE)],
-        "K",
-        Kill,
-        "kill the server process (watch the watchdog)",
-        true
-    ),
-    b!(
-        Servers,
-        [Chord(Char('p'), NONE)],
-        "p",
-        WritePolicy,
-        "write the policy for what it publishes",
-        true
-    ),
-    b!(
-        Servers,
-        [Chord(Enter, NONE)],
-        "Enter",
-        ShowRegistry,
-        "its tools in the registry",
-        false
-    ),
-    b!(
-        Registry,
-        [Chord(KUp, NONE), Chord(Char('k'), NONE)],
-        "↑/↓",
-        Up,
-        "select",
-        false
-    ),
-    b!(
-        Registry,
-        [Chord(KDown, NONE), Chord(Char('j'), NONE)],
-        "↓",
-        Down,
-        "",
-        false
-    ),
-    b!(
-        Registry,
-        [Chord(Enter, NONE)],
-        "Enter",
-        Detail,
-        "details (schema, server claims)",
-        true
-    ),
-    b!(
-        Registry,
-        [Chord(Char('x'), NONE)],
-        "x",
-        CallByHand,
-        "call it by hand",
-        true
-    ),
-    b!(
-        Registry,
-        [Chord(Char('a'), NONE)],
-        "a",
-        ToggleAll,
-        "all servers / selected server",
-        true
-    ),
-    b!(
-        Health,
-        [Chord(Char('u'), NONE)],
-        "u",
-        Refresh,
-        "refresh (stderr tail)",
-        true
-    ),
-    b!(
-        Approval,
-        [Chord(Char('y'), NONE)],
-        "y",
-        ApproveOnce,
-        "approve once",
-        true
-    ),
-    b!(
-        Approval,
-        [Chord(Char('a'), NONE)],
-        "a",
-        ApproveAlways,
-        "approve this tool for the session",
-        true
-    ),
-    b!(
-        Approval,
-        [Chord(Char('n'), NONE), Chord(Esc, NONE)],
-        "n/Esc",
-        Deny,
-        "deny",
-        true
-    ),
-    b!(
-        Approval,
-        [Chord(KUp, NONE)],
-        "↑/↓",
-        Up,
-        "scroll the arguments",
-        true
-    ),
+    b!(Conversation, [Chord(KUp, NONE), Chord(Char('k'), NONE)], "↑↓/jk", Up, "move between entries", false),
+    b!(Conversation, [Chord(KDown, NONE), Chord(Char('j'), NONE)], "↓/j", Down, "", false),
+    b!(Conversation, [Chord(Enter, NONE), Chord(Char(' '), NONE)], "Enter", Toggle, "expand / collapse a tool call", true),
+    b!(Conversation, [Chord(PgUp, NONE)], "PgUp/PgDn", PageUp, "scroll", false),
+    b!(Conversation, [Chord(PgDn, NONE)], "PgDn", PageDown, "", false),
+    b!(Conversation, [Chord(Home, NONE), Chord(Char('g'), NONE)], "g/G", Top, "top / bottom", false),
+    b!(Conversation, [Chord(End, NONE), Chord(Char('G'), SHIFT), Chord(Char('G'), NONE)], "G", Bottom, "", false),
+    b!(Conversation, [Chord(Char('r'), NONE)], "r", Retry, "retry the failed turn", true),
+    b!(Servers, [Chord(KUp, NONE), Chord(Char('k'), NONE)], "↑/↓", Up, "select", false),
+    b!(Servers, [Chord(KDown, NONE), Chord(Char('j'), NONE)], "↓", Down, "", false),
+    b!(Servers, [Chord(Char('c'), NONE)], "c", Connect, "connect", true),
+    b!(Servers, [Chord(Char('d'), NONE)], "d", Disconnect, "disconnect", true),
+    b!(Servers, [Chord(Char('r'), NONE)], "r", Reconnect, "reconnect", true),
+    b!(Servers, [Chord(Char('K'), SHIFT), Chord(Char('K'), NONE)], "K", Kill, "kill the server process (watch the watchdog)", true),
+    b!(Servers, [Chord(Char('p'), NONE)], "p", WritePolicy, "write the policy for what it publishes", true),
+    b!(Servers, [Chord(Enter, NONE)], "Enter", ShowRegistry, "its tools in the registry", false),
+    b!(Registry, [Chord(KUp, NONE), Chord(Char('k'), NONE)], "↑/↓", Up, "select", false),
+    b!(Registry, [Chord(KDown, NONE), Chord(Char('j'), NONE)], "↓", Down, "", false),
+    b!(Registry, [Chord(Enter, NONE)], "Enter", Detail, "details (schema, server claims)", true),
+    b!(Registry, [Chord(Char('x'), NONE)], "x", CallByHand, "call it by hand", true),
+    b!(Registry, [Chord(Char('a'), NONE)], "a", ToggleAll, "all servers / selected server", true),
+    b!(Health, [Chord(Char('u'), NONE)], "u", Refresh, "refresh (stderr tail)", true),
+    b!(Approval, [Chord(Char('y'), NONE)], "y", ApproveOnce, "approve once", true),
+    b!(Approval, [Chord(Char('a'), NONE)], "a", ApproveAlways, "approve this tool for the session", true),
+    b!(Approval, [Chord(Char('n'), NONE), Chord(Esc, NONE)], "n/Esc", Deny, "deny", true),
+    b!(Approval, [Chord(KUp, NONE)], "↑/↓", Up, "scroll the arguments", true),
     b!(Approval, [Chord(KDown, NONE)], "↓", Down, "", false),
-    b!(
-        Help,
-        [
-            Chord(Esc, NONE),
-            Chord(Char('?'), NONE),
-            Chord(Char('q'), NONE)
-        ],
-        "Esc",
-        Close,
-        "close",
-        true
-    ),
+    b!(Help, [Chord(Esc, NONE), Chord(Char('?'), NONE), Chord(Char('q'), NONE)], "Esc", Close, "close", true),
     b!(Help, [Chord(KUp, NONE)], "↑/↓", Up, "scroll", true),
     b!(Help, [Chord(KDown, NONE)], "↓", Down, "", false),
-    b!(
-        Detail,
-        [Chord(Esc, NONE), Chord(Char('q'), NONE)],
-        "Esc",
-        Close,
-        "close",
-        true
-    ),
+    b!(Detail, [Chord(Esc, NONE), Chord(Char('q'), NONE)], "Esc", Close, "close", true),
     b!(Detail, [Chord(KUp, NONE)], "↑/↓", Up, "scroll", true),
     b!(Detail, [Chord(KDown, NONE)], "↓", Down, "", false),
-    b!(
-        Detail,
-        [Chord(Char('x'), NONE)],
-        "x",
-        CallByHand,
-        "call it by hand",
-        true
-    ),
-    b!(
-        WritePolicy,
-        [Chord(Char('y'), NONE)],
-        "y",
-        Confirm,
-        "write it",
-        true
-    ),
-    b!(
-        WritePolicy,
-        [Chord(Char('n'), NONE), Chord(Esc, NONE)],
-        "n/Esc",
-        Close,
-        "cancel",
-        true
-    ),
-    b!(
-        CallTool,
-        [Chord(Char('s'), CTRL)],
-        "Ctrl-S",
-        Submit,
-        "call",
-        true
-    ),
+    b!(Detail, [Chord(Char('x'), NONE)], "x", CallByHand, "call it by hand", true),
+    b!(WritePolicy, [Chord(Char('y'), NONE)], "y", Confirm, "write it", true),
+    b!(WritePolicy, [Chord(Char('n'), NONE), Chord(Esc, NONE)], "n/Esc", Close, "cancel", true),
+    b!(CallTool, [Chord(Char('s'), CTRL)], "Ctrl-S", Submit, "call", true),
     b!(CallTool, [Chord(Esc, NONE)], "Esc", Close, "cancel", true),
 ];
 

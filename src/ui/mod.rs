@@ -4,6 +4,7 @@
 
 pub mod input;
 pub mod keymap;
+pub mod mouse;
 pub mod overlay;
 pub mod panes;
 pub mod sanitize;

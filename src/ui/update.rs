@@ -37,7 +37,7 @@ pub fn update(state: &mut AppState, msg: Msg) -> Vec<Effect> {
     let effects = match msg {
         Msg::Key(key) => super::input::key(state, key),
         Msg::Paste(text) => super::input::paste(state, &text),
-        Msg::Mouse(mouse) => super::input::mouse(state, mouse),
+        Msg::Mouse(mouse) => super::mouse::mouse(state, mouse),
         Msg::Backend(event) => backend(state, event),
         Msg::Tick | Msg::Resize => Vec::new(),
     };

@@ -1,0 +1,150 @@
+//! Agent and MCP events → what the UI shows (and the audit log records), plus the
+//! call statistics behind the health pane.
+
+use crate::agent::conversation::ResultPart;
+use crate::agent::events::{AgentEvent, AgentId, Origin};
+use crate::agent::toolbox::ToolRun;
+use crate::mcp::McpEvent;
+use crate::protocol::{BackendEvent, OriginView, ToolCallView, ToolOutcomeView};
+
+use super::Backend;
+
+impl Backend {
+    pub(super) fn agent(&mut self, event: AgentEvent) {
+        if let Some(store) = &self.store {
+            store.audit_agent(&event);
+        }
+        let ui = match event {
+            AgentEvent::TextDelta { agent, text } => BackendEvent::AssistantDelta {
+                agent: agent.to_string(),
+                text,
+            },
+            AgentEvent::ToolCall {
+                agent,
+                id,
+                name,
+                arguments,
+                origin,
+                effect,
+            } => {
+                if let Origin::Mcp { alias, .. } = &origin {
+                    self.calls.insert(id.clone(), alias.clone());
+                }
+                BackendEvent::ToolCallStarted(ToolCallView {
+                    id,
+                    agent: agent.to_string(),
+                    name,
+                    origin: match origin {
+                        Origin::Builtin => OriginView::Builtin,
+                        Origin::Mcp { alias, remote_name } => {
+                            OriginView::Mcp { alias, remote_name }
+                        }
+                        Origin::Unknown => OriginView::Unknown,
+                    },
+                    effect: effect.map(|e| e.to_string()),
+                    arguments,
+                })
+            }
+            AgentEvent::ToolResult {
+                id,
+                outcome,
+                server_output,
+                elapsed,
+                ..
+            } => {
+                let run = ToolRun {
+                    outcome: outcome.map(|text| vec![ResultPart::Text { text }]),
+                    server_output,
+                    elapsed,
+                };
+                if let Some(alias) = self.calls.remove(&id) {
+                    self.count(&alias, &run);
+                }
+                BackendEvent::ToolCallFinished(outcome_view(id, &run))
+            }
+            AgentEvent::Notice { agent, text } => BackendEvent::Notice(label(&agent, &text)),
+            AgentEvent::Error { agent, message } => BackendEvent::Error(label(&agent, &message)),
+            AgentEvent::Request { .. }
+            | AgentEvent::AssistantText { .. }
+            | AgentEvent::TurnDone { .. } => return,
+        };
+        self.send(ui);
+    }
+
+    fn count(&mut self, alias: &str, run: &ToolRun) {
+        let stats = self.stats.entry(alias.to_string()).or_default();
+        stats.last_latency_ms = Some(run.elapsed.as_millis() as u64);
+        match &run.outcome {
+            Ok(_) => stats.ok += 1,
+            Err(e) => {
+                stats.failed += 1;
+                stats.last_error = Some((
+                    chrono::Utc::now().format("%H:%M:%S UTC").to_string(),
+                    e.to_string(),
+                ));
+            }
+        }
+        self.servers();
+    }
+
+    pub(super) fn mcp(&mut self, event: McpEvent) {
+        if let Some(store) = &self.store {
+            store.audit_mcp(&event);
+        }
+        match &event {
+            McpEvent::Registered { version, .. } => self.send(BackendEvent::Snapshot(*version)),
+            McpEvent::Revoked {
+                alias,
+                tools,
+                cause,
+                version,
+                ..
+            } => {
+                self.send(BackendEvent::Snapshot(*version));
+                self.send(BackendEvent::ToolsRevoked {
+                    alias: alias.to_string(),
+                    tools: tools.clone(),
+                    cause: cause.to_string(),
+                });
+            }
+            McpEvent::AliasState { .. } => {}
+            McpEvent::ToolListChanged { .. } | McpEvent::Progress { .. } => return,
+        }
+        self.servers();
+    }
+}
+
+pub(super) fn label(agent: &AgentId, text: &str) -> String {
+    match agent {
+        AgentId::Lead => text.to_string(),
+        other => format!("{other}: {text}"),
+    }
+}
+
+pub(super) fn outcome_view(id: String, run: &ToolRun) -> ToolOutcomeView {
+    let (ok, text, code) = match &run.outcome {
+        Ok(parts) => (
+            true,
+            parts
+                .iter()
+                .map(|p| match p {
+                    ResultPart::Text { text } => text.clone(),
+                    ResultPart::Image { media_type, data } => {
+                        format!("[image: {media_type}, {} bytes of base64]", data.len())
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            None,
+        ),
+        Err(e) => (false, e.message.clone(), Some(e.code.to_string())),
+    };
+    ToolOutcomeView {
+        id,
+        ok,
+        text,
+        code,
+        server_output: run.server_output.clone(),
+        elapsed_ms: run.elapsed.as_millis() as u64,
+    }
+}
