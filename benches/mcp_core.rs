@@ -18,6 +18,38 @@ use serde_json::json;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
 
+/// Counts live heap bytes, so the memory a large server costs is measured exactly
+/// (resident size would include what the allocator keeps after earlier rounds).
+struct Counting;
+
+static LIVE: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIsize::new(0);
+
+// SAFETY: every call forwards to the system allocator unchanged; only a counter is added.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, std::sync::atomic::Ordering::Relaxed);
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        LIVE.fetch_sub(layout.size() as isize, std::sync::atomic::Ordering::Relaxed);
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn live_bytes() -> isize {
+    LIVE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 fn hub_for(text: &str) -> (Hub, tokio::sync::mpsc::UnboundedReceiver<McpEvent>) {
     let config = config::parse(text, ConfigSource::Embedded).expect("bench config");
     let (events, rx) = EventSink::new();
@@ -203,6 +235,18 @@ async fn large_server(tools: usize, distinct: bool) {
     })
     .await
     .expect("open");
+    // What the harness holds per exposed tool (published + exposed + validators).
+    let before = live_bytes();
+    let precompiler = validators::Precompiler::start();
+    let published = listing::list_tools(&conn, &limits, |page| {
+        precompiler.submit(page.iter().map(|t| Arc::clone(&t.input_schema)).collect())
+    })
+    .await
+    .expect("list");
+    let exposed =
+        exposure::expose(&conn, &published, &policy, precompiler.finish().await).expect("expose");
+    let held = live_bytes() - before;
+    drop((published, exposed));
     let (mut ours, mut raw) = (Vec::new(), Vec::new());
     for round in 0..12 {
         let t = Instant::now();
@@ -232,12 +276,17 @@ async fn large_server(tools: usize, distinct: bool) {
     } else {
         "one shared schema"
     };
+    let per_tool = held / tools as isize;
     println!("{tools} tools, 100 per page, {kind}");
     println!(
         "  (a) list + validate + expose median {:>10}   (b) raw rmcp listing median {:>10}   ratio {:.3}  (target ≤ 1.3)",
         ms(a.median),
         ms(b.median),
         a.median.as_secs_f64() / b.median.as_secs_f64()
+    );
+    println!(
+        "  held in memory: {per_tool} bytes per exposed tool ({:.1} MiB in all)",
+        held as f64 / 1048576.0
     );
 }
 
