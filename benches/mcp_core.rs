@@ -20,6 +20,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
 
 fn hub_for(text: &str) -> (Hub, tokio::sync::mpsc::UnboundedReceiver<McpEvent>) {
     let config = config::parse(text, ConfigSource::Embedded).expect("bench config");
+    // As under the real binary: every server under its `__shim` supervisor.
+    mcp_harness::mcp::process::use_supervisor(PathBuf::from(BIN));
     let (events, rx) = EventSink::new();
     (
         Hub::new(

@@ -207,7 +207,9 @@ mod tests {
         assert_eq!(e.path.as_deref(), Some("builtin_tools.rm_rf"), "{e}");
         let e = err("[model]\nprovider = \"gpt\"\n");
         assert_eq!(e.path.as_deref(), Some("model.provider"), "{e}");
-        let e = err("[[teammates]]\nname = \"a\"\nsystem_prompt = \"x\"\n[[teammates]]\nname = \"a\"\nsystem_prompt = \"y\"\n");
+        let e = err(
+            "[[teammates]]\nname = \"a\"\nsystem_prompt = \"x\"\n[[teammates]]\nname = \"a\"\nsystem_prompt = \"y\"\n",
+        );
         assert!(e.message.contains("declared twice"), "{e}");
         let e = err("[model]\nprovider = \"openai\"\nscenario = \"x.toml\"\n");
         assert_eq!(e.path.as_deref(), Some("model.scenario"), "{e}");

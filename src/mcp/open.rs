@@ -54,8 +54,9 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let stderr = Arc::new(StderrTail::new(STDERR_TAIL_BYTES));
     let (session, process) = match transport {
         ResolvedTransport::Stdio(launch) => {
-            let (mut process, pipes) =
-                ServerProcess::spawn(&launch, Arc::clone(&stderr)).map_err(|e| {
+            let (mut process, pipes) = ServerProcess::spawn(&launch, Arc::clone(&stderr))
+                .await
+                .map_err(|e| {
                     ConnectError::new(
                         Code::SpawnFailed,
                         format!("could not start `{}`: {e}", launch.command),

@@ -18,6 +18,9 @@ pub struct TestEnv {
 
 impl TestEnv {
     pub fn new() -> Self {
+        // Library-level tests run the MCP layer in the test process: servers go
+        // under the built binary's `__shim`, as they do under the real binary.
+        mcp_harness::mcp::process::use_supervisor(PathBuf::from(BIN));
         static N: AtomicU32 = AtomicU32::new(0);
         let tag = format!(
             "mcph-test-{}-{}",
