@@ -202,6 +202,7 @@ async fn large_server(tools: usize, distinct: bool) {
         limits: &limits,
         vars: &vars,
         events: EventSink::discard(),
+        elicitor: Arc::new(mcp_harness::mcp::DecliningElicitor),
     })
     .await
     .expect("open");

@@ -4,16 +4,18 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
 use rmcp::service::{RoleClient, RunningService, serve_client};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::client::HarnessClient;
 use super::connection::{Connection, Endpoint, ServerIdentity};
+use super::elicit::Elicitor;
 use super::error::{ConnectError, ConnectErrorCode as Code};
 use super::events::{ConnectionId, EventSink};
 use super::process::{ServerProcess, StderrTail};
@@ -35,6 +37,9 @@ pub struct OpenParams<'a> {
     pub limits: &'a Limits,
     pub vars: &'a Vars,
     pub events: EventSink,
+    /// Answers the server's elicitation requests (and decides whether the
+    /// capability is advertised at all).
+    pub elicitor: Arc<dyn Elicitor>,
 }
 
 type Session = RunningService<RoleClient, HarnessClient>;
@@ -49,7 +54,8 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             "set the variable in the environment the harness runs in",
         )
     })?;
-    let handler = HarnessClient::new(alias.clone(), p.id, p.events);
+    let (list_changed, list_changes) = watch::channel(0u64);
+    let handler = HarnessClient::new(alias.clone(), p.id, p.events, list_changed, p.elicitor);
     let timeout = p.spec.connect_timeout;
     let stderr = Arc::new(StderrTail::new(STDERR_TAIL_BYTES));
     let (session, process) = match transport {
@@ -129,6 +135,8 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         stderr,
         stop,
         life,
+        list_changes,
+        listed: AtomicU64::new(0),
     }))
 }
 

@@ -160,8 +160,16 @@ pub fn json(out: &Output) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("not JSON ({e}): {text}\nstderr: {}", stderr(out)))
 }
 
-/// Lines of a `--record` file.
+/// Calls and cancellations in a `--record` file.
 pub fn records(path: &Path) -> Vec<serde_json::Value> {
+    all_records(path)
+        .into_iter()
+        .filter(|r| r["event"] != "list")
+        .collect()
+}
+
+/// Every line of a `--record` file, `tools/list` requests included.
+pub fn all_records(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()

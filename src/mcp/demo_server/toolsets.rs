@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
-use super::faults::ESCAPES;
+use super::faults::{ESCAPES, Mutation};
 use super::tools::Flavor;
 
 /// `--toolset NAME`.
@@ -42,12 +42,6 @@ pub struct ToolSet {
     pub behaviour: Behaviour,
 }
 
-impl ToolSet {
-    pub fn contains(&self, name: &str) -> bool {
-        self.tools.iter().any(|tool| tool.name == name)
-    }
-}
-
 /// The name of the `long-name` tool: exactly 70 characters.
 pub const LONG_NAME: &str =
     "a_very_long_tool_name_that_keeps_going_and_going_well_past_any_limits_";
@@ -70,6 +64,42 @@ pub fn build(
         tools
     };
     ToolSet { tools, behaviour }
+}
+
+/// The tool set after `mutate-tools=KIND`.
+pub fn mutate(tools: &[Tool], kind: Mutation) -> Vec<Tool> {
+    let mut tools = tools.to_vec();
+    let lookup = tools.iter_mut().find(|t| t.name == "lookup");
+    match (kind, lookup) {
+        (Mutation::Add, _) => tools.push(echo_tool(
+            "extra",
+            "A tool that appeared after connecting.",
+            json!({"type": "object", "properties": {}}),
+        )),
+        (Mutation::Remove, _) => tools.retain(|t| t.name != "reset"),
+        (Mutation::Schema, Some(lookup)) => {
+            lookup.input_schema = schema(json!({
+                "type": "object",
+                "properties": {
+                    "key": {"type": "string"},
+                    "limit": {"type": "integer", "minimum": 1}
+                },
+                "required": ["key", "limit"],
+                "additionalProperties": false
+            }));
+        }
+        (Mutation::Description, Some(lookup)) => {
+            lookup.description = Some("Look up a key (now with a different description).".into());
+        }
+        (Mutation::BadSchema, Some(lookup)) => {
+            lookup.input_schema = schema(json!({
+                "type": "object",
+                "properties": {"key": {"$ref": "https://example.com/schemas/key.json"}}
+            }));
+        }
+        (_, None) => {}
+    }
+    tools
 }
 
 /// Puts the escape payload into every text field of a tool the server controls.
