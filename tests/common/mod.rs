@@ -127,7 +127,15 @@ pub fn tagged_processes(tag: &str) -> Vec<u32> {
         let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
             continue;
         };
-        if cmdline.split(|b| *b == 0).any(|arg| arg == tag.as_bytes()) && !is_zombie(pid) {
+        // Servers that take no extra argument carry the tag in their environment
+        // (`MCPH_TEST_TAG`), which their own children inherit too.
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        let env_tag = format!("MCPH_TEST_TAG={tag}");
+        let tagged = cmdline.split(|b| *b == 0).any(|arg| arg == tag.as_bytes())
+            || environ
+                .split(|b| *b == 0)
+                .any(|var| var == env_tag.as_bytes());
+        if tagged && !is_zombie(pid) {
             found.push(pid);
         }
     }
@@ -176,5 +184,6 @@ pub fn all_records(path: &Path) -> Vec<serde_json::Value> {
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
 }
+pub mod interop;
 pub mod model_run;
 pub mod model_stub;
