@@ -19,6 +19,7 @@ pub mod error;
 pub mod events;
 pub mod exposure;
 pub mod hub;
+pub mod linecap;
 pub mod listing;
 pub mod names;
 mod open;

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::{Duration, Instant};
 
 use rmcp::service::{RoleClient, RunningService, serve_client};
@@ -18,6 +18,7 @@ use super::connection::{Connection, Endpoint, ServerIdentity};
 use super::elicit::Elicitor;
 use super::error::{ConnectError, ConnectErrorCode as Code};
 use super::events::{ConnectionId, EventSink};
+use super::linecap::{LineCap, MAX_MESSAGE_BYTES};
 use super::process::{ServerProcess, StderrTail};
 use super::spec::{Limits, ResolvedTransport, ServerSpec};
 use super::vars::Vars;
@@ -58,6 +59,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let handler = HarnessClient::new(alias.clone(), p.id, p.events, list_changed, p.elicitor);
     let timeout = p.spec.connect_timeout;
     let stderr = Arc::new(StderrTail::new(STDERR_TAIL_BYTES));
+    let oversized = Arc::new(AtomicBool::new(false));
     let (session, process) = match transport {
         ResolvedTransport::Stdio(launch) => {
             let (mut process, pipes) = ServerProcess::spawn(&launch, Arc::clone(&stderr))
@@ -69,7 +71,8 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
                         "check `command`, `args` and `cwd` of this server in the config",
                     )
                 })?;
-            let transport = AsyncRwTransport::new_client(pipes.stdout, pipes.stdin);
+            let stdout = LineCap::new(pipes.stdout, MAX_MESSAGE_BYTES, Arc::clone(&oversized));
+            let transport = AsyncRwTransport::new_client(stdout, pipes.stdin);
             let session = tokio::select! {
                 result = tokio::time::timeout(timeout, serve_client(handler, transport)) => result,
                 status = process.wait() => return Err(exited_during_init(status, &stderr).await),
@@ -122,6 +125,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         stop_rx,
         Arc::clone(&life),
         p.limits.close_grace,
+        oversized,
     ));
     Ok(Arc::new(Connection {
         id: p.id,

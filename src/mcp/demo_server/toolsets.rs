@@ -26,6 +26,8 @@ pub enum Toolset {
     LocalRef,
     /// Names with `/`, `.`, a space and non-ASCII letters.
     WeirdNames,
+    /// Names with an escape sequence, a C1 control and a bidi override, plus `lookup`.
+    EscapeNames,
 }
 
 /// How calls to the published tools are answered.
@@ -296,6 +298,16 @@ fn named(toolset: Toolset) -> Vec<Tool> {
                 "additionalProperties": false
             }),
         )],
+        Toolset::EscapeNames => vec![
+            echo_lookup(),
+            echo_tool(
+                "clear\u{1b}[2J",
+                "Its name clears the screen.",
+                key_schema.clone(),
+            ),
+            echo_tool("c1\u{9b}31m", "Its name has a C1 CSI.", key_schema.clone()),
+            echo_tool("rev\u{202e}esrever", "Its name reverses text.", key_schema),
+        ],
         Toolset::WeirdNames => vec![
             echo_tool(
                 "files/read.all",
