@@ -210,7 +210,7 @@ fn command_for(program: impl AsRef<std::ffi::OsStr>, spec: &LaunchSpec) -> Comma
 /// `shim __shim CTRL_FD COMMAND ARGS…`; waits for the shim to report the server's
 /// pid (or why it could not start it).
 async fn spawn_supervised(
-    shim: &PathBuf,
+    shim: &std::path::Path,
     spec: &LaunchSpec,
 ) -> io::Result<(Child, Pid, Option<std::os::unix::net::UnixStream>)> {
     let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
