@@ -5,7 +5,10 @@
 //! session and who notices its end), `listing` (bounded `tools/list`),
 //! `names`/`schema`/`policy` → `exposure` (published → exposed, all-or-nothing),
 //! `registry` (snapshots, revocation by identity), `hub` (aliases, connect,
-//! disconnect) and `call` (the call path with its error envelope).
+//! disconnect) and `call` (the call path with its error envelope). Beside them:
+//! `shim` (the per-server subreaper that makes sure nothing outlives the harness),
+//! `relist` (coalesced re-listing after `tools/list_changed`), `elicit` (servers
+//! asking the operator for input) and `linecap` (the size cap of one message).
 
 pub mod approver;
 mod attempt;
