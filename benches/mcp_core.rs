@@ -52,6 +52,8 @@ fn live_bytes() -> isize {
 
 fn hub_for(text: &str) -> (Hub, tokio::sync::mpsc::UnboundedReceiver<McpEvent>) {
     let config = config::parse(text, ConfigSource::Embedded).expect("bench config");
+    // As under the real binary: every server under its `__shim` supervisor.
+    mcp_harness::mcp::process::use_supervisor(PathBuf::from(BIN));
     let (events, rx) = EventSink::new();
     (
         Hub::new(
@@ -232,6 +234,7 @@ async fn large_server(tools: usize, distinct: bool) {
         limits: &limits,
         vars: &vars,
         events: EventSink::discard(),
+        elicitor: Arc::new(mcp_harness::mcp::DecliningElicitor),
     })
     .await
     .expect("open");

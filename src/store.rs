@@ -93,12 +93,15 @@ impl Store {
         &self.dir
     }
 
-    /// Records what belongs in the audit log among the MCP layer's events.
+    /// Records what belongs in the audit log among the MCP layer's events: every
+    /// state change, registration, revocation (with its cause: a rejection after
+    /// `tools/list_changed` says what changed) and tool-set replacement.
     pub fn audit_mcp(&self, event: &McpEvent) {
         match event {
             McpEvent::AliasState { .. }
             | McpEvent::Registered { .. }
-            | McpEvent::Revoked { .. } => {
+            | McpEvent::Revoked { .. }
+            | McpEvent::ToolsChanged { .. } => {
                 self.audit(event);
             }
             McpEvent::ToolListChanged { .. } | McpEvent::Progress { .. } => {}
@@ -275,5 +278,40 @@ mod tests {
         assert_eq!(resumed.connected, ["a"]);
         assert_eq!(Store::resume(data.path(), None).unwrap().store.id(), id);
         assert!(Store::resume(data.path(), Some("../etc")).is_err());
+    }
+
+    #[test]
+    fn tool_set_changes_and_rejections_after_list_changed_are_audited() {
+        let data = tempfile::tempdir().unwrap();
+        let store = Store::create(data.path()).unwrap();
+        store.audit_mcp(&McpEvent::ToolsChanged {
+            alias: ServerAlias::new("a"),
+            connection: ConnectionId(1),
+            added: vec![],
+            removed: vec![],
+            changed: vec!["mcp__a__lookup".into()],
+            tools: vec!["mcp__a__lookup".into()],
+            version: 3,
+        });
+        store.audit_mcp(&McpEvent::Revoked {
+            alias: ServerAlias::new("a"),
+            connection: ConnectionId(1),
+            tools: vec!["mcp__a__lookup".into()],
+            cause: RevokeCause::PolicyViolation {
+                code: crate::mcp::ConnectErrorCode::PolicyMismatch,
+                message: "policy rule: …".into(),
+                changes: crate::mcp::ToolChanges {
+                    added: vec!["extra".into()],
+                    ..Default::default()
+                },
+            },
+            version: 4,
+        });
+        let lines: Vec<Value> = lines(&store.dir().join("audit.jsonl")).unwrap().collect();
+        assert_eq!(lines[0]["event"], "tools_changed");
+        assert_eq!(lines[0]["changed"], json!(["mcp__a__lookup"]));
+        assert_eq!(lines[1]["cause"]["kind"], "policy_violation");
+        assert_eq!(lines[1]["cause"]["code"], "policy_mismatch");
+        assert_eq!(lines[1]["cause"]["changes"]["added"], json!(["extra"]));
     }
 }

@@ -46,6 +46,14 @@ impl TuiApprover {
         }
     }
 
+    /// Forgets "approve always" for tools whose definition changed.
+    pub fn forget(&self, tools: &[String]) {
+        let mut always = self.always.lock().unwrap_or_else(|e| e.into_inner());
+        for tool in tools {
+            always.remove(tool);
+        }
+    }
+
     /// Denies every open prompt (the turn was interrupted, or the harness quits).
     pub fn withdraw_all(&self) {
         let pending: Vec<ApprovalId> = self

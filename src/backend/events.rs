@@ -107,6 +107,30 @@ impl Backend {
                     cause: cause.to_string(),
                 });
             }
+            McpEvent::ToolsChanged {
+                alias,
+                added,
+                removed,
+                changed,
+                version,
+                ..
+            } => {
+                self.send(BackendEvent::Snapshot(*version));
+                // A tool whose definition changed must be approved again.
+                self.approver.forget(changed);
+                let mut parts = Vec::new();
+                for (label, names) in [("added", added), ("removed", removed), ("changed", changed)]
+                {
+                    if !names.is_empty() {
+                        parts.push(format!("{label}: {}", names.join(", ")));
+                    }
+                }
+                let text = format!(
+                    "the tools of `{alias}` changed ({}); \"always\" approvals of changed tools were reset",
+                    parts.join("; ")
+                );
+                self.send(BackendEvent::Notice(text));
+            }
             McpEvent::AliasState { .. } => {}
             McpEvent::ToolListChanged { .. } | McpEvent::Progress { .. } => return,
         }

@@ -3,6 +3,7 @@
 
 mod call;
 mod check;
+pub mod conformance;
 pub mod json;
 mod policy;
 mod render;
@@ -54,6 +55,10 @@ pub enum Command {
     Run(run::RunArgs),
     /// Run a demo MCP server (stdio by default)
     DemoServer(DemoServerArgs),
+    /// The client side of the official MCP conformance suite (scenario from
+    /// MCP_CONFORMANCE_SCENARIO); test only
+    #[command(hide = true)]
+    ConformanceClient(conformance::ConformanceArgs),
 }
 
 /// Runs a headless command on the current runtime.
@@ -63,6 +68,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Some(Command::Call(args)) => call::run(cli.config, args).await,
         Some(Command::Policy(args)) => policy::run(cli.config, args).await,
         Some(Command::Run(args)) => run::run(cli.config, args).await,
+        Some(Command::ConformanceClient(args)) => conformance::run(args).await,
         Some(Command::DemoServer(args)) => match crate::mcp::demo_server::run(args).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -235,15 +235,27 @@ fn print_mcp(event: &McpEvent, json_mode: bool) {
             "event": "registry", "change": "revoked", "alias": alias, "connection": connection,
             "tools": tools, "cause": cause, "version": version,
         }),
+        McpEvent::ToolsChanged {
+            alias,
+            connection,
+            added,
+            removed,
+            changed,
+            tools,
+            version,
+        } => json!({
+            "event": "registry", "change": "updated", "alias": alias, "connection": connection,
+            "tools": tools, "added": added, "removed": removed, "changed": changed, "version": version,
+        }),
         _ => return,
     };
     if json_mode {
         println!("{}", out_json::to_line(&line));
     } else {
-        let sign = if line["change"] == "registered" {
-            "+"
-        } else {
-            "−"
+        let sign = match line["change"].as_str() {
+            Some("registered") => "+",
+            Some("updated") => "~",
+            _ => "−",
         };
         let count = line["tools"].as_array().map_or(0, Vec::len);
         let cause = line

@@ -46,9 +46,31 @@ impl Hub {
             }
         };
         report.server = Some(conn.server().clone());
+        let (published, outcome) = self.list_and_expose(&conn, spec).await;
+        report.published = published.unwrap_or_else(|| Arc::from(Vec::new()));
+        report.outcome = outcome;
+        if report.outcome.is_err() {
+            conn.close();
+            return (None, report);
+        }
+        (Some(conn), report)
+    }
+
+    /// Lists what the server publishes (compiling schemas as pages arrive) and
+    /// validates it against the local rules: the published tools (`None` if the
+    /// listing itself failed) and the exposed ones, or why there are none.
+    pub(super) async fn list_and_expose(
+        &self,
+        conn: &Arc<Connection>,
+        spec: &ServerSpec,
+    ) -> (
+        Option<Arc<[PublishedTool]>>,
+        Result<Vec<Arc<ExposedTool>>, ConnectError>,
+    ) {
         // Schemas compile on a blocking thread while later pages are in flight.
         let precompiler = Precompiler::start();
-        let listed = listing::list_tools(&conn, &self.inner.limits, |page| {
+        conn.listing_starts();
+        let listed = listing::list_tools(conn, &self.inner.limits, |page| {
             let policy = &spec.policy;
             let schemas = page
                 .iter()
@@ -58,19 +80,13 @@ impl Hub {
         .await;
         let cache = precompiler.finish().await;
         match listed {
-            Ok(published) => report.published = published.into(),
-            Err(e) => {
-                conn.close();
-                report.outcome = Err(e);
-                return (None, report);
+            Ok(published) => {
+                let published: Arc<[PublishedTool]> = published.into();
+                let outcome = exposure::expose(conn, &published, &spec.policy, cache);
+                (Some(published), outcome)
             }
+            Err(e) => (None, Err(e)),
         }
-        report.outcome = exposure::expose(&conn, &report.published, &spec.policy, cache);
-        if report.outcome.is_err() {
-            conn.close();
-            return (None, report);
-        }
-        (Some(conn), report)
     }
 
     async fn open(&self, spec: &ServerSpec) -> Result<Arc<Connection>, ConnectError> {
@@ -80,6 +96,7 @@ impl Hub {
             limits: &self.inner.limits,
             vars: &self.inner.vars,
             events: self.inner.events.clone(),
+            elicitor: self.elicitor(),
         })
         .await
     }

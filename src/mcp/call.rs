@@ -230,14 +230,35 @@ impl Hub {
         )
     }
 
-    /// The tool's connection ended or was revoked after the snapshot was taken.
-    fn gone(&self, tool: &ExposedTool) -> Option<ToolError> {
-        let registered = self
-            .snapshot()
+    /// The tool's connection ended or was revoked after the snapshot was taken,
+    /// or the server re-published the tool differently (or not at all) since.
+    fn gone(&self, tool: &Arc<ExposedTool>) -> Option<ToolError> {
+        let current = self.snapshot();
+        let registered = current
             .connections()
             .any(|e| e.connection.id() == tool.connection.id());
         if registered && !tool.connection.is_ended() {
-            return None;
+            // Unchanged tools keep their identity across a re-list.
+            return match current.resolve(&tool.name) {
+                Some(now) if Arc::ptr_eq(now, tool) => None,
+                now => Some(
+                    ToolError::new(
+                        Code::McpUnknownTool,
+                        format!(
+                            "`{}` {} since this request's tool set was built (the server re-published its \
+                             tools); nothing was sent{}",
+                            tool.name,
+                            if now.is_some() { "changed" } else { "was withdrawn" },
+                            if now.is_some() {
+                                "; its new definition is offered from the next request"
+                            } else {
+                                ""
+                            }
+                        ),
+                    )
+                    .for_tool(tool.alias.as_str(), &tool.name),
+                ),
+            };
         }
         let why = tool
             .connection

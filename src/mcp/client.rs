@@ -1,15 +1,21 @@
 //! Our side of the MCP session: client identity and what we do with the server's
-//! notifications (they become events; nothing here trusts their content).
+//! notifications and requests (notifications become events; elicitation goes to
+//! the installed elicitor; nothing here trusts their content).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProtocolVersion,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
+    ProtocolVersion,
 };
-use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use serde_json::Value;
+use tokio::sync::watch;
 
+use super::elicit::{ElicitationRequest, ElicitationResponse, Elicitor};
 use super::events::{ConnectionId, EventSink, McpEvent};
 use super::names::ServerAlias;
 
@@ -24,15 +30,27 @@ pub struct HarnessClient {
     id: ConnectionId,
     events: EventSink,
     last_progress: Mutex<Option<Instant>>,
+    /// Counts `tools/list_changed` notifications; the hub's re-list task
+    /// watches it (a storm just bumps the counter: re-lists are coalesced).
+    list_changed: watch::Sender<u64>,
+    elicitor: Arc<dyn Elicitor>,
 }
 
 impl HarnessClient {
-    pub fn new(alias: ServerAlias, id: ConnectionId, events: EventSink) -> Self {
+    pub fn new(
+        alias: ServerAlias,
+        id: ConnectionId,
+        events: EventSink,
+        list_changed: watch::Sender<u64>,
+        elicitor: Arc<dyn Elicitor>,
+    ) -> Self {
         Self {
             alias,
             id,
             events,
             last_progress: Mutex::new(None),
+            list_changed,
+            elicitor,
         }
     }
 
@@ -49,16 +67,23 @@ impl HarnessClient {
 
 impl ClientHandler for HarnessClient {
     fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        if self.elicitor.advertise() {
+            // Form mode only: URL mode would send the operator to a server-chosen page.
+            capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        }
         // rmcp's default asks for 2026-07-28, a revision without the `initialize`
         // handshake; we ask for the newest revision that has one.
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("mcp-harness", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.send_modify(|n| *n = n.wrapping_add(1));
         self.events.emit(McpEvent::ToolListChanged {
             alias: self.alias.clone(),
             connection: self.id,
@@ -81,4 +106,54 @@ impl ClientHandler for HarnessClient {
             message: params.message,
         });
     }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let decline = Ok(ElicitResult::new(ElicitationAction::Decline));
+        // URL mode is never offered; a server that asks without the capability
+        // being advertised gets a refusal, not the operator's attention.
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            return decline;
+        };
+        if !self.elicitor.advertise() {
+            return decline;
+        }
+        let schema = serde_json::to_value(&requested_schema).unwrap_or(Value::Null);
+        let request = ElicitationRequest {
+            alias: self.alias.clone(),
+            connection: self.id,
+            message,
+            requested_schema: schema.clone(),
+        };
+        Ok(match self.elicitor.elicit(request).await {
+            ElicitationResponse::Accept { content } => {
+                let content = Value::Object(content);
+                if satisfies(&schema, &content) {
+                    ElicitResult::new(ElicitationAction::Accept).with_content(content)
+                } else {
+                    // Never send the server something its own schema refuses.
+                    tracing::warn!(alias = %self.alias, "elicitation answer does not match the requested schema; cancelled");
+                    ElicitResult::new(ElicitationAction::Cancel)
+                }
+            }
+            ElicitationResponse::Decline => ElicitResult::new(ElicitationAction::Decline),
+            ElicitationResponse::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
+    }
+}
+
+/// Whether `content` satisfies the requested schema (compiled offline, like every
+/// server schema: no external `$ref` is ever fetched).
+fn satisfies(schema: &Value, content: &Value) -> bool {
+    super::schema::compile(schema)
+        .map(|validator| super::schema::validate(&validator, content).is_empty())
+        .unwrap_or(false)
 }

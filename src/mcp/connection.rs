@@ -2,6 +2,7 @@
 //! HTTP), and the requests we make on it. Opening one is `open.rs`.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rmcp::ServiceError;
@@ -12,7 +13,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::events::ConnectionId;
 use super::names::ServerAlias;
@@ -62,6 +63,11 @@ pub struct Connection {
     pub(super) stderr: Arc<StderrTail>,
     pub(super) stop: mpsc::UnboundedSender<StopMode>,
     pub(super) life: Arc<Lifeline>,
+    /// How many `tools/list_changed` notifications arrived so far.
+    pub(super) list_changes: watch::Receiver<u64>,
+    /// The notification count the current tool list reflects (read just before
+    /// the listing that produced it started).
+    pub(super) listed: AtomicU64,
 }
 
 impl Connection {
@@ -124,6 +130,13 @@ impl Connection {
         if let Endpoint::Stdio { pid } = self.endpoint {
             super::process::kill_group(pid);
         }
+    }
+
+    /// Records that a listing starts now: notifications counted so far are
+    /// covered by it.
+    pub(super) fn listing_starts(&self) {
+        self.listed
+            .store(*self.list_changes.borrow(), Ordering::SeqCst);
     }
 
     pub fn end_reason(&self) -> Option<&EndReason> {

@@ -41,6 +41,57 @@ pub enum RevokeCause {
     Killed,
     /// The harness is shutting down.
     Shutdown,
+    /// After `notifications/tools/list_changed`, the re-listed tools break a
+    /// local rule (exact equality with the policy, names, schemas): the whole
+    /// connection was rejected. `changes` says what the server changed.
+    PolicyViolation {
+        code: ConnectErrorCode,
+        message: String,
+        changes: ToolChanges,
+    },
+}
+
+/// What changed in a server's published tools between two listings, by
+/// published (remote) name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ToolChanges {
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    /// Same name, different definition (schema, description, title or annotations).
+    pub changed: Vec<String>,
+}
+
+impl ToolChanges {
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+}
+
+impl std::fmt::Display for ToolChanges {
+    /// "added `a`, `b`; removed `c`; changed `d`" (names quoted, inert).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list = |names: &[String]| {
+            names
+                .iter()
+                .map(|n| super::names::quote(n))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut parts = Vec::new();
+        for (label, names) in [
+            ("added", &self.added),
+            ("removed", &self.removed),
+            ("changed", &self.changed),
+        ] {
+            if !names.is_empty() {
+                parts.push(format!("{label} {}", list(names)));
+            }
+        }
+        if parts.is_empty() {
+            return f.write_str("no change in the published tools");
+        }
+        f.write_str(&parts.join("; "))
+    }
 }
 
 impl std::fmt::Display for RevokeCause {
@@ -51,6 +102,12 @@ impl std::fmt::Display for RevokeCause {
             RevokeCause::ConnectionLost { detail } => write!(f, "connection lost: {detail}"),
             RevokeCause::Killed => f.write_str("server process killed by the operator"),
             RevokeCause::Shutdown => f.write_str("harness shutting down"),
+            RevokeCause::PolicyViolation {
+                message, changes, ..
+            } => write!(
+                f,
+                "the server changed its tools ({changes}) and they break a local rule: {message}"
+            ),
         }
     }
 }
@@ -116,10 +173,24 @@ pub enum McpEvent {
         cause: RevokeCause,
         version: u64,
     },
-    /// The server says its tool list changed.
+    /// The server says its tool list changed (a re-list follows, coalesced).
     ToolListChanged {
         alias: ServerAlias,
         connection: ConnectionId,
+    },
+    /// A re-list after `tools/list_changed` still satisfies every local rule: the
+    /// connection's exposed tools were replaced at once (snapshot `version`). All
+    /// names are exposed names; `changed` are tools whose schema or description
+    /// changed — approvals remembered for them ("always for this tool") must be
+    /// forgotten. `tools` is the connection's whole exposed set now.
+    ToolsChanged {
+        alias: ServerAlias,
+        connection: ConnectionId,
+        added: Vec<String>,
+        removed: Vec<String>,
+        changed: Vec<String>,
+        tools: Vec<String>,
+        version: u64,
     },
     /// Progress of a running call, as reported by the server.
     Progress {

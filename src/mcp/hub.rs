@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::connection::Connection;
+use super::elicit::{DecliningElicitor, Elicitor};
 use super::error::{ConnectError, HubError};
 use super::events::{AliasState, EventSink, McpEvent, RevokeCause};
 use super::names::ServerAlias;
@@ -31,6 +32,8 @@ pub(super) struct Inner {
     pub(super) vars: Vars,
     pub(super) registry: Registry,
     pub(super) events: EventSink,
+    /// Answers elicitation requests of connections opened from now on.
+    pub(super) elicitor: Mutex<Arc<dyn Elicitor>>,
     state: Mutex<State>,
 }
 
@@ -89,12 +92,34 @@ impl Hub {
                 vars,
                 registry: Registry::new(reserved, events.clone()),
                 events,
+                elicitor: Mutex::new(Arc::new(DecliningElicitor)),
                 state: Mutex::new(State {
                     slots,
                     ..State::default()
                 }),
             }),
         }
+    }
+
+    /// Who answers servers' elicitation requests on connections opened from now
+    /// on (default: [`DecliningElicitor`], which also keeps the capability
+    /// unadvertised). The TUI installs one that shows the operator a form.
+    pub fn set_elicitor(&self, elicitor: Arc<dyn Elicitor>) {
+        *self
+            .inner
+            .elicitor
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = elicitor;
+    }
+
+    pub(super) fn elicitor(&self) -> Arc<dyn Elicitor> {
+        Arc::clone(
+            &self
+                .inner
+                .elicitor
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        )
     }
 
     /// The current registry snapshot: O(1).
@@ -219,6 +244,7 @@ impl Hub {
                 slot.last_report = Some(report.clone());
                 self.set_state(&alias, slot, ready);
                 drop(state);
+                self.follow_list_changes(Arc::clone(&connection));
                 self.watch_end(connection);
             }
             Err(e) => {
@@ -275,7 +301,8 @@ impl Hub {
     /// act on the cancellation it was just sent; a dead connection is killed.
     pub(super) fn drop_connection(&self, connection: &Arc<Connection>, cause: RevokeCause) {
         match cause {
-            RevokeCause::Timeout { .. } => connection.close(),
+            // The server is alive: let it act on the cancellation, or just go.
+            RevokeCause::Timeout { .. } | RevokeCause::PolicyViolation { .. } => connection.close(),
             _ => connection.kill(),
         }
         let mut state = self.lock();
@@ -287,8 +314,38 @@ impl Hub {
         {
             slot.connection = None;
             self.inner.registry.revoke(connection.id(), cause.clone());
-            self.set_state(connection.alias(), slot, AliasState::Lost { cause });
+            let next = match cause {
+                // What the server now publishes breaks a rule: it is rejected,
+                // and the message says what it changed.
+                RevokeCause::PolicyViolation {
+                    code,
+                    message,
+                    changes,
+                } => AliasState::Rejected {
+                    code,
+                    message: format!("after tools/list_changed ({changes}): {message}"),
+                },
+                cause => AliasState::Lost { cause },
+            };
+            self.set_state(connection.alias(), slot, next);
             state.closing(Arc::clone(connection));
+        }
+    }
+
+    /// After a re-list replaced a connection's tools: its alias shows the new count.
+    pub(super) fn refresh_ready(&self, connection: &Connection, exposed: usize) {
+        let mut state = self.lock();
+        if let Some(slot) = state.slots.get_mut(connection.alias())
+            && slot
+                .connection
+                .as_ref()
+                .is_some_and(|c| c.id() == connection.id())
+        {
+            let ready = AliasState::Ready {
+                connection: connection.id(),
+                exposed,
+            };
+            self.set_state(connection.alias(), slot, ready);
         }
     }
 

@@ -5,7 +5,10 @@
 //! session and who notices its end), `listing` (bounded `tools/list`),
 //! `names`/`schema`/`policy` → `exposure` (published → exposed, all-or-nothing),
 //! `registry` (snapshots, revocation by identity), `hub` (aliases, connect,
-//! disconnect) and `call` (the call path with its error envelope).
+//! disconnect) and `call` (the call path with its error envelope). Beside them:
+//! `shim` (the per-server subreaper that makes sure nothing outlives the harness),
+//! `relist` (coalesced re-listing after `tools/list_changed`), `elicit` (servers
+//! asking the operator for input) and `linecap` (the size cap of one message).
 
 pub mod approver;
 mod attempt;
@@ -13,11 +16,13 @@ pub mod call;
 mod client;
 pub mod connection;
 pub mod demo_server;
+pub mod elicit;
 pub mod envelope;
 pub mod error;
 pub mod events;
 pub mod exposure;
 pub mod hub;
+pub mod linecap;
 pub mod listing;
 pub mod names;
 mod open;
@@ -25,9 +30,12 @@ pub mod policy;
 pub mod process;
 pub mod published;
 pub mod registry;
+mod relist;
 mod result;
 pub mod schema;
+pub mod shim;
 pub mod spec;
+mod tail;
 pub mod validators;
 pub mod vars;
 pub mod watchdog;
@@ -35,9 +43,12 @@ pub mod watchdog;
 pub use approver::{ApprovalDecision, ApprovalRequest, Approver, FlagApprover};
 pub use call::{CallOutcome, ToolOutput};
 pub use connection::{Connection, ServerIdentity};
+pub use elicit::{
+    DecliningElicitor, DefaultsElicitor, ElicitationRequest, ElicitationResponse, Elicitor,
+};
 pub use envelope::{ToolError, ToolErrorCode};
 pub use error::{ConnectError, ConnectErrorCode, FailureKind, HubError};
-pub use events::{AliasState, ConnectionId, EventSink, McpEvent, RevokeCause};
+pub use events::{AliasState, ConnectionId, EventSink, McpEvent, RevokeCause, ToolChanges};
 pub use hub::{ConnectReport, Hub};
 pub use names::ServerAlias;
 pub use policy::{Effect, ToolPolicy};

@@ -4,18 +4,21 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::{Duration, Instant};
 
 use rmcp::service::{RoleClient, RunningService, serve_client};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::client::HarnessClient;
 use super::connection::{Connection, Endpoint, ServerIdentity};
+use super::elicit::Elicitor;
 use super::error::{ConnectError, ConnectErrorCode as Code};
 use super::events::{ConnectionId, EventSink};
+use super::linecap::{LineCap, MAX_MESSAGE_BYTES};
 use super::process::{ServerProcess, StderrTail};
 use super::spec::{Limits, ResolvedTransport, ServerSpec};
 use super::vars::Vars;
@@ -35,6 +38,9 @@ pub struct OpenParams<'a> {
     pub limits: &'a Limits,
     pub vars: &'a Vars,
     pub events: EventSink,
+    /// Answers the server's elicitation requests (and decides whether the
+    /// capability is advertised at all).
+    pub elicitor: Arc<dyn Elicitor>,
 }
 
 type Session = RunningService<RoleClient, HarnessClient>;
@@ -49,20 +55,24 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             "set the variable in the environment the harness runs in",
         )
     })?;
-    let handler = HarnessClient::new(alias.clone(), p.id, p.events);
+    let (list_changed, list_changes) = watch::channel(0u64);
+    let handler = HarnessClient::new(alias.clone(), p.id, p.events, list_changed, p.elicitor);
     let timeout = p.spec.connect_timeout;
     let stderr = Arc::new(StderrTail::new(STDERR_TAIL_BYTES));
+    let oversized = Arc::new(AtomicBool::new(false));
     let (session, process) = match transport {
         ResolvedTransport::Stdio(launch) => {
-            let (mut process, pipes) =
-                ServerProcess::spawn(&launch, Arc::clone(&stderr)).map_err(|e| {
+            let (mut process, pipes) = ServerProcess::spawn(&launch, Arc::clone(&stderr))
+                .await
+                .map_err(|e| {
                     ConnectError::new(
                         Code::SpawnFailed,
                         format!("could not start `{}`: {e}", launch.command),
                         "check `command`, `args` and `cwd` of this server in the config",
                     )
                 })?;
-            let transport = AsyncRwTransport::new_client(pipes.stdout, pipes.stdin);
+            let stdout = LineCap::new(pipes.stdout, MAX_MESSAGE_BYTES, Arc::clone(&oversized));
+            let transport = AsyncRwTransport::new_client(stdout, pipes.stdin);
             let session = tokio::select! {
                 result = tokio::time::timeout(timeout, serve_client(handler, transport)) => result,
                 status = process.wait() => return Err(exited_during_init(status, &stderr).await),
@@ -115,6 +125,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         stop_rx,
         Arc::clone(&life),
         p.limits.close_grace,
+        oversized,
     ));
     Ok(Arc::new(Connection {
         id: p.id,
@@ -128,6 +139,8 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         stderr,
         stop,
         life,
+        list_changes,
+        listed: AtomicU64::new(0),
     }))
 }
 

@@ -94,20 +94,43 @@ impl ToolPolicy {
         alias: &ServerAlias,
         published: impl IntoIterator<Item = &'a str>,
     ) -> String {
-        let tools: toml::Table = published
-            .into_iter()
-            .map(|name| (name.to_string(), toml::Value::String("confirm".into())))
-            .collect();
-        let mut server = toml::Table::new();
-        server.insert("tools".into(), toml::Value::Table(tools));
-        let mut servers = toml::Table::new();
-        servers.insert(alias.as_str().into(), toml::Value::Table(server));
-        let mut root = toml::Table::new();
-        root.insert("servers".into(), toml::Value::Table(servers));
-        // toml escapes control characters in keys, so a hostile tool name cannot
-        // break out of the block.
-        toml::to_string(&root).unwrap_or_default()
+        let mut block = format!("[servers.{}.tools]\n", toml_key(alias.as_str()));
+        // In listing order, each name once.
+        let mut seen = std::collections::HashSet::new();
+        for name in published.into_iter().filter(|n| seen.insert(*n)) {
+            block.push_str(&format!("{} = \"confirm\"\n", toml_key(name)));
+        }
+        block
     }
+}
+
+/// A TOML key for a server-controlled name: bare when it can be, else a basic
+/// string in which quotes, backslashes, every control character (C0, DEL, C1)
+/// and bidi override are `\uXXXX` escapes. The block is printed to a terminal,
+/// so nothing in it may act on the terminal; TOML reads the escapes back into
+/// the exact published name.
+fn toml_key(name: &str) -> String {
+    let bare = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        return name.to_string();
+    }
+    let mut key = String::with_capacity(name.len() + 2);
+    key.push('"');
+    for c in name.chars() {
+        match c {
+            '"' => key.push_str("\\\""),
+            '\\' => key.push_str("\\\\"),
+            c if c.is_control() || crate::sanitize::is_dangerous(c) => {
+                key.push_str(&format!("\\u{:04X}", c as u32));
+            }
+            c => key.push(c),
+        }
+    }
+    key.push('"');
+    key
 }
 
 #[cfg(test)]
@@ -149,5 +172,22 @@ mod tests {
         assert_eq!(tools.len(), 3);
         assert!(tools.values().all(|v| v.as_str() == Some("confirm")));
         assert!(tools.contains_key("evil\"]\n[x"));
+    }
+
+    #[test]
+    fn block_never_prints_terminal_controls_and_reads_back_exactly() {
+        let names = ["a\u{1b}[2J", "b\u{9b}31m", "c\u{202e}d", "q\"\\x", "plain"];
+        let block = ToolPolicy::block_for(&ServerAlias::new("s.x"), names);
+        assert!(
+            !block
+                .chars()
+                .any(|c| (c.is_control() && c != '\n') || crate::sanitize::is_dangerous(c)),
+            "{block:?}"
+        );
+        let parsed: toml::Table = toml::from_str(&block).expect("block parses");
+        let tools = parsed["servers"]["s.x"]["tools"].as_table().unwrap();
+        for name in names {
+            assert!(tools.contains_key(name), "{name:?} in {block}");
+        }
     }
 }

@@ -1,17 +1,21 @@
 //! The child process of a stdio server: its own process group, stderr captured into
-//! a bounded buffer, a parent-death signal, and a guard that kills the whole group.
+//! a bounded buffer, and — when a supervisor is configured — the `__shim`
+//! between the harness and the server that makes sure nothing the server started
+//! outlives the harness (see `shim.rs`). A guard kills everything on drop.
 
-use std::collections::VecDeque;
 use std::io;
+use std::os::fd::AsRawFd as _;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncBufReadExt as _, AsyncReadExt};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+pub use super::tail::StderrTail;
 
 /// Environment variables a server inherits from the harness. Everything else (API
 /// keys of the model provider, tokens of other servers) stays out of the child;
@@ -20,6 +24,22 @@ const INHERITED_ENV: &[&str] = &[
     "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
     "TZ",
 ];
+
+/// How long the shim may take to report the server's pid (it does so right after
+/// `fork`; only a machine under heavy load takes more than milliseconds).
+const SHIM_HANDSHAKE: Duration = Duration::from_secs(20);
+
+static SUPERVISOR: OnceLock<PathBuf> = OnceLock::new();
+
+/// Starts every stdio server under `exe __shim` from now on: `exe` must be an
+/// mcp-harness binary (the binary passes `/proc/self/exe`; tests pass the built
+/// binary). Without it, servers are spawned directly: their own process group
+/// and a parent-death signal, but no subreaper, so a grandchild that calls
+/// `setsid()` — or any grandchild when the harness is SIGKILLed — can survive.
+/// The first call wins.
+pub fn use_supervisor(exe: PathBuf) {
+    let _ = SUPERVISOR.set(exe);
+}
 
 /// What to run; variables are already expanded.
 #[derive(Debug, Clone)]
@@ -30,11 +50,17 @@ pub struct LaunchSpec {
     pub cwd: Option<PathBuf>,
 }
 
-/// A running server process. Dropping it kills the whole process group at once.
+/// A running server. Dropping it kills the server's process group and tells the
+/// shim to kill everything else the server started.
 #[derive(Debug)]
 pub struct ServerProcess {
+    /// The shim, or the server itself when there is no supervisor.
     child: Child,
-    pgid: Pid,
+    /// The server: the leader of its own process group.
+    server: Pid,
+    /// Our end of the shim's control socket: closing it (or our death) makes the
+    /// shim kill its whole subtree.
+    ctrl: Option<std::os::unix::net::UnixStream>,
     exit: Option<ExitStatus>,
 }
 
@@ -45,34 +71,23 @@ pub struct Pipes {
 }
 
 impl ServerProcess {
-    /// Spawns `spec` as the leader of a new process group, stdin/stdout/stderr piped
-    /// (stderr is never inherited: it would paint over the TUI), with a minimal
-    /// environment. Stderr is drained into `stderr` until the pipe closes.
-    pub fn spawn(spec: &LaunchSpec, stderr: Arc<StderrTail>) -> io::Result<(Self, Pipes)> {
-        let mut command = Command::new(&spec.command);
-        command
-            .args(&spec.args)
-            .env_clear()
-            .envs(
-                INHERITED_ENV
-                    .iter()
-                    .filter_map(|k| std::env::var(k).ok().map(|v| (*k, v))),
-            )
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        if let Some(cwd) = &spec.cwd {
-            command.current_dir(cwd);
-        }
-        die_with_parent(&mut command);
-        let mut child = command.spawn()?;
-        let pid = child
-            .id()
-            .ok_or_else(|| io::Error::other("child exited before it had a pid"))?;
-        let pgid = Pid::from_raw(i32::try_from(pid).map_err(io::Error::other)?);
+    /// Spawns `spec` in a new process group, stdin/stdout/stderr piped (stderr is
+    /// never inherited: it would paint over the TUI), with a minimal environment.
+    /// Stderr is drained into `stderr` until the pipe closes.
+    pub async fn spawn(spec: &LaunchSpec, stderr: Arc<StderrTail>) -> io::Result<(Self, Pipes)> {
+        let (mut child, server, ctrl) = match SUPERVISOR.get() {
+            Some(shim) => spawn_supervised(shim, spec).await?,
+            None => {
+                let mut command = command_for(&spec.command, spec);
+                command.args(&spec.args).kill_on_drop(true);
+                die_with_parent(&mut command, Signal::SIGKILL, None);
+                let child = command.spawn()?;
+                let pid = child
+                    .id()
+                    .ok_or_else(|| io::Error::other("child exited before it had a pid"))?;
+                (child, to_pid(pid)?, None)
+            }
+        };
         let take = |what: &str| io::Error::other(format!("child {what} was not piped"));
         let stdin = child.stdin.take().ok_or_else(|| take("stdin"))?;
         let stdout = child.stdout.take().ok_or_else(|| take("stdout"))?;
@@ -86,23 +101,27 @@ impl ServerProcess {
                 }
                 stderr.push(&buf[..n]);
             }
-            stderr.eof.cancel();
+            stderr.mark_eof();
         });
         Ok((
             Self {
                 child,
-                pgid,
+                server,
+                ctrl,
                 exit: None,
             },
             Pipes { stdin, stdout },
         ))
     }
 
+    /// The server's pid (not the shim's): what the operator sees and can kill.
     pub fn pid(&self) -> u32 {
-        self.pgid.as_raw().unsigned_abs()
+        self.server.as_raw().unsigned_abs()
     }
 
-    /// Waits for the group leader to exit (cancel-safe).
+    /// Waits for the server to exit (cancel-safe). With a shim, this is the shim's
+    /// exit, which follows the server's once its leftovers are reaped, with the
+    /// server's own status.
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
         if let Some(status) = self.exit {
             return Ok(status);
@@ -112,16 +131,16 @@ impl ServerProcess {
         Ok(status)
     }
 
-    /// Best-effort signal to every process in the group (the server and any
-    /// grandchildren it started that stayed in its group).
+    /// Best-effort signal to the server's process group (the server and any
+    /// grandchildren that stayed in its group).
     pub fn signal_group(&self, signal: Signal) {
         // ESRCH (group already empty) is the normal end state.
-        let _ = killpg(self.pgid, signal);
+        let _ = killpg(self.server, signal);
     }
 
     /// Close sequence for a server whose stdin has just been closed: wait up to
     /// `grace` for it to exit, then SIGTERM the group and wait `grace` again, then
-    /// SIGKILL the group. Grandchildren left in the group are killed in all cases.
+    /// SIGKILL the group. Everything else it started is killed in all cases.
     pub async fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
         let mut status = tokio::time::timeout(grace, self.wait())
             .await
@@ -135,6 +154,9 @@ impl ServerProcess {
                 .and_then(Result::ok);
         }
         self.signal_group(Signal::SIGKILL);
+        // The shim kills what escaped the group (setsid) once the server is gone;
+        // closing the socket asks for the same in case it is not.
+        self.ctrl = None;
         if status.is_none() {
             status = tokio::time::timeout(grace, self.wait())
                 .await
@@ -147,7 +169,8 @@ impl ServerProcess {
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
-        // Synchronous and runtime-free, so it also works while the runtime shuts down.
+        // Synchronous and runtime-free, so it also works while the runtime shuts
+        // down. Closing `ctrl` (a field, dropped right after) makes the shim sweep.
         self.signal_group(Signal::SIGKILL);
     }
 }
@@ -159,102 +182,122 @@ pub fn kill_group(pid: u32) {
     }
 }
 
-/// Asks Linux to SIGKILL the server when the harness dies, even by SIGKILL.
+fn to_pid(pid: u32) -> io::Result<Pid> {
+    Ok(Pid::from_raw(i32::try_from(pid).map_err(io::Error::other)?))
+}
+
+/// A command with the minimal environment, piped stdio, its own process group.
+fn command_for(program: impl AsRef<std::ffi::OsStr>, spec: &LaunchSpec) -> Command {
+    let mut command = Command::new(program);
+    command
+        .env_clear()
+        .envs(
+            INHERITED_ENV
+                .iter()
+                .filter_map(|k| std::env::var(k).ok().map(|v| (*k, v))),
+        )
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if let Some(cwd) = &spec.cwd {
+        command.current_dir(cwd);
+    }
+    command
+}
+
+/// `shim __shim CTRL_FD COMMAND ARGS…`; waits for the shim to report the server's
+/// pid (or why it could not start it).
+async fn spawn_supervised(
+    shim: &std::path::Path,
+    spec: &LaunchSpec,
+) -> io::Result<(Child, Pid, Option<std::os::unix::net::UnixStream>)> {
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
+    let fd = theirs.as_raw_fd();
+    let mut command = command_for(shim, spec);
+    command
+        .arg0("mcp-harness")
+        .arg(super::shim::SHIM_ARG)
+        .arg(fd.to_string())
+        .arg(&spec.command)
+        .args(&spec.args);
+    // The shim's parent-death signal is one it handles (by killing its subtree),
+    // unlike SIGKILL, which would leave the server's descendants behind.
+    die_with_parent(&mut command, Signal::SIGHUP, Some(fd));
+    let mut child = command.spawn()?;
+    // Only the shim may hold its end: our copy would keep the socket open.
+    drop(theirs);
+    ours.set_nonblocking(true)?;
+    let ours = tokio::net::UnixStream::from_std(ours)?;
+    let mut reader = tokio::io::BufReader::new(ours);
+    let mut line = String::new();
+    let read = tokio::time::timeout(SHIM_HANDSHAKE, reader.read_line(&mut line)).await;
+    // On failure `ours` is dropped: the shim sees EOF and kills whatever it started.
+    let ours = reader.into_inner().into_std()?;
+    match read {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => return Err(e),
+        Err(_) => {
+            return Err(io::Error::other(
+                "the process supervisor did not start in time",
+            ));
+        }
+    }
+    let mut words = line.trim_end().splitn(3, ' ');
+    match (words.next(), words.next(), words.next()) {
+        (Some("pid"), Some(pid), None) => {
+            let pid = pid.parse::<u32>().map_err(io::Error::other)?;
+            Ok((child, to_pid(pid)?, Some(ours)))
+        }
+        (Some("err"), Some(code), message) => {
+            let _ = child.wait().await;
+            Err(match code.parse::<i32>() {
+                Ok(code) if code > 0 => io::Error::from_raw_os_error(code),
+                _ => io::Error::other(message.unwrap_or("unknown error").to_string()),
+            })
+        }
+        _ => {
+            let _ = child.wait().await;
+            Err(io::Error::other(
+                "the process supervisor exited before starting the server",
+            ))
+        }
+    }
+}
+
+/// Asks Linux to send `signal` to the child when the harness dies, even by
+/// SIGKILL, and hands the child `keep_fd` (cleared of close-on-exec in the child
+/// only, so no other child can inherit it).
 ///
 /// The signal fires when the *thread* that spawned the child exits; servers are
 /// spawned from tokio worker threads or the main thread, which live as long as the
-/// runtime. Grandchildren are not covered (the setting is not inherited across fork).
-#[cfg(target_os = "linux")]
+/// runtime. Grandchildren are not covered (the setting is not inherited across
+/// fork): that is the shim's job.
 #[allow(unsafe_code)]
-fn die_with_parent(command: &mut Command) {
+fn die_with_parent(command: &mut Command, signal: Signal, keep_fd: Option<i32>) {
     let parent = nix::unistd::getpid();
     // SAFETY: the closure runs between fork and exec and only makes the
-    // async-signal-safe syscalls prctl(2) and getppid(2).
+    // async-signal-safe syscalls fcntl(2), prctl(2) and getppid(2); the fd it
+    // touches is owned by the harness and open until after `spawn` returns.
     unsafe {
         command.pre_exec(move || {
-            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
+            if let Some(fd) = keep_fd {
+                let fd = std::os::fd::BorrowedFd::borrow_raw(fd);
+                nix::fcntl::fcntl(
+                    fd,
+                    nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+                )?;
+            }
+            #[cfg(target_os = "linux")]
+            nix::sys::prctl::set_pdeathsig(signal).map_err(io::Error::from)?;
+            #[cfg(not(target_os = "linux"))]
+            let _ = signal;
             // The parent may have died before prctl took effect.
             if nix::unistd::getppid() != parent {
                 return Err(io::Error::other("harness exited during spawn"));
             }
             Ok(())
         });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn die_with_parent(_command: &mut Command) {}
-
-/// The last bytes a server wrote to stderr, bounded. Shown to the operator (inert),
-/// never to the model.
-#[derive(Debug)]
-pub struct StderrTail {
-    inner: Mutex<TailInner>,
-    capacity: usize,
-    /// Fired when the pipe reaches EOF (every writer has exited).
-    eof: tokio_util::sync::CancellationToken,
-}
-
-#[derive(Debug, Default)]
-struct TailInner {
-    bytes: VecDeque<u8>,
-    total: u64,
-}
-
-impl StderrTail {
-    pub fn new(capacity: usize) -> Self {
-        Self {
-            inner: Mutex::new(TailInner::default()),
-            capacity,
-            eof: tokio_util::sync::CancellationToken::new(),
-        }
-    }
-
-    /// Waits (at most `max`) until everything the server wrote has been read, so a
-    /// report about a dead server includes its last words.
-    pub async fn wait_eof(&self, max: Duration) {
-        let _ = tokio::time::timeout(max, self.eof.cancelled()).await;
-    }
-
-    pub fn push(&self, chunk: &[u8]) {
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        inner.total += chunk.len() as u64;
-        let keep = &chunk[chunk.len().saturating_sub(self.capacity)..];
-        let overflow = (inner.bytes.len() + keep.len()).saturating_sub(self.capacity);
-        inner.bytes.drain(..overflow);
-        inner.bytes.extend(keep);
-    }
-
-    /// Total bytes ever written, including those no longer kept.
-    pub fn total_bytes(&self) -> u64 {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner()).total
-    }
-
-    /// The last `max_lines` lines (lossy UTF-8, not yet sanitized).
-    pub fn last_lines(&self, max_lines: usize) -> Vec<String> {
-        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let (a, b) = inner.bytes.as_slices();
-        let text = String::from_utf8_lossy(&[a, b].concat()).into_owned();
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        lines[lines.len().saturating_sub(max_lines)..]
-            .iter()
-            .map(|l| l.to_string())
-            .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stderr_tail_keeps_only_the_last_bytes() {
-        let tail = StderrTail::new(16);
-        tail.push(b"first line\n");
-        tail.push(b"second line\nthird\n");
-        assert_eq!(tail.total_bytes(), 29);
-        assert_eq!(tail.last_lines(5), vec!["cond line", "third"]);
-        tail.push(&[b'x'; 100]);
-        assert_eq!(tail.last_lines(1), vec!["x".repeat(16)]);
     }
 }

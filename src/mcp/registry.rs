@@ -151,27 +151,7 @@ impl Registry {
                 "disconnect it first",
             ));
         }
-        for tool in &entry.exposed {
-            let clash = if self.reserved.contains(&tool.name) {
-                Some("a built-in tool".to_string())
-            } else {
-                current
-                    .resolve(&tool.name)
-                    .map(|other| format!("tool {} of `{}`", quote(&other.remote_name), other.alias))
-            };
-            if let Some(other) = clash {
-                return Err(ConnectError::new(
-                    ConnectErrorCode::NameCollision,
-                    format!(
-                        "naming rule: tool {} would be exposed as `{}`, which is already taken by {other}",
-                        quote(&tool.remote_name),
-                        tool.name
-                    ),
-                    "rename one of the aliases in the config so their exposed names differ",
-                )
-                .with_tools(vec![tool.remote_name.clone()]));
-            }
-        }
+        self.check_clashes(&current, &entry.exposed, None)?;
         let names: Vec<String> = entry.exposed.iter().map(|t| t.name.clone()).collect();
         let mut tools = current.0.tools.clone();
         tools.extend(
@@ -195,6 +175,109 @@ impl Registry {
             version,
         });
         Ok(current.clone())
+    }
+
+    /// A clash of `exposed` with a built-in or another connection's exposed name
+    /// (`own` is the connection being replaced, whose old names do not count).
+    fn check_clashes(
+        &self,
+        current: &Snapshot,
+        exposed: &[Arc<ExposedTool>],
+        own: Option<ConnectionId>,
+    ) -> Result<(), ConnectError> {
+        for tool in exposed {
+            let clash = if self.reserved.contains(&tool.name) {
+                Some("a built-in tool".to_string())
+            } else {
+                current
+                    .resolve(&tool.name)
+                    .filter(|other| Some(other.connection.id()) != own)
+                    .map(|other| format!("tool {} of `{}`", quote(&other.remote_name), other.alias))
+            };
+            if let Some(other) = clash {
+                return Err(ConnectError::new(
+                    ConnectErrorCode::NameCollision,
+                    format!(
+                        "naming rule: tool {} would be exposed as `{}`, which is already taken by {other}",
+                        quote(&tool.remote_name),
+                        tool.name
+                    ),
+                    "rename one of the aliases in the config so their exposed names differ",
+                )
+                .with_tools(vec![tool.remote_name.clone()]));
+            }
+        }
+        Ok(())
+    }
+
+    /// Replaces all of connection `id`'s tools at once after a re-list (one new
+    /// snapshot), or changes nothing if a clash rejects the new set. Unchanged
+    /// tools keep their identity, so calls through older snapshots still reach
+    /// them; changed ones are new objects. `Ok(None)`: the connection is no
+    /// longer registered (revoked meanwhile).
+    pub fn replace(
+        &self,
+        id: ConnectionId,
+        published: Arc<[PublishedTool]>,
+        exposed: Vec<Arc<ExposedTool>>,
+    ) -> Result<Option<Snapshot>, ConnectError> {
+        let mut current = self.lock();
+        let Some(old) = current.0.connections.get(&id).cloned() else {
+            return Ok(None);
+        };
+        self.check_clashes(&current, &exposed, Some(id))?;
+        let before: BTreeMap<&str, &Arc<ExposedTool>> =
+            old.exposed.iter().map(|t| (t.name.as_str(), t)).collect();
+        let (mut added, mut changed) = (Vec::new(), Vec::new());
+        let exposed: Vec<Arc<ExposedTool>> = exposed
+            .into_iter()
+            .map(|tool| match before.get(tool.name.as_str()) {
+                Some(old) if same_definition(old, &tool) => Arc::clone(old),
+                Some(_) => {
+                    changed.push(tool.name.clone());
+                    tool
+                }
+                None => {
+                    added.push(tool.name.clone());
+                    tool
+                }
+            })
+            .collect();
+        let after: BTreeSet<&str> = exposed.iter().map(|t| t.name.as_str()).collect();
+        let removed: Vec<String> = before
+            .keys()
+            .filter(|n| !after.contains(*n))
+            .map(|n| n.to_string())
+            .collect();
+        let names: Vec<String> = exposed.iter().map(|t| t.name.clone()).collect();
+        let mut tools = current.0.tools.clone();
+        tools.retain(|_, tool| tool.connection.id() != id);
+        tools.extend(exposed.iter().map(|t| (t.name.clone(), Arc::clone(t))));
+        let mut connections = current.0.connections.clone();
+        connections.insert(
+            id,
+            Arc::new(ConnectionEntry {
+                connection: Arc::clone(&old.connection),
+                published,
+                exposed,
+            }),
+        );
+        let version = current.version() + 1;
+        *current = Snapshot(Arc::new(SnapshotData {
+            version,
+            tools,
+            connections,
+        }));
+        self.events.emit(McpEvent::ToolsChanged {
+            alias: old.alias().clone(),
+            connection: id,
+            added,
+            removed,
+            changed,
+            tools: names,
+            version,
+        });
+        Ok(Some(current.clone()))
     }
 
     /// Removes every tool of connection `id` at once. Targets the connection
@@ -233,4 +316,12 @@ impl Registry {
         // The data is a plain Arc swap; a panic elsewhere cannot leave it half-written.
         self.current.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// Whether the model would see the same tool: name, schema, description, effect.
+fn same_definition(a: &ExposedTool, b: &ExposedTool) -> bool {
+    a.remote_name == b.remote_name
+        && a.description == b.description
+        && a.effect == b.effect
+        && (Arc::ptr_eq(&a.input_schema, &b.input_schema) || a.input_schema == b.input_schema)
 }

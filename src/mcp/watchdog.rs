@@ -37,6 +37,8 @@ pub enum EndReason {
     Exited(String),
     /// The transport closed (stdout EOF, HTTP session gone).
     TransportClosed,
+    /// The server sent one message larger than the stdio limit (see `linecap`).
+    MessageTooLarge,
 }
 
 impl fmt::Display for EndReason {
@@ -46,6 +48,11 @@ impl fmt::Display for EndReason {
             EndReason::Killed => f.write_str("the server process was killed"),
             EndReason::Exited(how) => write!(f, "the server process {how}"),
             EndReason::TransportClosed => f.write_str("the server closed the transport"),
+            EndReason::MessageTooLarge => write!(
+                f,
+                "the server sent a message larger than {} MiB, the limit of one stdio message",
+                super::linecap::MAX_MESSAGE_BYTES / (1024 * 1024)
+            ),
         }
     }
 }
@@ -91,6 +98,7 @@ pub async fn watch(
     mut stop: mpsc::UnboundedReceiver<StopMode>,
     life: std::sync::Arc<Lifeline>,
     grace: Duration,
+    oversized: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) {
     let session_token = session.cancellation_token();
     let session_end = session.waiting();
@@ -105,12 +113,17 @@ pub async fn watch(
         }
         _ = &mut session_end => {
             session_done = true;
-            // stdout EOF usually means the process is exiting: prefer its status.
-            let status = match process.as_mut() {
-                Some(p) => tokio::time::timeout(Duration::from_millis(100), p.wait()).await.ok().and_then(Result::ok),
-                None => None,
+            let reason = if oversized.load(std::sync::atomic::Ordering::Relaxed) {
+                EndReason::MessageTooLarge
+            } else {
+                // stdout EOF usually means the process is exiting: prefer its status.
+                let status = match process.as_mut() {
+                    Some(p) => tokio::time::timeout(Duration::from_millis(100), p.wait()).await.ok().and_then(Result::ok),
+                    None => None,
+                };
+                status.map_or(EndReason::TransportClosed, |s| EndReason::Exited(describe_exit(&s)))
             };
-            life.end(status.map_or(EndReason::TransportClosed, |s| EndReason::Exited(describe_exit(&s))));
+            life.end(reason);
             StopMode::Kill
         }
         status = wait(&mut process) => {

@@ -18,6 +18,9 @@ pub struct TestEnv {
 
 impl TestEnv {
     pub fn new() -> Self {
+        // Library-level tests run the MCP layer in the test process: servers go
+        // under the built binary's `__shim`, as they do under the real binary.
+        mcp_harness::mcp::process::use_supervisor(PathBuf::from(BIN));
         static N: AtomicU32 = AtomicU32::new(0);
         let tag = format!(
             "mcph-test-{}-{}",
@@ -124,7 +127,15 @@ pub fn tagged_processes(tag: &str) -> Vec<u32> {
         let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
             continue;
         };
-        if cmdline.split(|b| *b == 0).any(|arg| arg == tag.as_bytes()) && !is_zombie(pid) {
+        // Servers that take no extra argument carry the tag in their environment
+        // (`MCPH_TEST_TAG`), which their own children inherit too.
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        let env_tag = format!("MCPH_TEST_TAG={tag}");
+        let tagged = cmdline.split(|b| *b == 0).any(|arg| arg == tag.as_bytes())
+            || environ
+                .split(|b| *b == 0)
+                .any(|var| var == env_tag.as_bytes());
+        if tagged && !is_zombie(pid) {
             found.push(pid);
         }
     }
@@ -157,13 +168,22 @@ pub fn json(out: &Output) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("not JSON ({e}): {text}\nstderr: {}", stderr(out)))
 }
 
-/// Lines of a `--record` file.
+/// Calls and cancellations in a `--record` file.
 pub fn records(path: &Path) -> Vec<serde_json::Value> {
+    all_records(path)
+        .into_iter()
+        .filter(|r| r["event"] != "list")
+        .collect()
+}
+
+/// Every line of a `--record` file, `tools/list` requests included.
+pub fn all_records(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
 }
+pub mod interop;
 pub mod model_run;
 pub mod model_stub;

@@ -23,16 +23,65 @@ pub enum Fault {
     CrashOnCallPartial,
     HangOnCall,
     HangOnInitialize,
-    SlowInitialize { ms: u64 },
-    ExitAfterMs { ms: u64 },
+    SlowInitialize {
+        ms: u64,
+    },
+    ExitAfterMs {
+        ms: u64,
+    },
     IgnoreTerm,
     Grandchild,
     GrandchildSetsid,
-    StderrFlood { bytes: u64 },
+    StderrFlood {
+        bytes: u64,
+    },
     StdoutNoise,
-    HugeResult { bytes: usize },
+    HugeResult {
+        bytes: usize,
+    },
     Escapes,
-    ListChangedStorm { count: u32 },
+    ListChangedStorm {
+        count: u32,
+    },
+    /// Change the published tools (on the first tools/call, or after
+    /// `mutate-after-ms`) and send `notifications/tools/list_changed`.
+    MutateTools {
+        kind: Mutation,
+    },
+    MutateAfterMs {
+        ms: u64,
+    },
+}
+
+/// How `mutate-tools=KIND` changes the published tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mutation {
+    /// Publish one more tool, `extra`.
+    Add,
+    /// Stop publishing `reset`.
+    Remove,
+    /// `lookup` gets a new required argument.
+    Schema,
+    /// `lookup` gets a new description.
+    Description,
+    /// `lookup`'s schema references a schema on the web.
+    BadSchema,
+}
+
+impl Mutation {
+    fn parse(value: Option<&str>) -> Result<Self, String> {
+        match value {
+            Some("add") => Ok(Mutation::Add),
+            Some("remove") => Ok(Mutation::Remove),
+            Some("schema") => Ok(Mutation::Schema),
+            Some("description") => Ok(Mutation::Description),
+            Some("bad-schema") => Ok(Mutation::BadSchema),
+            _ => Err(
+                "fault mutate-tools needs a kind: add, remove, schema, description or bad-schema"
+                    .into(),
+            ),
+        }
+    }
 }
 
 impl Fault {
@@ -71,6 +120,10 @@ impl Fault {
             "list-changed-storm" => Ok(Fault::ListChangedStorm {
                 count: u32::try_from(number()?).map_err(|e| e.to_string())?,
             }),
+            "mutate-tools" => Ok(Fault::MutateTools {
+                kind: Mutation::parse(value)?,
+            }),
+            "mutate-after-ms" => Ok(Fault::MutateAfterMs { ms: number()? }),
             _ => Err(format!("unknown fault {name:?}")),
         }
     }
@@ -93,6 +146,8 @@ pub struct Faults {
     pub huge_result: Option<usize>,
     pub escapes: bool,
     pub list_changed_storm: Option<u32>,
+    pub mutate_tools: Option<Mutation>,
+    pub mutate_after_ms: Option<u64>,
 }
 
 impl Faults {
@@ -114,6 +169,8 @@ impl Faults {
                 Fault::HugeResult { bytes } => faults.huge_result = Some(bytes),
                 Fault::Escapes => faults.escapes = true,
                 Fault::ListChangedStorm { count } => faults.list_changed_storm = Some(count),
+                Fault::MutateTools { kind } => faults.mutate_tools = Some(kind),
+                Fault::MutateAfterMs { ms } => faults.mutate_after_ms = Some(ms),
             }
         }
         faults
@@ -258,5 +315,12 @@ mod tests {
         assert!(Fault::parse("slow-initialize").is_err());
         assert!(Fault::parse("escapes=1").is_err());
         assert!(Fault::parse("no-such-fault").is_err());
+        assert_eq!(
+            Fault::parse("mutate-tools=schema"),
+            Ok(Fault::MutateTools {
+                kind: Mutation::Schema
+            })
+        );
+        assert!(Fault::parse("mutate-tools").is_err());
     }
 }

@@ -55,6 +55,13 @@ impl ServerHandler for DemoHandler {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Some(ms) = self.inner.faults.mutate_after_ms {
+            let (handler, peer) = (self.clone(), context.peer.clone());
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                handler.mutate_and_notify(&peer).await;
+            });
+        }
         let Some(count) = self.inner.faults.list_changed_storm else {
             return;
         };
@@ -74,9 +81,12 @@ impl ServerHandler for DemoHandler {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools = &self.inner.tool_set.tools;
+        if let Some(recorder) = &self.inner.recorder {
+            recorder.list(request.as_ref().and_then(|r| r.cursor.as_deref()));
+        }
+        let tools = self.tools();
         let Some(page_size) = self.inner.page_size else {
-            return Ok(ListToolsResult::with_all_items(tools.clone()));
+            return Ok(ListToolsResult::with_all_items(tools.to_vec()));
         };
         let start = match request.and_then(|params| params.cursor) {
             None => 0,
@@ -118,7 +128,10 @@ impl ServerHandler for DemoHandler {
             log("hang-on-call: never answering");
             std::future::pending::<()>().await;
         }
-        if !self.inner.tool_set.contains(name) {
+        if faults.mutate_after_ms.is_none() {
+            self.mutate_and_notify(&context.peer).await;
+        }
+        if !self.tools().iter().any(|t| t.name == name) {
             return Err(McpError::invalid_params(
                 format!("unknown tool {name:?}"),
                 None,
@@ -152,6 +165,19 @@ impl ServerHandler for DemoHandler {
         ));
         if let Some(recorder) = &self.inner.recorder {
             recorder.cancelled(&notification);
+        }
+    }
+}
+
+impl DemoHandler {
+    /// `mutate-tools`: switch to the mutated tool set (once) and tell the client.
+    async fn mutate_and_notify(&self, peer: &rmcp::service::Peer<RoleServer>) {
+        if !self.mutate() {
+            return;
+        }
+        log("mutate-tools: the published tools changed; notifying");
+        if let Err(error) = peer.notify_tool_list_changed().await {
+            log(format_args!("mutate-tools: notify failed: {error}"));
         }
     }
 }

@@ -25,6 +25,9 @@ pub enum Scenario {
     UnknownContent,
     /// Garbage lines on stdout around every response.
     NonJsonStdout,
+    /// tools/call first asks the client for input (`elicitation/create`), then
+    /// answers with the client's action and content.
+    ElicitOnCall,
 }
 
 const GARBAGE: &str = "garbage from a hostile server <<< not json >>>";
@@ -45,6 +48,7 @@ fn serve(scenario: Scenario) -> anyhow::Result<()> {
     let mut state = State {
         scenario,
         endless_page: 0,
+        pending_call: None,
     };
     let stdin = std::io::stdin().lock();
     let mut stdout = std::io::stdout().lock();
@@ -60,6 +64,25 @@ fn serve(scenario: Scenario) -> anyhow::Result<()> {
                 continue;
             }
         };
+        // The client's answer to our elicitation request completes the held call.
+        if message.get("method").is_none()
+            && message.get("id") == Some(&json!(ELICIT_ID))
+            && let Some(call_id) = state.pending_call.take()
+        {
+            let answer = message.get("result").cloned().unwrap_or(Value::Null);
+            let text = format!(
+                "elicitation answered: {} {}",
+                answer.get("action").and_then(Value::as_str).unwrap_or("?"),
+                answer.get("content").cloned().unwrap_or(Value::Null)
+            );
+            let reply = result(
+                call_id,
+                json!({"content": [{"type": "text", "text": text}]}),
+            );
+            writeln!(stdout, "{reply}")?;
+            stdout.flush()?;
+            continue;
+        }
         // Notifications (no id) and responses (no method) need no answer.
         let (Some(id), Some(method)) = (
             message.get("id").cloned(),
@@ -69,6 +92,12 @@ fn serve(scenario: Scenario) -> anyhow::Result<()> {
         };
         log(format_args!("{method}"));
         let params = message.get("params").cloned().unwrap_or(Value::Null);
+        if scenario == Scenario::ElicitOnCall && method == "tools/call" {
+            state.pending_call = Some(id);
+            writeln!(stdout, "{}", elicitation_request())?;
+            stdout.flush()?;
+            continue;
+        }
         let reply = state.answer(method, &params, id);
         if scenario == Scenario::NonJsonStdout {
             writeln!(stdout, "{GARBAGE}")?;
@@ -87,6 +116,31 @@ struct State {
     scenario: Scenario,
     /// Pages served so far under `endless-pagination` (tool and cursor numbers keep growing).
     endless_page: u64,
+    /// Under `elicit-on-call`: the tools/call waiting for the client's answer.
+    pending_call: Option<Value>,
+}
+
+const ELICIT_ID: &str = "elicit-1";
+
+/// A form elicitation with defaults for every field.
+fn elicitation_request() -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": ELICIT_ID,
+        "method": "elicitation/create",
+        "params": {
+            "mode": "form",
+            "message": "Which colour should the harness use?",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "colour": {"type": "string", "enum": ["red", "green"], "default": "green"},
+                    "shade": {"type": "integer", "minimum": 1, "maximum": 9, "default": 5}
+                },
+                "required": ["colour"]
+            }
+        }
+    })
 }
 
 fn result(id: Value, result: Value) -> Value {
@@ -183,12 +237,13 @@ impl State {
                 Some("2") => Some(page(vec![lookup_tool()], None)),
                 Some(_) => None,
             },
-            Scenario::WrongId | Scenario::UnknownContent | Scenario::NonJsonStdout => {
-                match cursor {
-                    None => Some(page(vec![lookup_tool()], None)),
-                    Some(_) => None,
-                }
-            }
+            Scenario::WrongId
+            | Scenario::UnknownContent
+            | Scenario::NonJsonStdout
+            | Scenario::ElicitOnCall => match cursor {
+                None => Some(page(vec![lookup_tool()], None)),
+                Some(_) => None,
+            },
         }
     }
 

@@ -1,5 +1,5 @@
 //! `--record FILE`: what actually reached the server, one JSON object per line, so tests can
-//! prove that a call (or a cancellation) was or was not forwarded.
+//! prove that a call (or a cancellation) was or was not forwarded, and count `tools/list`s.
 
 use std::{
     fs::{File, OpenOptions},
@@ -34,6 +34,10 @@ impl Recorder {
     pub fn call(&self, name: &str, arguments: Option<&JsonObject>) {
         let arguments = arguments.map_or(Value::Null, |args| Value::Object(args.clone()));
         self.write(&json!({"event": "call", "name": name, "arguments": arguments}));
+    }
+
+    pub fn list(&self, cursor: Option<&str>) {
+        self.write(&json!({"event": "list", "cursor": cursor}));
     }
 
     pub fn cancelled(&self, params: &CancelledNotificationParam) {

@@ -3,18 +3,26 @@
 
 use std::{
     collections::BTreeMap,
-    sync::{Arc, Mutex, PoisonError},
+    sync::{
+        Arc, Mutex, PoisonError,
+        atomic::{AtomicBool, Ordering},
+    },
     time::Duration,
 };
 
 use rmcp::{
     RoleServer,
-    model::{CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam},
+    model::{CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam, Tool},
     service::RequestContext,
 };
 use serde_json::Value;
 
-use super::{faults::Faults, log, record::Recorder, toolsets::ToolSet};
+use super::{
+    faults::Faults,
+    log,
+    record::Recorder,
+    toolsets::{self, ToolSet},
+};
 
 /// Which demo server: same tools, different data, so tests can tell who answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +83,9 @@ pub(super) struct Inner {
     table: Mutex<BTreeMap<String, String>>,
     pub(super) faults: Faults,
     pub(super) recorder: Option<Recorder>,
+    /// Under `mutate-tools`: the tools published once the mutation happened.
+    pub(super) mutant: Option<Vec<Tool>>,
+    pub(super) mutated: AtomicBool,
 }
 
 /// Text a misconfigured server might put into an error: a stack trace, a private path and a
@@ -97,13 +108,30 @@ impl DemoHandler {
         Self {
             inner: Arc::new(Inner {
                 flavor,
-                tool_set,
                 page_size,
                 table: Mutex::new(flavor.initial_table()),
+                mutant: faults
+                    .mutate_tools
+                    .map(|kind| toolsets::mutate(&tool_set.tools, kind)),
+                mutated: AtomicBool::new(false),
+                tool_set,
                 faults,
                 recorder,
             }),
         }
+    }
+
+    /// The tools published right now (after a mutation, the mutated set).
+    pub(super) fn tools(&self) -> &[Tool] {
+        match &self.inner.mutant {
+            Some(mutant) if self.inner.mutated.load(Ordering::SeqCst) => mutant,
+            _ => &self.inner.tool_set.tools,
+        }
+    }
+
+    /// Switches to the mutated tool set; true the first time only.
+    pub(super) fn mutate(&self) -> bool {
+        self.inner.mutant.is_some() && !self.inner.mutated.swap(true, Ordering::SeqCst)
     }
 
     pub(super) fn name(&self) -> &'static str {

