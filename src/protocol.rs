@@ -6,6 +6,9 @@ use serde_json::Value;
 /// Identifies one approval prompt.
 pub type ApprovalId = u64;
 
+/// Identifies one elicitation form.
+pub type ElicitationId = u64;
+
 /// UI → backend.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
@@ -31,6 +34,11 @@ pub enum Command {
     CallTool { name: String, arguments: Value },
     /// Send a fresh view of the servers (stderr tails change without events).
     Refresh,
+    /// The operator's answer to a server's request for input.
+    Elicitation {
+        id: ElicitationId,
+        answer: ElicitAnswer,
+    },
     /// Close everything and exit.
     Quit,
 }
@@ -44,6 +52,17 @@ pub enum Decision {
     Always,
     /// Refuse; the model gets a "denied by operator" envelope.
     Deny,
+}
+
+/// An answer to an elicitation form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElicitAnswer {
+    /// Submitted with these values.
+    Accept(serde_json::Map<String, Value>),
+    /// Refused.
+    Decline,
+    /// Dismissed.
+    Cancel,
 }
 
 /// Backend → UI.
@@ -79,6 +98,10 @@ pub enum BackendEvent {
     ApprovalRequested(ApprovalView),
     /// A pending prompt was withdrawn (the turn was interrupted, or shutdown).
     ApprovalWithdrawn(ApprovalId),
+    /// A server asks the operator for input.
+    ElicitationRequested(ElicitationView),
+    /// A pending form was withdrawn (shutdown, interruption).
+    ElicitationWithdrawn(ElicitationId),
     /// The result of an operator command (connect, write policy, …).
     Status(String),
     /// The backend has closed everything; the UI may exit.
@@ -203,4 +226,37 @@ pub struct ApprovalView {
     pub effect: String,
     /// lead, subagent #1, teammate NAME.
     pub requested_by: String,
+}
+
+/// A server's request for input, as a form: its words (untrusted) and fields
+/// built from the requested schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElicitationView {
+    pub id: ElicitationId,
+    pub alias: String,
+    /// The server's message (untrusted: shown as its words).
+    pub message: String,
+    pub fields: Vec<FieldView>,
+}
+
+/// One field of an elicitation form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldView {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub kind: FieldKind,
+    pub required: bool,
+    /// The schema's default, as text for the form.
+    pub default: Option<String>,
+}
+
+/// What a field takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldKind {
+    Text,
+    Number,
+    Integer,
+    Boolean,
+    Choice(Vec<String>),
 }

@@ -6,10 +6,11 @@ mod fixtures;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use fixtures::{approval, call_started, servers};
-use mcp_harness::protocol::{BackendEvent, Command, Decision, ToolOutcomeView};
+use fixtures::{approval, call_started, elicitation, servers};
+use mcp_harness::protocol::{BackendEvent, Command, Decision, ElicitAnswer, ToolOutcomeView};
 use mcp_harness::ui::state::{AppState, CallStatus, Cell, Focus, Overlay};
 use mcp_harness::ui::update::{Effect, Msg, update};
+use serde_json::Value;
 
 fn key(code: KeyCode) -> Msg {
     Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
@@ -320,4 +321,61 @@ fn tab_cycles_focus_and_question_mark_opens_help_outside_the_input() {
     update(&mut s, key(KeyCode::Char('?')));
     assert_eq!(s.overlay, None);
     assert_eq!(s.input_text(), "?");
+}
+
+#[test]
+fn an_elicitation_form_is_prefilled_edited_checked_and_sent() {
+    let mut s = AppState::new(Instant::now());
+    backend(&mut s, BackendEvent::ElicitationRequested(elicitation(3)));
+    assert_eq!(s.elicitations[0].values, ["green", "5", "false"]);
+    // ← picks the other choice; ↓ moves to the shade; typing edits it.
+    update(&mut s, key(KeyCode::Left));
+    update(&mut s, key(KeyCode::Down));
+    update(&mut s, key(KeyCode::Backspace));
+    typed(&mut s, "x");
+    assert!(
+        update(&mut s, key(KeyCode::Enter)).is_empty(),
+        "not a whole number: not sent"
+    );
+    assert!(
+        s.elicitations[0]
+            .problem
+            .as_deref()
+            .unwrap()
+            .contains("whole number")
+    );
+    update(&mut s, key(KeyCode::Backspace));
+    typed(&mut s, "7");
+    update(&mut s, key(KeyCode::Down));
+    update(&mut s, key(KeyCode::Char(' ')));
+    let effects = update(&mut s, key(KeyCode::Enter));
+    let expected = serde_json::json!({"colour": "red", "shade": 7, "bold": true});
+    let Value::Object(content) = expected else {
+        unreachable!()
+    };
+    assert_eq!(
+        effects,
+        vec![Effect::Send(Command::Elicitation {
+            id: 3,
+            answer: ElicitAnswer::Accept(content)
+        })]
+    );
+    assert!(s.elicitations.is_empty());
+    // Esc cancels, Ctrl-D declines.
+    backend(&mut s, BackendEvent::ElicitationRequested(elicitation(4)));
+    assert_eq!(
+        update(&mut s, key(KeyCode::Esc)),
+        vec![Effect::Send(Command::Elicitation {
+            id: 4,
+            answer: ElicitAnswer::Cancel
+        })]
+    );
+    backend(&mut s, BackendEvent::ElicitationRequested(elicitation(5)));
+    assert_eq!(
+        update(&mut s, ctrl('d')),
+        vec![Effect::Send(Command::Elicitation {
+            id: 5,
+            answer: ElicitAnswer::Decline
+        })]
+    );
 }

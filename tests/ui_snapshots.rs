@@ -5,7 +5,7 @@ mod fixtures;
 
 use std::time::{Duration, Instant};
 
-use fixtures::{approval, call_started, long_text, servers};
+use fixtures::{approval, call_started, elicitation, long_text, servers};
 use mcp_harness::protocol::{BackendEvent, SessionInfo, ToolOutcomeView};
 use mcp_harness::ui::panes;
 use mcp_harness::ui::state::{AppState, Cell, Focus, Overlay};
@@ -254,4 +254,11 @@ fn health_pane_and_no_raw_control_bytes_anywhere() {
             cell.symbol()
         );
     }
+}
+
+#[test]
+fn elicitation_form() {
+    let mut s = session();
+    backend(&mut s, BackendEvent::ElicitationRequested(elicitation(1)));
+    snapshot("elicitation", &mut s);
 }

@@ -3,6 +3,7 @@
 //! to the UI only over the two channels.
 
 mod approver;
+mod elicitor;
 mod events;
 mod views;
 
@@ -35,11 +36,16 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
     let (events, events_rx) = unbounded_channel();
     let (commands, commands_rx) = unbounded_channel();
     let approver = Arc::new(TuiApprover::new(events.clone()));
+    let elicitor = Arc::new(elicitor::TuiElicitor::new(events.clone()));
     let session = session::start(
         &config,
         Arc::clone(&approver) as Arc<dyn crate::mcp::Approver>,
         options,
     )?;
+    // A server asking for input gets a form (before anything connects).
+    session
+        .hub
+        .set_elicitor(Arc::clone(&elicitor) as Arc<dyn crate::mcp::elicit::Elicitor>);
     let first_run = config.source == ConfigSource::Embedded && session.lead.model.is_replay();
     let info = SessionInfo {
         provider: session.lead.model.name().to_string(),
@@ -55,6 +61,7 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         store: session.store,
         events,
         approver,
+        elicitor,
         config,
         stats: HashMap::new(),
         calls: HashMap::new(),
@@ -76,6 +83,7 @@ struct Backend {
     store: Option<Arc<Store>>,
     events: UnboundedSender<BackendEvent>,
     approver: Arc<TuiApprover>,
+    elicitor: Arc<elicitor::TuiElicitor>,
     config: Config,
     stats: HashMap<String, Stats>,
     /// Call id → alias, for the statistics of MCP calls.
@@ -123,6 +131,7 @@ impl Backend {
             Command::Interrupt => {
                 self.cancel.cancel();
                 self.approver.withdraw_all();
+                self.elicitor.withdraw_all();
             }
             Command::Connect(alias) => self.spawn_connect(alias, false),
             Command::Reconnect(alias) => self.spawn_connect(alias, true),
@@ -143,6 +152,7 @@ impl Backend {
                 self.send(BackendEvent::Status(text));
             }
             Command::Approval { id, decision } => self.approver.answer(id, decision),
+            Command::Elicitation { id, answer } => self.elicitor.answer(id, answer),
             Command::WritePolicy(alias) => self.write_policy(&alias),
             Command::CallTool { name, arguments } => self.manual_call(name, arguments),
             Command::Refresh => {
@@ -308,6 +318,7 @@ impl Backend {
     async fn shutdown(mut self, turn: Option<Turn>) {
         self.cancel.cancel();
         self.approver.withdraw_all();
+        self.elicitor.withdraw_all();
         if let Some(turn) = turn
             && let Ok(Ok((lead, _))) =
                 tokio::time::timeout(std::time::Duration::from_secs(5), turn).await

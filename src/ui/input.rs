@@ -22,6 +22,9 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     if !state.approvals.is_empty() {
         return approval_key(state, key);
     }
+    if !state.elicitations.is_empty() {
+        return super::elicit::key(state, key);
+    }
     if state.overlay.is_some() {
         return super::overlay::key(state, key);
     }
@@ -86,6 +89,11 @@ fn global(state: &mut AppState, action: Action) -> Vec<Effect> {
         }
         _ => Vec::new(),
     }
+}
+
+/// Ctrl-C from a modal: interrupt a running turn, or quit.
+pub fn key_global_interrupt(state: &mut AppState) -> Vec<Effect> {
+    global(state, Action::InterruptOrQuit)
 }
 
 pub fn quit(state: &mut AppState) -> Vec<Effect> {

@@ -19,6 +19,7 @@ pub enum Scope {
     Detail,
     WritePolicy,
     CallTool,
+    Elicitation,
 }
 
 impl Scope {
@@ -35,6 +36,7 @@ impl Scope {
             Scope::Detail => "Tool detail",
             Scope::WritePolicy => "Write policy",
             Scope::CallTool => "Call a tool by hand",
+            Scope::Elicitation => "A server asks for input",
         }
     }
 }
@@ -164,6 +166,11 @@ pub const BINDINGS: &[Binding] = &[
     b!(WritePolicy, [Chord(Char('n'), NONE), Chord(Esc, NONE)], "n/Esc", Close, "cancel", true),
     b!(CallTool, [Chord(Char('s'), CTRL)], "Ctrl-S", Submit, "call", true),
     b!(CallTool, [Chord(Esc, NONE)], "Esc", Close, "cancel", true),
+    b!(Elicitation, [Chord(Enter, NONE)], "Enter", Submit, "send the answer", true),
+    b!(Elicitation, [Chord(KUp, NONE), Chord(BackTab, SHIFT), Chord(BackTab, NONE)], "↑/↓", Up, "field", true),
+    b!(Elicitation, [Chord(KDown, NONE), Chord(Tab, NONE)], "↓", Down, "", false),
+    b!(Elicitation, [Chord(Char('d'), CTRL)], "Ctrl-D", Deny, "decline", true),
+    b!(Elicitation, [Chord(Esc, NONE)], "Esc", Close, "cancel", true),
 ];
 
 /// The action bound to `key` in `scope`, if any.

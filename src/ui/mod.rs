@@ -2,6 +2,7 @@
 //! through the reducer and redraws on demand. It knows `protocol` and its own
 //! state only.
 
+pub mod elicit;
 pub mod input;
 pub mod keymap;
 pub mod mouse;

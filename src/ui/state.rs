@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
 use serde_json::Value;
 
-use crate::protocol::{ApprovalView, OriginView, ServerView, SessionInfo};
+use crate::protocol::{ApprovalView, ElicitationView, OriginView, ServerView, SessionInfo};
 
 /// How long revoked tools stay visible, struck out, before they disappear.
 pub const REVOKED_VISIBLE: Duration = Duration::from_secs(4);
@@ -125,6 +125,17 @@ pub struct Revoked {
     pub until: Instant,
 }
 
+/// A server's request for input, being filled in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElicitForm {
+    pub view: ElicitationView,
+    /// One text per field (booleans "true"/"false", choices the chosen option).
+    pub values: Vec<String>,
+    pub selected: usize,
+    /// Why the last submit was refused.
+    pub problem: Option<String>,
+}
+
 /// A queued approval prompt.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prompt {
@@ -154,6 +165,8 @@ pub struct AppState {
     pub revoked: Vec<Revoked>,
     pub snapshot_version: u64,
     pub approvals: VecDeque<Prompt>,
+    /// Servers' requests for input, in order.
+    pub elicitations: VecDeque<ElicitForm>,
     pub focus: Focus,
     pub overlay: Option<Overlay>,
     /// A short message in the status bar, and when it goes away.
@@ -193,6 +206,7 @@ impl AppState {
             revoked: Vec::new(),
             snapshot_version: 0,
             approvals: VecDeque::new(),
+            elicitations: VecDeque::new(),
             focus: Focus::Input,
             overlay: None,
             status: None,

@@ -8,7 +8,7 @@ use super::{centered, pane_block};
 use crate::ui::keymap::{BINDINGS, Scope, listed};
 use crate::ui::theme;
 
-const ORDER: [Scope; 10] = [
+const ORDER: [Scope; 11] = [
     Scope::Global,
     Scope::Input,
     Scope::Conversation,
@@ -16,6 +16,7 @@ const ORDER: [Scope; 10] = [
     Scope::Registry,
     Scope::Health,
     Scope::Approval,
+    Scope::Elicitation,
     Scope::Detail,
     Scope::CallTool,
     Scope::WritePolicy,

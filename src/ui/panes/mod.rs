@@ -4,6 +4,7 @@
 
 mod approval;
 mod conversation;
+mod elicitation;
 mod health;
 mod help;
 mod overlays;
@@ -156,6 +157,8 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     }
     if !state.approvals.is_empty() {
         approval::draw(frame, state);
+    } else if !state.elicitations.is_empty() {
+        elicitation::draw(frame, state);
     }
 }
 

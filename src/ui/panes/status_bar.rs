@@ -51,6 +51,8 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     frame.render_widget(Line::from(spans), info);
     let scope = if !state.approvals.is_empty() {
         Scope::Approval
+    } else if !state.elicitations.is_empty() {
+        Scope::Elicitation
     } else {
         match (&state.overlay, state.focus) {
             (Some(Overlay::Help { .. }), _) => Scope::Help,
