@@ -1,36 +1,15 @@
 //! The connection manager with real demo-server processes: atomic revocation by
-//! identity (SPEC rule 7), snapshots (rule 6), the watchdog (rule 8), Streamable
-//! HTTP (rule 1) and cleanup (rule 12).
+//! identity (SPEC rule 7), snapshots (rule 6), the watchdog (rule 8), cleanup
+//! (rule 12). Streamable HTTP is `http.rs`.
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{BIN, TestEnv};
-use mcp_harness::config::{self, ConfigSource};
-use mcp_harness::mcp::{
-    AliasState, EventSink, FlagApprover, Hub, McpEvent, RevokeCause, ToolErrorCode, Vars,
-};
+use common::TestEnv;
+use common::hubs::{DEMO_POLICY as POLICY, hub, lookup, wait_for};
+use mcp_harness::mcp::{AliasState, FlagApprover, McpEvent, RevokeCause, ToolErrorCode};
 use serde_json::json;
-use tokio::sync::mpsc::UnboundedReceiver;
-
-const POLICY: &str = "lookup = \"allow\"\nset = \"confirm\"\nreset = \"confirm\"\nfail = \"allow\"\nslow = \"allow\"\n";
-
-fn hub(env: &TestEnv, text: &str) -> (Hub, UnboundedReceiver<McpEvent>) {
-    let config = config::parse(&env.fill(text), ConfigSource::Embedded).expect("config");
-    let (events, rx) = EventSink::new();
-    let hub = Hub::new(
-        config.servers,
-        config.limits,
-        Vars::new(PathBuf::from(BIN)),
-        Vec::new(),
-        events,
-    );
-    (hub, rx)
-}
 
 fn two_servers(env: &TestEnv, alpha_extra: &[&str]) -> String {
     format!(
@@ -38,43 +17,6 @@ fn two_servers(env: &TestEnv, alpha_extra: &[&str]) -> String {
         env.demo("demo_alpha", "alpha", alpha_extra),
         env.demo("demo_beta", "beta", &[])
     )
-}
-
-/// Waits for the first event matching `pred` (generous bound).
-async fn wait_for(
-    rx: &mut UnboundedReceiver<McpEvent>,
-    pred: impl Fn(&McpEvent) -> bool,
-) -> McpEvent {
-    tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            let event = rx.recv().await.expect("event channel open");
-            if pred(&event) {
-                return event;
-            }
-        }
-    })
-    .await
-    .expect("event did not arrive")
-}
-
-async fn lookup(hub: &Hub, tool: &str) -> Result<String, ToolErrorCode> {
-    let outcome = hub
-        .call(
-            &hub.snapshot(),
-            tool,
-            json!({"key": "x"}),
-            &FlagApprover { approve: false },
-        )
-        .await;
-    outcome
-        .result
-        .map(|o| {
-            o.content[0]["text"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string()
-        })
-        .map_err(|e| e.code)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -266,54 +208,6 @@ async fn notifications_become_events() {
     assert!(outcome.result.is_ok(), "{:?}", outcome.result);
     wait_for(&mut rx, |e| matches!(e, McpEvent::Progress { .. })).await;
     hub.shutdown().await;
-    env.assert_no_leaks();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn streamable_http_works_end_to_end() {
-    let env = TestEnv::new();
-    let mut server = Command::new(BIN)
-        .args([
-            "demo-server",
-            "beta",
-            "--http",
-            "127.0.0.1:0",
-            "--tag",
-            &env.tag,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .expect("listening line")
-        .to_string();
-    let text = format!(
-        "[servers.web]\nurl = \"{url}\"\nheaders = {{ X-Demo = \"yes\" }}\n[servers.web.tools]\n{POLICY}"
-    );
-    let (hub, _rx) = hub(&env, &text);
-    let report = hub.connect("web").await.unwrap();
-    assert_eq!(
-        report
-            .outcome
-            .as_ref()
-            .map(|t| t.len())
-            .map_err(|e| e.to_string()),
-        Ok(5)
-    );
-    assert_eq!(report.server.unwrap().name, "demo-beta");
-    let text = lookup(&hub, "mcp__web__lookup").await.unwrap();
-    assert!(text.contains("no entry"), "{text}");
-    hub.disconnect("web").unwrap();
-    hub.shutdown().await;
-    server.kill().unwrap();
-    server.wait().unwrap();
     env.assert_no_leaks();
 }
 

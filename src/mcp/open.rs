@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
 use rmcp::service::{RoleClient, RunningService, serve_client};
@@ -22,7 +22,7 @@ use super::linecap::{LineCap, MAX_MESSAGE_BYTES};
 use super::process::{ServerProcess, StderrTail};
 use super::spec::{Limits, ResolvedTransport, ServerSpec};
 use super::vars::Vars;
-use super::watchdog::{self, Lifeline};
+use super::watchdog::{self, BoundedReconnect, Lifeline, TransportSignals};
 
 /// Bytes of stderr kept per connection.
 const STDERR_TAIL_BYTES: usize = 64 * 1024;
@@ -59,7 +59,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let handler = HarnessClient::new(alias.clone(), p.id, p.events, list_changed, p.elicitor);
     let timeout = p.spec.connect_timeout;
     let stderr = Arc::new(StderrTail::new(STDERR_TAIL_BYTES));
-    let oversized = Arc::new(AtomicBool::new(false));
+    let signals = TransportSignals::default();
     let (session, process) = match transport {
         ResolvedTransport::Stdio(launch) => {
             let (mut process, pipes) = ServerProcess::spawn(&launch, Arc::clone(&stderr))
@@ -71,7 +71,11 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
                         "check `command`, `args` and `cwd` of this server in the config",
                     )
                 })?;
-            let stdout = LineCap::new(pipes.stdout, MAX_MESSAGE_BYTES, Arc::clone(&oversized));
+            let stdout = LineCap::new(
+                pipes.stdout,
+                MAX_MESSAGE_BYTES,
+                Arc::clone(&signals.oversized),
+            );
             let transport = AsyncRwTransport::new_client(stdout, pipes.stdin);
             let session = tokio::select! {
                 result = tokio::time::timeout(timeout, serve_client(handler, transport)) => result,
@@ -86,7 +90,8 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             (finish_init(session, timeout, &stderr)?, Some(process))
         }
         ResolvedTransport::Http { url, headers } => {
-            let config = http_config(&url, &headers)?;
+            let mut config = http_config(&url, &headers)?;
+            config.retry_config = Arc::new(BoundedReconnect::new(signals.unreachable.clone()));
             let transport = StreamableHttpClientTransport::from_config(config);
             let session = tokio::time::timeout(timeout, serve_client(handler, transport)).await;
             (finish_init(session, timeout, &stderr)?, None)
@@ -125,7 +130,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         stop_rx,
         Arc::clone(&life),
         p.limits.close_grace,
-        oversized,
+        signals,
     ));
     Ok(Arc::new(Connection {
         id: p.id,

@@ -9,7 +9,11 @@ use std::process::ExitStatus;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::common::client_side_sse::{ExponentialBackoff, SseRetryPolicy};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -39,6 +43,8 @@ pub enum EndReason {
     TransportClosed,
     /// The server sent one message larger than the stdio limit (see `linecap`).
     MessageTooLarge,
+    /// An HTTP server's event stream broke and every reconnect failed.
+    Unreachable,
 }
 
 impl fmt::Display for EndReason {
@@ -48,12 +54,60 @@ impl fmt::Display for EndReason {
             EndReason::Killed => f.write_str("the server process was killed"),
             EndReason::Exited(how) => write!(f, "the server process {how}"),
             EndReason::TransportClosed => f.write_str("the server closed the transport"),
+            EndReason::Unreachable => write!(
+                f,
+                "the server stopped answering: its event stream closed and {} reconnects failed",
+                HTTP_RECONNECTS
+            ),
             EndReason::MessageTooLarge => write!(
                 f,
                 "the server sent a message larger than {} MiB, the limit of one stdio message",
                 super::linecap::MAX_MESSAGE_BYTES / (1024 * 1024)
             ),
         }
+    }
+}
+
+/// Reconnect attempts of a broken HTTP event stream before the server counts as gone.
+pub const HTTP_RECONNECTS: usize = 4;
+
+/// What the transport itself can tell the watchdog, besides the session ending.
+#[derive(Debug, Default, Clone)]
+pub struct TransportSignals {
+    /// stdio: one message went over the line limit (see `linecap`).
+    pub oversized: Arc<AtomicBool>,
+    /// HTTP: the reconnect policy gave up on a broken event stream. rmcp keeps the
+    /// session alive after that, so without this an HTTP server that dies is only
+    /// noticed when a call times out.
+    pub unreachable: CancellationToken,
+}
+
+/// rmcp's backoff for broken HTTP event streams, bounded, telling the watchdog
+/// when it gives up (rmcp's default retries forever).
+#[derive(Debug)]
+pub struct BoundedReconnect {
+    backoff: ExponentialBackoff,
+    gave_up: CancellationToken,
+}
+
+impl BoundedReconnect {
+    pub fn new(gave_up: CancellationToken) -> Self {
+        let mut backoff = ExponentialBackoff::default();
+        // 0.2 + 0.4 + 0.8 + 1.6 s: a restarting proxy gets three seconds.
+        backoff.max_times = Some(HTTP_RECONNECTS);
+        backoff.base_duration = Duration::from_millis(200);
+        backoff.max_delay = Some(Duration::from_secs(2));
+        Self { backoff, gave_up }
+    }
+}
+
+impl SseRetryPolicy for BoundedReconnect {
+    fn retry(&self, current_times: usize) -> Option<Duration> {
+        let next = self.backoff.retry(current_times);
+        if next.is_none() {
+            self.gave_up.cancel();
+        }
+        next
     }
 }
 
@@ -96,9 +150,9 @@ pub async fn watch(
     session: RunningService<RoleClient, HarnessClient>,
     mut process: Option<ServerProcess>,
     mut stop: mpsc::UnboundedReceiver<StopMode>,
-    life: std::sync::Arc<Lifeline>,
+    life: Arc<Lifeline>,
     grace: Duration,
-    oversized: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    signals: TransportSignals,
 ) {
     let session_token = session.cancellation_token();
     let session_end = session.waiting();
@@ -113,7 +167,7 @@ pub async fn watch(
         }
         _ = &mut session_end => {
             session_done = true;
-            let reason = if oversized.load(std::sync::atomic::Ordering::Relaxed) {
+            let reason = if signals.oversized.load(Ordering::Relaxed) {
                 EndReason::MessageTooLarge
             } else {
                 // stdout EOF usually means the process is exiting: prefer its status.
@@ -128,6 +182,10 @@ pub async fn watch(
         }
         status = wait(&mut process) => {
             life.end(EndReason::Exited(status));
+            StopMode::Kill
+        }
+        _ = signals.unreachable.cancelled() => {
+            life.end(EndReason::Unreachable);
             StopMode::Kill
         }
     };
