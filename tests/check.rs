@@ -309,6 +309,26 @@ fn failures_have_codes_and_show_server_output() {
     ));
     let s = json(&env.run(&["check", "--json"]))["servers"][0].clone();
     assert_eq!(s["error"]["code"], "mcp_timeout", "{s}");
+
+    // connect_timeout_ms bounds the listing too: five 1 s pages do not fit in 2.5 s.
+    env.config(&format!(
+        "{}connect_timeout_ms = 2500\n[servers.s.tools]\n{}",
+        env.demo(
+            "s",
+            "alpha",
+            &["--page-size", "1", "--fault", "slow-list=1000"]
+        ),
+        ALPHA_POLICY.trim_start_matches("[servers.demo_alpha.tools]\n")
+    ));
+    let s = json(&env.run(&["check", "--json"]))["servers"][0].clone();
+    assert_eq!(s["error"]["code"], "mcp_timeout", "{s}");
+    assert!(
+        s["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tools/list within 2500 ms"),
+        "{s}"
+    );
     env.assert_no_leaks();
 }
 

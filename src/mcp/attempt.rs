@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use tokio::time::Instant;
+
 use super::connection::{self, Connection, OpenParams, ServerIdentity};
 use super::error::ConnectError;
 use super::events::ConnectionId;
@@ -38,6 +40,9 @@ impl Hub {
             published: Arc::from(Vec::new()),
             outcome: Ok(Vec::new()),
         };
+        // One deadline for the whole attempt: a server that answers `initialize`
+        // and then trickles out `tools/list` pages must not hold a connect for hours.
+        let deadline = Instant::now() + spec.connect_timeout;
         let conn = match self.open(spec).await {
             Ok(c) => c,
             Err(e) => {
@@ -46,7 +51,7 @@ impl Hub {
             }
         };
         report.server = Some(conn.server().clone());
-        let (published, outcome) = self.list_and_expose(&conn, spec).await;
+        let (published, outcome) = self.list_and_expose(&conn, spec, deadline).await;
         report.published = published.unwrap_or_else(|| Arc::from(Vec::new()));
         report.outcome = outcome;
         if report.outcome.is_err() {
@@ -58,11 +63,13 @@ impl Hub {
 
     /// Lists what the server publishes (compiling schemas as pages arrive) and
     /// validates it against the local rules: the published tools (`None` if the
-    /// listing itself failed) and the exposed ones, or why there are none.
+    /// listing itself failed or missed `deadline`) and the exposed ones, or why
+    /// there are none.
     pub(super) async fn list_and_expose(
         &self,
         conn: &Arc<Connection>,
         spec: &ServerSpec,
+        deadline: Instant,
     ) -> (
         Option<Arc<[PublishedTool]>>,
         Result<Vec<Arc<ExposedTool>>, ConnectError>,
@@ -70,14 +77,17 @@ impl Hub {
         // Schemas compile on a blocking thread while later pages are in flight.
         let precompiler = Precompiler::start();
         conn.listing_starts();
-        let listed = listing::list_tools(conn, &self.inner.limits, |page| {
+        let listing = listing::list_tools(conn, &self.inner.limits, |page| {
             let policy = &spec.policy;
             let schemas = page
                 .iter()
                 .filter(|t| policy.effect(&t.name) != Some(Effect::Deny));
             precompiler.submit(schemas.map(|t| Arc::clone(&t.input_schema)).collect());
-        })
-        .await;
+        });
+        // Dropping the listing on the deadline cancels its request in flight.
+        let listed = tokio::time::timeout_at(deadline, listing)
+            .await
+            .unwrap_or_else(|_| Err(listing::missed_deadline(spec.connect_timeout)));
         let cache = precompiler.finish().await;
         match listed {
             Ok(published) => {
@@ -114,8 +124,12 @@ impl Hub {
                 "check the alias",
             )
         })?;
+        let deadline = Instant::now() + spec.connect_timeout;
         let conn = self.open(&spec).await?;
-        let listed = listing::list_tools(&conn, &self.inner.limits, |_| {}).await;
+        let listing = listing::list_tools(&conn, &self.inner.limits, |_| {});
+        let listed = tokio::time::timeout_at(deadline, listing)
+            .await
+            .unwrap_or_else(|_| Err(listing::missed_deadline(spec.connect_timeout)));
         conn.close();
         let server = conn.server().clone();
         self.lock().closing(conn);

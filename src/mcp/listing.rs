@@ -166,6 +166,19 @@ fn too_long(message: String) -> ConnectError {
     )
 }
 
+/// The whole connect (start, `initialize`, every `tools/list` page) took longer
+/// than `connect_timeout_ms`.
+pub fn missed_deadline(timeout: std::time::Duration) -> ConnectError {
+    ConnectError::new(
+        Code::McpTimeout,
+        format!(
+            "the server did not finish initialize and tools/list within {} ms",
+            timeout.as_millis()
+        ),
+        "the server lists its tools too slowly; check it, or raise connect_timeout_ms",
+    )
+}
+
 /// Maps a failed request made while connecting to a connect error.
 pub fn request_failed(error: RequestError, method: &str) -> ConnectError {
     match error {

@@ -69,7 +69,8 @@ impl Hub {
         else {
             return false;
         };
-        let (published, outcome) = self.list_and_expose(connection, &spec).await;
+        let deadline = tokio::time::Instant::now() + spec.connect_timeout;
+        let (published, outcome) = self.list_and_expose(connection, &spec, deadline).await;
         let changes = published
             .as_deref()
             .map(|new| diff(&old.published, new))

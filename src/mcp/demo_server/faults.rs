@@ -51,6 +51,10 @@ pub enum Fault {
     MutateAfterMs {
         ms: u64,
     },
+    /// Sleep this long before answering each tools/list page.
+    SlowList {
+        ms: u64,
+    },
 }
 
 /// How `mutate-tools=KIND` changes the published tools.
@@ -124,6 +128,7 @@ impl Fault {
                 kind: Mutation::parse(value)?,
             }),
             "mutate-after-ms" => Ok(Fault::MutateAfterMs { ms: number()? }),
+            "slow-list" => Ok(Fault::SlowList { ms: number()? }),
             _ => Err(format!("unknown fault {name:?}")),
         }
     }
@@ -148,6 +153,7 @@ pub struct Faults {
     pub list_changed_storm: Option<u32>,
     pub mutate_tools: Option<Mutation>,
     pub mutate_after_ms: Option<u64>,
+    pub slow_list_ms: Option<u64>,
 }
 
 impl Faults {
@@ -171,6 +177,7 @@ impl Faults {
                 Fault::ListChangedStorm { count } => faults.list_changed_storm = Some(count),
                 Fault::MutateTools { kind } => faults.mutate_tools = Some(kind),
                 Fault::MutateAfterMs { ms } => faults.mutate_after_ms = Some(ms),
+                Fault::SlowList { ms } => faults.slow_list_ms = Some(ms),
             }
         }
         faults

@@ -84,6 +84,9 @@ impl ServerHandler for DemoHandler {
         if let Some(recorder) = &self.inner.recorder {
             recorder.list(request.as_ref().and_then(|r| r.cursor.as_deref()));
         }
+        if let Some(ms) = self.inner.faults.slow_list_ms {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        }
         let tools = self.tools();
         let Some(page_size) = self.inner.page_size else {
             return Ok(ListToolsResult::with_all_items(tools.to_vec()));
