@@ -1,5 +1,7 @@
 //! Reading a `tools/call` result leniently (unknown content block types are kept,
-//! not fatal) and capping its text at `max_result_bytes` with a notice.
+//! not fatal) and capping its text at `max_result_bytes` with a notice. Text is
+//! a text block's `text` and an embedded resource's `resource.text`; binary
+//! payloads (images, audio, blobs) are the agent's business (what a model accepts).
 
 use rmcp::model::{CustomResult, ServerResult};
 use serde_json::{Value, json};
@@ -57,14 +59,28 @@ pub(super) fn text_of(content: &[Value]) -> String {
         .join("\n")
 }
 
+/// The text a block carries, if any: a text block's `text`, or the `text` of an
+/// embedded resource.
+fn text(block: &Value) -> Option<&str> {
+    block
+        .get("text")
+        .or_else(|| block.get("resource").and_then(|r| r.get("text")))
+        .and_then(Value::as_str)
+}
+
+fn text_mut(block: &mut Value) -> Option<&mut Value> {
+    if block.get("text").is_some_and(Value::is_string) {
+        return block.get_mut("text");
+    }
+    block
+        .get_mut("resource")
+        .and_then(|r| r.get_mut("text"))
+        .filter(|t| t.is_string())
+}
+
 /// Caps the text of a result at `max_bytes`, with an explicit notice block.
 pub(super) fn truncate(parsed: Parsed, max_bytes: usize) -> ToolOutput {
-    let total: usize = parsed
-        .content
-        .iter()
-        .filter_map(|b| b.get("text").and_then(Value::as_str))
-        .map(str::len)
-        .sum();
+    let total: usize = parsed.content.iter().filter_map(text).map(str::len).sum();
     let structured_len = parsed
         .structured
         .as_ref()
@@ -81,7 +97,7 @@ pub(super) fn truncate(parsed: Parsed, max_bytes: usize) -> ToolOutput {
     let mut cut_done = false;
     let mut content = Vec::with_capacity(parsed.content.len() + 1);
     for mut block in parsed.content {
-        let Some(text) = block.get("text").and_then(Value::as_str) else {
+        let Some(len) = text(&block).map(str::len) else {
             content.push(block);
             continue;
         };
@@ -89,15 +105,16 @@ pub(super) fn truncate(parsed: Parsed, max_bytes: usize) -> ToolOutput {
             continue;
         }
         let remaining = max_bytes - shown;
-        if text.len() <= remaining {
-            shown += text.len();
-        } else {
+        if len <= remaining {
+            shown += len;
+        } else if let Some(slot) = text_mut(&mut block) {
+            let whole = slot.as_str().unwrap_or_default();
             let mut cut = remaining;
-            while !text.is_char_boundary(cut) {
+            while !whole.is_char_boundary(cut) {
                 cut -= 1;
             }
             shown += cut;
-            block["text"] = Value::String(text[..cut].to_string());
+            *slot = Value::String(whole[..cut].to_string());
             cut_done = true;
         }
         content.push(block);
@@ -144,6 +161,29 @@ mod tests {
                 .as_str()
                 .unwrap()
                 .contains("4 of 14 bytes")
+        );
+    }
+
+    #[test]
+    fn embedded_resource_text_counts_as_text() {
+        let parsed = Parsed {
+            is_error: false,
+            content: vec![
+                json!({"type":"resource","resource":{"uri":"file:///a","text":"x".repeat(50)}}),
+                json!({"type":"image","mimeType":"image/png","data":"AAAA"}),
+            ],
+            structured: None,
+        };
+        let out = truncate(parsed, 10);
+        assert!(out.truncated);
+        assert_eq!(out.content[0]["resource"]["text"], "x".repeat(10));
+        assert_eq!(out.content[0]["resource"]["uri"], "file:///a");
+        assert_eq!(out.content[1]["type"], "image", "binary blocks are kept");
+        assert!(
+            out.content[2]["text"]
+                .as_str()
+                .unwrap()
+                .contains("10 of 50 bytes")
         );
     }
 
