@@ -265,3 +265,32 @@ fn usage_errors_exit_2() {
     );
     let _ = json!({});
 }
+
+#[test]
+fn a_rejected_or_failed_connection_has_the_same_output_shape() {
+    let env = TestEnv::new();
+    // The policy lacks `slow`: the connection is rejected before any call.
+    env.config(&format!(
+        "{}{}",
+        env.demo("demo_alpha", "alpha", &[]),
+        POLICY.replace("slow = \"allow\"\n", "")
+    ));
+    let (code, out) = call(&env, "lookup", r#"{"key":"apple"}"#, &[]);
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(out["ok"], false);
+    let error = &out["error"];
+    assert_eq!(error["code"], "policy_mismatch");
+    assert_eq!(error["alias"], "demo_alpha");
+    assert_eq!(error["policy_diff"]["missing"], json!(["slow"]));
+    assert!(out.get("server_output").is_none(), "{out}");
+
+    // A server that dies at start: its last words are one string, as on a tool error.
+    env.config(
+        "[servers.demo_alpha]\ncommand = \"sh\"\nargs = [\"-c\", \"echo 'cannot open database' >&2; exit 3\"]\n",
+    );
+    let (code, out) = call(&env, "lookup", "{}", &[]);
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(out["error"]["code"], "initialize_failed");
+    assert_eq!(out["server_output"], "cannot open database");
+    env.assert_no_leaks();
+}

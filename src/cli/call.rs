@@ -56,13 +56,20 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
     if let Err(e) = &report.outcome {
         hub.shutdown().await;
         if args.json {
-            let error = json!({ "code": e.code, "message": e.message, "hint": e.hint });
-            println!(
-                "{}",
-                out_json::to_line(
-                    &json!({ "ok": false, "error": error, "server_output": e.server_output })
-                )
-            );
+            let mut error = json!({
+                "code": e.code, "message": e.message, "hint": e.hint,
+                "alias": report.alias.as_str(), "tools": e.tools,
+            });
+            if let Some(diff) = &e.policy_diff {
+                error["policy_diff"] = json!(diff);
+            }
+            let mut line = json!({ "ok": false, "error": error });
+            // One shape for server output in `call`: a string, present only when
+            // the server said something.
+            if !e.server_output.is_empty() {
+                line["server_output"] = json!(e.server_output.join("\n"));
+            }
+            println!("{}", out_json::to_line(&line));
         } else {
             eprint!("{}", render::connect_error(&args.alias, e));
         }

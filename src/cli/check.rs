@@ -52,7 +52,8 @@ struct ErrorReport {
 #[derive(Serialize)]
 struct PublishedReport {
     name: String,
-    description: Option<String>,
+    /// Empty when the server gave none (the contract promises a string).
+    description: String,
 }
 
 #[derive(Serialize)]
@@ -117,7 +118,7 @@ fn server_report(report: ConnectReport) -> ServerReport {
         .iter()
         .map(|t| PublishedReport {
             name: t.name.clone(),
-            description: t.description.clone(),
+            description: t.description.clone().unwrap_or_default(),
         })
         .collect();
     let (status, error, exposed, server_output) = match report.outcome {
