@@ -103,3 +103,56 @@ async fn the_watchdog_notices_an_idle_http_server_that_died() {
     hub.shutdown().await;
     env.assert_no_leaks();
 }
+
+/// A loopback HTTP server that answers every request with `status` (and the
+/// challenge a 401 carries), for as long as the test runs.
+fn answer_everything_with(status: u16) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut buf = [0u8; 8192];
+            let _ = stream.read(&mut buf);
+            let reply = format!(
+                "HTTP/1.1 {status} Nope\r\nWWW-Authenticate: Bearer realm=\"test\"\r\n\
+                 Content-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            let _ = stream.write_all(reply.as_bytes());
+        }
+    });
+    url
+}
+
+#[test]
+fn connect_errors_over_http_say_what_happened_and_what_to_do() {
+    let env = TestEnv::new();
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/mcp", listener.local_addr().unwrap())
+    };
+    env.config(&format!(
+        "[servers.locked]\nurl = \"{}\"\n[servers.locked.tools]\n\
+         [servers.broken]\nurl = \"{}\"\n[servers.broken.tools]\n\
+         [servers.gone]\nurl = \"{closed}\"\n[servers.gone.tools]\n",
+        answer_everything_with(401),
+        answer_everything_with(500),
+    ));
+    let out = env.run(&["check", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = common::json(&out);
+    let error = |i: usize| report["servers"][i]["error"].clone();
+    assert_eq!(error(0)["code"], "auth_required", "{report}");
+    assert!(error(0)["hint"].as_str().unwrap().contains("Authorization"));
+    assert_eq!(error(1)["code"], "initialize_failed");
+    assert!(error(1)["message"].as_str().unwrap().contains("HTTP 500"));
+    assert_eq!(error(2)["code"], "initialize_failed");
+    let gone = error(2)["message"].as_str().unwrap().to_string();
+    assert!(gone.contains("could not reach the server"), "{gone}");
+    for i in 0..3 {
+        let text = error(i).to_string();
+        assert!(!text.contains("rmcp::"), "no type names: {text}");
+        assert!(error(i)["hint"].as_str().unwrap().contains("url") || i == 0);
+    }
+}

@@ -159,7 +159,8 @@ impl Hub {
                 );
                 (Err(envelope(Code::McpTimeout, message)), None)
             }
-            Err(RequestError::Lost(detail)) => {
+            Err(lost @ (RequestError::Lost(_) | RequestError::Unauthorized)) => {
+                let detail = lost.lost_detail().unwrap_or_default();
                 self.drop_connection(
                     conn,
                     RevokeCause::ConnectionLost {

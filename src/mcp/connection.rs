@@ -47,6 +47,22 @@ pub enum RequestError {
     Lost(String),
     /// The server answered with a JSON-RPC error. Its text is server output.
     Remote { code: i32, message: String },
+    /// An HTTP server refused the request for want of credentials (401/403): the
+    /// session is unusable until the operator gives it a token.
+    Unauthorized,
+}
+
+impl RequestError {
+    /// Why the connection is gone, for `Lost` and `Unauthorized`.
+    pub fn lost_detail(&self) -> Option<String> {
+        match self {
+            RequestError::Lost(detail) => Some(detail.clone()),
+            RequestError::Unauthorized => Some(
+                "the server requires authorization (HTTP 401/403) and refused the request".into(),
+            ),
+            _ => None,
+        }
+    }
 }
 
 /// A live connection. Cheap to share (`Arc`); the process and the session are
@@ -191,6 +207,9 @@ impl Connection {
     }
 
     fn map_error(&self, error: ServiceError) -> RequestError {
+        if error.is_authorization_required() {
+            return RequestError::Unauthorized;
+        }
         match error {
             ServiceError::Timeout { timeout } => RequestError::Timeout(timeout),
             ServiceError::McpError(e) => RequestError::Remote {

@@ -27,6 +27,8 @@ pub enum ConnectErrorCode {
     InitializeFailed,
     McpTimeout,
     McpConnectionLost,
+    /// An HTTP server answered 401/403: it wants credentials we did not send.
+    AuthRequired,
 }
 
 /// Where an alias ends up after a connection attempt that did not succeed.
@@ -43,7 +45,9 @@ impl ConnectErrorCode {
     pub fn kind(self) -> FailureKind {
         use ConnectErrorCode::*;
         match self {
-            SpawnFailed | InitializeFailed | McpTimeout | McpConnectionLost => FailureKind::Failed,
+            SpawnFailed | InitializeFailed | McpTimeout | McpConnectionLost | AuthRequired => {
+                FailureKind::Failed
+            }
             _ => FailureKind::Rejected,
         }
     }
@@ -64,6 +68,7 @@ impl ConnectErrorCode {
             InitializeFailed => "initialize_failed",
             McpTimeout => "mcp_timeout",
             McpConnectionLost => "mcp_connection_lost",
+            AuthRequired => "auth_required",
         }
     }
 }

@@ -7,10 +7,12 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
-use rmcp::service::{RoleClient, RunningService, serve_client};
+use rmcp::service::{ClientInitializeError, RoleClient, RunningService, serve_client};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransportConfig, StreamableHttpError,
+};
 use tokio::sync::{mpsc, watch};
 
 use super::client::HarnessClient;
@@ -93,7 +95,11 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             let mut config = http_config(&url, &headers)?;
             config.retry_config = Arc::new(BoundedReconnect::new(signals.unreachable.clone()));
             let transport = StreamableHttpClientTransport::from_config(config);
-            let session = tokio::time::timeout(timeout, serve_client(handler, transport)).await;
+            let session =
+                match tokio::time::timeout(timeout, serve_client(handler, transport)).await {
+                    Ok(Err(e)) => return Err(http_init_failed(&e, &url)),
+                    other => other,
+                };
             (finish_init(session, timeout, &stderr)?, None)
         }
     };
@@ -191,6 +197,54 @@ fn init_failed(message: String, stderr: &StderrTail) -> ConnectError {
         ),
         stderr,
     )
+}
+
+/// An HTTP server that did not initialize: authorization, or what the transport
+/// hit (refused, an HTTP status), without rmcp's type names.
+fn http_init_failed(error: &ClientInitializeError, url: &str) -> ConnectError {
+    if error.is_authorization_required() {
+        return ConnectError::new(
+            Code::AuthRequired,
+            format!("{url} requires authorization (HTTP 401/403) and refused the request"),
+            "give this server a token: headers = { Authorization = \"Bearer ${TOKEN}\" }; \
+             OAuth sign-in is not supported yet",
+        );
+    }
+    let what = match error {
+        ClientInitializeError::TransportError { error, .. } => {
+            // rmcp's `Client(e)` does not name `e` as its source: unwrap it by hand
+            // so "connection refused" reaches the operator.
+            match error
+                .error
+                .downcast_ref::<StreamableHttpError<reqwest::Error>>()
+            {
+                Some(StreamableHttpError::Client(e)) => {
+                    format!("could not reach the server: {}", error_chain(e))
+                }
+                _ => error_chain(error.error.as_ref()),
+            }
+        }
+        other => other.to_string(),
+    };
+    ConnectError::new(
+        Code::InitializeFailed,
+        format!("initialize failed: {what}"),
+        "check `url`, and that an MCP server speaking Streamable HTTP is running there",
+    )
+}
+
+/// "outer: cause: root cause", each message once.
+pub(super) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(error);
+    while let Some(current) = next {
+        let text = current.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = current.source();
+    }
+    parts.join(": ")
 }
 
 fn with_stderr(mut error: ConnectError, stderr: &StderrTail) -> ConnectError {
