@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use common::TestEnv;
 use common::hubs::{DEMO_POLICY as POLICY, hub, lookup, wait_for};
-use mcp_harness::mcp::{AliasState, FlagApprover, McpEvent, RevokeCause, ToolErrorCode};
+use mcp_harness::mcp::{
+    AliasState, ApprovalDecision, ApprovalRequest, Approver, FlagApprover, McpEvent, RevokeCause,
+    ToolErrorCode,
+};
 use serde_json::json;
 
 fn two_servers(env: &TestEnv, alpha_extra: &[&str]) -> String {
@@ -60,8 +63,34 @@ async fn disconnecting_alpha_revokes_all_of_alpha_at_once_and_nothing_of_beta() 
         stale.result.unwrap_err().code,
         ToolErrorCode::McpNotConnected
     );
+    // A `confirm` tool of the gone connection: the operator is not even asked.
+    let asked = AskCounter::default();
+    let stale = hub
+        .call(
+            &before,
+            "mcp__demo_alpha__set",
+            json!({"key":"apple","value":"blue"}),
+            &asked,
+        )
+        .await;
+    assert_eq!(
+        stale.result.unwrap_err().code,
+        ToolErrorCode::McpNotConnected
+    );
+    assert_eq!(asked.0.load(std::sync::atomic::Ordering::SeqCst), 0);
     hub.shutdown().await;
     env.assert_no_leaks();
+}
+
+/// Approves everything and counts how often it was asked.
+#[derive(Default)]
+struct AskCounter(std::sync::atomic::AtomicUsize);
+
+impl Approver for AskCounter {
+    fn approve(&self, _: ApprovalRequest) -> futures::future::BoxFuture<'_, ApprovalDecision> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(std::future::ready(ApprovalDecision::Approved))
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -74,6 +74,10 @@ impl Hub {
             error.errors = errors;
             return CallOutcome::local(error);
         }
+        // Never ask the operator about a call that cannot happen.
+        if let Some(error) = self.gone(&tool) {
+            return CallOutcome::local(error);
+        }
         if tool.effect == Effect::Confirm {
             let request = ApprovalRequest {
                 tool: tool.name.clone(),
@@ -87,6 +91,7 @@ impl Hub {
                 return CallOutcome::local(envelope(Code::McpPermissionDenied, reason));
             }
         }
+        // The connection may have ended while the operator was deciding.
         if let Some(error) = self.gone(&tool) {
             return CallOutcome::local(error);
         }
