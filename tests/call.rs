@@ -263,7 +263,17 @@ fn usage_errors_exit_2() {
         "{}",
         stderr(&out)
     );
-    let _ = json!({});
+    // A mistyped tool: not a usage error (the server decides what exists), but
+    // the message lists what it does publish.
+    let out = env.run(&["call", "demo_alpha", "lokup"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("mcp_unknown_tool"), "{err}");
+    assert!(
+        err.contains("`demo_alpha` publishes: lookup, set, reset, fail, slow"),
+        "{err}"
+    );
+    env.assert_no_leaks();
 }
 
 #[test]

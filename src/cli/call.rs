@@ -127,6 +127,14 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
                 if error.code == crate::mcp::ToolErrorCode::McpPermissionDenied && !args.yes {
                     eprintln!("  (pass --yes to approve tools whose policy is \"confirm\")");
                 }
+                if error.code == crate::mcp::ToolErrorCode::McpUnknownTool {
+                    let names: Vec<String> = report
+                        .published
+                        .iter()
+                        .map(|t| inert_line(&t.name, 80))
+                        .collect();
+                    eprintln!("  `{}` publishes: {}", args.alias, names.join(", "));
+                }
                 eprint!(
                     "{}",
                     render::server_output(outcome.server_output.as_deref().unwrap_or_default())
