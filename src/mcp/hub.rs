@@ -18,7 +18,6 @@ use super::spec::{Limits, ServerSpec};
 use super::vars::Vars;
 
 pub use super::attempt::ConnectReport;
-use super::watchdog::EndReason;
 
 /// Cheap to clone; all clones share one set of connections.
 #[derive(Clone)]
@@ -39,7 +38,7 @@ pub(super) struct Inner {
 
 #[derive(Default)]
 pub(super) struct State {
-    slots: BTreeMap<ServerAlias, Slot>,
+    pub(super) slots: BTreeMap<ServerAlias, Slot>,
     /// Connections told to close that may still be reaping their processes;
     /// `shutdown` waits for them too.
     closing: Vec<Arc<Connection>>,
@@ -53,11 +52,11 @@ impl State {
     }
 }
 
-struct Slot {
+pub(super) struct Slot {
     state: AliasState,
     /// Set while connecting; cancelled by a disconnect during the attempt.
     attempt: Option<CancellationToken>,
-    connection: Option<Arc<Connection>>,
+    pub(super) connection: Option<Arc<Connection>>,
     /// The outcome of the last connection attempt (for the operator's views).
     last_report: Option<ConnectReport>,
 }
@@ -295,78 +294,6 @@ impl Hub {
         Ok(())
     }
 
-    /// Drops a connection because of what happened during a call: revoke now,
-    /// end its process, and leave the alias `lost` with the cause. After a timeout
-    /// the server gets the usual close sequence (EOF, SIGTERM, SIGKILL), so it can
-    /// act on the cancellation it was just sent; a dead connection is killed.
-    pub(super) fn drop_connection(&self, connection: &Arc<Connection>, cause: RevokeCause) {
-        match cause {
-            // The server is alive: let it act on the cancellation, or just go.
-            RevokeCause::Timeout { .. } | RevokeCause::PolicyViolation { .. } => connection.close(),
-            _ => connection.kill(),
-        }
-        let mut state = self.lock();
-        if let Some(slot) = state.slots.get_mut(connection.alias())
-            && slot
-                .connection
-                .as_ref()
-                .is_some_and(|c| c.id() == connection.id())
-        {
-            slot.connection = None;
-            self.inner.registry.revoke(connection.id(), cause.clone());
-            let next = match cause {
-                // What the server now publishes breaks a rule: it is rejected,
-                // and the message says what it changed.
-                RevokeCause::PolicyViolation {
-                    code,
-                    message,
-                    changes,
-                } => AliasState::Rejected {
-                    code,
-                    message: format!("after tools/list_changed ({changes}): {message}"),
-                },
-                cause => AliasState::Lost { cause },
-            };
-            self.set_state(connection.alias(), slot, next);
-            state.closing(Arc::clone(connection));
-        }
-    }
-
-    /// After a re-list replaced a connection's tools: its alias shows the new count.
-    pub(super) fn refresh_ready(&self, connection: &Connection, exposed: usize) {
-        let mut state = self.lock();
-        if let Some(slot) = state.slots.get_mut(connection.alias())
-            && slot
-                .connection
-                .as_ref()
-                .is_some_and(|c| c.id() == connection.id())
-        {
-            let ready = AliasState::Ready {
-                connection: connection.id(),
-                exposed,
-            };
-            self.set_state(connection.alias(), slot, ready);
-        }
-    }
-
-    /// Revokes a connection's tools as soon as it ends on its own.
-    fn watch_end(&self, connection: Arc<Connection>) {
-        let hub = Arc::downgrade(&self.inner);
-        tokio::spawn(async move {
-            connection.ended().await;
-            let Some(inner) = hub.upgrade() else { return };
-            let hub = Hub { inner };
-            let cause = match connection.end_reason() {
-                // Closed or killed on request: whoever asked already revoked.
-                Some(EndReason::Closed | EndReason::Killed) | None => return,
-                Some(reason) => RevokeCause::ConnectionLost {
-                    detail: reason.to_string(),
-                },
-            };
-            hub.drop_connection(&connection, cause);
-        });
-    }
-
     /// Closes every connection (revoking all tools) and waits, bounded, for the
     /// servers to exit. Call before the runtime ends.
     pub async fn shutdown(&self) {
@@ -400,7 +327,7 @@ impl Hub {
         let _ = tokio::time::timeout(bound, all_closed).await;
     }
 
-    fn set_state(&self, alias: &ServerAlias, slot: &mut Slot, state: AliasState) {
+    pub(super) fn set_state(&self, alias: &ServerAlias, slot: &mut Slot, state: AliasState) {
         slot.state = state.clone();
         self.inner.events.emit(McpEvent::AliasState {
             alias: alias.clone(),

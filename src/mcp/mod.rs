@@ -5,7 +5,8 @@
 //! session and who notices its end), `listing` (bounded `tools/list`),
 //! `names`/`schema`/`policy` → `exposure` (published → exposed, all-or-nothing),
 //! `registry` (snapshots, revocation by identity), `hub` (aliases, connect,
-//! disconnect) and `call` (the call path with its error envelope). Beside them:
+//! disconnect), `revoke` (a connection ending) and `call` (the call path with its
+//! error envelope). Beside them:
 //! `shim` (the per-server subreaper that makes sure nothing outlives the harness),
 //! `relist` (coalesced re-listing after `tools/list_changed`), `elicit` (servers
 //! asking the operator for input) and `linecap` (the size cap of one message).
@@ -32,6 +33,7 @@ pub mod published;
 pub mod registry;
 mod relist;
 mod result;
+mod revoke;
 pub mod schema;
 pub mod shim;
 pub mod spec;

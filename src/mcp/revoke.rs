@@ -1,0 +1,84 @@
+//! A connection ending: after a call's timeout or loss, or on its own (the
+//! watchdog fired). Revocation targets the connection object, never the alias, so
+//! a late end of an old connection cannot touch a newer one of the same alias.
+
+use std::sync::Arc;
+
+use super::connection::Connection;
+use super::events::{AliasState, RevokeCause};
+use super::hub::Hub;
+use super::watchdog::EndReason;
+
+impl Hub {
+    /// Drops a connection because of what happened during a call: revoke now,
+    /// end its process, and leave the alias `lost` with the cause. After a timeout
+    /// the server gets the usual close sequence (EOF, SIGTERM, SIGKILL), so it can
+    /// act on the cancellation it was just sent; a dead connection is killed.
+    pub(super) fn drop_connection(&self, connection: &Arc<Connection>, cause: RevokeCause) {
+        match cause {
+            // The server is alive: let it act on the cancellation, or just go.
+            RevokeCause::Timeout { .. } | RevokeCause::PolicyViolation { .. } => connection.close(),
+            _ => connection.kill(),
+        }
+        let mut state = self.lock();
+        if let Some(slot) = state.slots.get_mut(connection.alias())
+            && slot
+                .connection
+                .as_ref()
+                .is_some_and(|c| c.id() == connection.id())
+        {
+            slot.connection = None;
+            self.inner.registry.revoke(connection.id(), cause.clone());
+            let next = match cause {
+                // What the server now publishes breaks a rule: it is rejected,
+                // and the message says what it changed.
+                RevokeCause::PolicyViolation {
+                    code,
+                    message,
+                    changes,
+                } => AliasState::Rejected {
+                    code,
+                    message: format!("after tools/list_changed ({changes}): {message}"),
+                },
+                cause => AliasState::Lost { cause },
+            };
+            self.set_state(connection.alias(), slot, next);
+            state.closing(Arc::clone(connection));
+        }
+    }
+
+    /// After a re-list replaced a connection's tools: its alias shows the new count.
+    pub(super) fn refresh_ready(&self, connection: &Connection, exposed: usize) {
+        let mut state = self.lock();
+        if let Some(slot) = state.slots.get_mut(connection.alias())
+            && slot
+                .connection
+                .as_ref()
+                .is_some_and(|c| c.id() == connection.id())
+        {
+            let ready = AliasState::Ready {
+                connection: connection.id(),
+                exposed,
+            };
+            self.set_state(connection.alias(), slot, ready);
+        }
+    }
+
+    /// Revokes a connection's tools as soon as it ends on its own.
+    pub(super) fn watch_end(&self, connection: Arc<Connection>) {
+        let hub = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            connection.ended().await;
+            let Some(inner) = hub.upgrade() else { return };
+            let hub = Hub { inner };
+            let cause = match connection.end_reason() {
+                // Closed or killed on request: whoever asked already revoked.
+                Some(EndReason::Closed | EndReason::Killed) | None => return,
+                Some(reason) => RevokeCause::ConnectionLost {
+                    detail: reason.to_string(),
+                },
+            };
+            hub.drop_connection(&connection, cause);
+        });
+    }
+}
