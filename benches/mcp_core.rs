@@ -146,6 +146,16 @@ async fn call_path() {
         "  ratio (a)/(b) at the median: {:.3}  (target ≤ 1.15)",
         h.median.as_secs_f64() / r.median.as_secs_f64()
     );
+    let floor = stats(echo_floor(2000).await);
+    println!(
+        "  (c) floor: JSON-RPC line echoed over pipes by `cat`, no SDK   median {:>10}  p99 {:>10}",
+        us(floor.median),
+        us(floor.p99)
+    );
+    println!(
+        "  ratio (a)/(c) at the median: {:.1}  (target ≤ 10)",
+        h.median.as_secs_f64() / floor.median.as_secs_f64()
+    );
 
     // 32 calls in flight.
     let mut rates = Vec::new();
@@ -192,8 +202,40 @@ async fn call_path() {
     hub.shutdown().await;
 }
 
-/// list + validate + expose vs the raw rmcp listing, on one open connection,
-/// for a server with `tools` tools, 100 per page.
+/// The floor of a stdio round trip: a newline-delimited JSON-RPC request written
+/// to a child over a pipe, echoed back by `cat`, read and parsed. No SDK, no server
+/// logic: only the pipes, the process switch and the JSON on our side.
+async fn echo_floor(rounds: usize) -> Vec<Duration> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut child = tokio::process::Command::new("cat")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("cat");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut samples = Vec::with_capacity(rounds);
+    for id in 0..rounds + 200 {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "lookup", "arguments": {"key": "apple"}}});
+        let t = Instant::now();
+        let mut line = request.to_string();
+        line.push('\n');
+        stdin.write_all(line.as_bytes()).await.expect("write");
+        let echoed = lines.next_line().await.expect("read").expect("a line");
+        let parsed: serde_json::Value = serde_json::from_str(&echoed).expect("json");
+        assert_eq!(parsed["id"], id);
+        if id >= 200 {
+            samples.push(t.elapsed());
+        }
+    }
+    samples
+}
+
+/// For a server with `tools` tools, 100 per page: list + validate + expose vs the
+/// raw rmcp listing on one open connection, then the whole connect vs a bare rmcp
+/// client's spawn + initialize + listing.
 async fn large_server(tools: usize, distinct: bool) {
     let mut args = vec![
         "demo-server".to_string(),
@@ -273,6 +315,7 @@ async fn large_server(tools: usize, distinct: bool) {
     }
     conn.close();
     conn.finished().await;
+    let (connect_ours, connect_raw) = whole_connect(&spec, &limits, tools).await;
     let (a, b) = (stats(ours), stats(raw));
     let kind = if distinct {
         "all schemas distinct"
@@ -287,10 +330,63 @@ async fn large_server(tools: usize, distinct: bool) {
         ms(b.median),
         a.median.as_secs_f64() / b.median.as_secs_f64()
     );
+    let (c, d) = (stats(connect_ours), stats(connect_raw));
+    println!(
+        "  (c) Hub::connect: spawn + initialize + list + validate + expose + register median {:>10}   \
+         (d) raw rmcp: spawn + initialize + list_all_tools median {:>10}   ratio {:.3}  (target ≤ 1.3)",
+        ms(c.median),
+        ms(d.median),
+        c.median.as_secs_f64() / d.median.as_secs_f64()
+    );
     println!(
         "  held in memory: {per_tool} bytes per exposed tool ({:.1} MiB in all)",
         held as f64 / 1048576.0
     );
+}
+
+/// The whole connect as the operator sees it (`Hub::connect` until the tools are
+/// registered) vs a bare rmcp client spawning the same server and listing it;
+/// alternating, after two warm-up rounds.
+async fn whole_connect(
+    spec: &ServerSpec,
+    limits: &mcp_harness::mcp::Limits,
+    tools: usize,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let hub = Hub::new(
+        vec![spec.clone()],
+        limits.clone(),
+        Vars::new(PathBuf::from(BIN)),
+        Vec::new(),
+        EventSink::discard(),
+    );
+    let mcp_harness::mcp::TransportSpec::Stdio { command, args, .. } = &spec.transport else {
+        unreachable!("a stdio bench server")
+    };
+    let (mut ours, mut raw) = (Vec::new(), Vec::new());
+    for round in 0..10 {
+        let t = Instant::now();
+        let report = hub.connect("big").await.expect("connect");
+        let a = t.elapsed();
+        assert_eq!(report.outcome.expect("exposed").len(), tools);
+        let conn = Arc::clone(
+            &hub.snapshot()
+                .resolve("mcp__big__tool_00000")
+                .expect("tool")
+                .connection,
+        );
+        hub.disconnect("big").expect("disconnect");
+        conn.finished().await;
+        let (count, b) = connection::raw_rmcp_connect_and_list(command, args)
+            .await
+            .expect("raw connect");
+        assert_eq!(count, tools);
+        if round >= 2 {
+            ours.push(a);
+            raw.push(b);
+        }
+    }
+    hub.shutdown().await;
+    (ours, raw)
 }
 
 /// SIGKILL of an idle server's process group → `Revoked` event.

@@ -257,6 +257,48 @@ impl Connection {
     }
 }
 
+/// Benchmark baseline only: what a bare rmcp client does to learn a server's
+/// tools — spawn it (no process group, no shim, no stderr tail), `initialize`,
+/// `list_all_tools`, close. No local rule is applied. Returns the tool count and
+/// the time from spawn to the last page (closing is not counted).
+#[doc(hidden)]
+pub async fn raw_rmcp_connect_and_list(
+    command: &str,
+    args: &[String],
+) -> Result<(usize, Duration), String> {
+    use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
+    use rmcp::transport::async_rw::AsyncRwTransport;
+    let started = Instant::now();
+    let mut child = tokio::process::Command::new(command)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err("stdio not piped".into());
+    };
+    let client = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("raw", "0"),
+    )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+    let session = rmcp::service::serve_client(client, AsyncRwTransport::new_client(stdout, stdin))
+        .await
+        .map_err(|e| e.to_string())?;
+    let tools = session
+        .peer()
+        .list_all_tools()
+        .await
+        .map_err(|e| e.to_string())?;
+    let took = started.elapsed();
+    let _ = session.cancel().await;
+    let _ = child.wait().await;
+    Ok((tools.len(), took))
+}
+
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Connection")
