@@ -3,6 +3,10 @@
 //! interruption, provider failures and bad tool calls.
 
 mod common;
+// Only the few Messages API events this file needs are used.
+#[allow(dead_code)]
+#[path = "provider_anthropic/wire.rs"]
+mod anthropic_wire;
 #[path = "provider_openai/wire.rs"]
 mod wire;
 
@@ -12,6 +16,7 @@ use std::time::Duration;
 use common::TestEnv;
 use common::model_stub::{ModelStub, Recorded, Reply};
 use mcp_harness::agent::events::{AgentEvent, TurnEnd};
+use mcp_harness::agent::model::{AnthropicProvider, HttpSettings, RetryPolicy};
 use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::mcp::FlagApprover;
 use mcp_harness::session::{self, Session, SessionOptions};
@@ -384,5 +389,46 @@ async fn bad_tool_calls_get_envelopes_not_panics() {
         "tool_failed"
     );
     assert_eq!(tool_result(r, "call_3_read_file"), json!("hello"));
+    s.hub.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_reply_is_not_stored_and_the_next_request_has_no_empty_turn() {
+    let env = TestEnv::new();
+    // A Messages API reply that ends the turn with no content blocks at all.
+    let mut empty = vec![anthropic_wire::start()];
+    empty.extend(anthropic_wire::end("end_turn"));
+    let stub = ModelStub::start(vec![
+        Reply::sse(empty),
+        Reply::sse(anthropic_wire::text_reply(&["here now"])),
+    ])
+    .await;
+    let mut s = session(&env, &stub, &[], "").await;
+    let settings = HttpSettings {
+        base_url: stub.url(),
+        api_key: Some("sk-ant-test".into()),
+        model: "claude-test".into(),
+        retry: RetryPolicy::default(),
+    };
+    s.lead.model = Arc::new(AnthropicProvider::new(settings));
+    let cancel = CancellationToken::new();
+    assert_eq!(s.lead.send("hello", &cancel).await, TurnEnd::Completed);
+    assert_eq!(s.lead.send("anyone?", &cancel).await, TurnEnd::Completed);
+    assert!(
+        s.lead.conversation.iter().all(|m| !m.content.is_empty()),
+        "{:?}",
+        s.lead.conversation
+    );
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].body["messages"].as_array().unwrap().clone();
+    assert!(
+        messages
+            .iter()
+            .all(|m| m["content"].as_array().is_some_and(|c| !c.is_empty())),
+        "an empty turn was sent: {messages:?}"
+    );
+    let text = requests[1].body["messages"].to_string();
+    assert!(text.contains("hello") && text.contains("anyone?"), "{text}");
     s.hub.shutdown().await;
 }

@@ -106,6 +106,12 @@ impl Runner<'_> {
                     return TurnEnd::Failed { message };
                 }
             };
+            if reply.content.is_empty() {
+                // Not stored: the Messages API rejects an assistant turn with no
+                // content, so keeping it would make every later request fail.
+                self.notice("the model ended its turn without any text or tool call");
+                return TurnEnd::Completed;
+            }
             let message = Message::assistant(reply.content);
             let text = message.text();
             if !text.is_empty() {
