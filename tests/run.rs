@@ -102,6 +102,43 @@ fn the_scripted_demo_runs_headless_with_json_events() {
     env.assert_no_leaks();
 }
 
+#[test]
+fn a_reader_that_stops_early_does_not_crash_the_run() {
+    use std::io::BufRead as _;
+    let env = TestEnv::new();
+    env.config(&format!(
+        "[model]\nprovider = \"scripted\"\n{}",
+        servers(&env)
+    ));
+    // `mcp-harness run --json | head -1`: one line is read, then the pipe closes
+    // while the scripted demo still has most of its story to tell.
+    let mut child = env
+        .command(&["run", "--prompt", "x", "--json"])
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    reader.read_line(&mut first).unwrap();
+    assert!(
+        serde_json::from_str::<Value>(&first).is_ok(),
+        "not a JSON line: {first}"
+    );
+    drop(reader);
+    let out = child.wait_with_output().unwrap();
+    let stderr = common::stderr(&out);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the run completes without its reader: {stderr}"
+    );
+    env.assert_no_leaks();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resume_restores_the_conversation_and_tells_the_model_what_was_connected() {
     let env = TestEnv::new();
