@@ -12,6 +12,7 @@ use super::{
     BoxFuture, HttpSettings, ModelError, ModelProvider, ModelReply, ModelRequest, StreamEvent,
 };
 use crate::agent::conversation::{Block, Message, ResultPart, Role, ToolDef};
+use crate::agent::image;
 
 /// The API version every request pins (the stream format below is this one's).
 const API_VERSION: &str = "2023-06-01";
@@ -137,14 +138,21 @@ fn block(block: &Block) -> Option<Value> {
     })
 }
 
+/// Images are checked again here: a transcript from before the check existed
+/// may be resumed, and one refused image would fail every request.
 fn result_part(part: &ResultPart) -> Option<Value> {
     Some(match part {
         ResultPart::Text { text } if text.is_empty() => return None,
         ResultPart::Text { text } => json!({ "type": "text", "text": text }),
-        ResultPart::Image { media_type, data } => json!({
-            "type": "image",
-            "source": { "type": "base64", "media_type": media_type, "data": data },
-        }),
+        ResultPart::Image { media_type, data } => match image::problem(media_type, data) {
+            None => json!({
+                "type": "image",
+                "source": { "type": "base64", "media_type": media_type, "data": data },
+            }),
+            Some(reason) => {
+                json!({ "type": "text", "text": image::placeholder(media_type, data, reason) })
+            }
+        },
     })
 }
 
@@ -188,6 +196,28 @@ mod tests {
             json!({"type": "tool_result", "tool_use_id": "t1", "is_error": true})
         );
         assert_eq!(user[1], json!({"type": "text", "text": "and"}));
+    }
+
+    #[test]
+    fn images_the_api_would_refuse_go_as_placeholders() {
+        let good = ResultPart::Image {
+            media_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        };
+        assert_eq!(result_part(&good).unwrap()["type"], "image");
+        let bad = ResultPart::Image {
+            media_type: "image/bmp".into(),
+            data: "Qk0=".into(),
+        };
+        let value = result_part(&bad).unwrap();
+        assert_eq!(value["type"], "text");
+        assert!(
+            value["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("[image: image/bmp, 4 bytes"),
+            "{value}"
+        );
     }
 
     #[test]
