@@ -275,6 +275,7 @@ async fn an_interrupted_turn_cancels_its_call_and_keeps_the_conversation_well_fo
         tokio::sync::mpsc::unbounded_channel().1,
     );
     let trigger = cancel.clone();
+    let (elapsed_tx, mut elapsed_rx) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
             if matches!(&event, AgentEvent::ToolCall { name, .. } if name == "mcp__demo_alpha__slow")
@@ -282,9 +283,20 @@ async fn an_interrupted_turn_cancels_its_call_and_keeps_the_conversation_well_fo
                 tokio::time::sleep(Duration::from_millis(500)).await;
                 trigger.cancel();
             }
+            if let AgentEvent::ToolResult { name, elapsed, .. } = &event {
+                let _ = elapsed_tx.send((name.clone(), *elapsed));
+            }
         }
     });
     assert_eq!(s.lead.send("go slow", &cancel).await, TurnEnd::Interrupted);
+    // The cancelled call reports how long it ran, not zero.
+    let (name, elapsed) = loop {
+        let (name, elapsed) = elapsed_rx.recv().await.expect("a tool result event");
+        if name == "mcp__demo_alpha__slow" {
+            break (name, elapsed);
+        }
+    };
+    assert!(elapsed >= Duration::from_millis(400), "{name}: {elapsed:?}");
     let last = s.lead.conversation.last().unwrap();
     let results: Vec<String> = last
         .content

@@ -168,11 +168,15 @@ impl Runner<'_> {
                     "the turn was interrupted before this call started",
                 )))
             } else {
+                let started = std::time::Instant::now();
                 tokio::select! {
                     run = self.tools.run(call, snapshot, self.cancel) => run,
                     _ = self.cancel.cancelled() => {
                         interrupted = true;
-                        ToolRun::local(Err(interruption(call, "interrupted by the operator; the call was cancelled")))
+                        let mut run = ToolRun::local(Err(interruption(call, "interrupted by the operator; the call was cancelled")));
+                        // How long it ran before the operator stopped it.
+                        run.elapsed = started.elapsed();
+                        run
                     }
                 }
             };
