@@ -185,5 +185,6 @@ pub fn all_records(path: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 pub mod interop;
+pub mod lead_session;
 pub mod model_run;
 pub mod model_stub;
