@@ -46,7 +46,7 @@ pub struct Session {
 #[derive(Debug, thiserror::Error)]
 pub enum SetupError {
     #[error("{0}")]
-    Model(#[from] crate::agent::model::ModelError),
+    Model(#[from] crate::agent::model::select::SelectError),
     #[error("the working directory: {0}")]
     Workspace(std::io::Error),
     #[error("the session store: {0}")]

@@ -3,6 +3,10 @@
 //! interruption, provider failures and bad tool calls.
 
 mod common;
+// Only the few Messages API events this file needs are used.
+#[allow(dead_code)]
+#[path = "provider_anthropic/wire.rs"]
+mod anthropic_wire;
 #[path = "provider_openai/wire.rs"]
 mod wire;
 
@@ -10,15 +14,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::TestEnv;
-use common::model_stub::{ModelStub, Recorded, Reply};
+use common::lead_session::{session, tool_names, tool_result};
+use common::model_stub::{ModelStub, Reply};
 use mcp_harness::agent::events::{AgentEvent, TurnEnd};
-use mcp_harness::config::{self, ConfigSource};
-use mcp_harness::mcp::FlagApprover;
-use mcp_harness::session::{self, Session, SessionOptions};
+use mcp_harness::agent::model::{AnthropicProvider, HttpSettings, RetryPolicy};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-
-const POLICY: &str = "lookup = \"allow\"\nset = \"confirm\"\nreset = \"confirm\"\nfail = \"allow\"\nslow = \"allow\"\n";
 
 /// A model reply with these tool calls (name, arguments), in one streamed message.
 fn calls(list: &[(&str, Value)]) -> Reply {
@@ -40,48 +41,6 @@ fn calls(list: &[(&str, Value)]) -> Reply {
 
 fn text(t: &str) -> Reply {
     Reply::sse(wire::text_reply(&[t]))
-}
-
-async fn session(env: &TestEnv, stub: &ModelStub, alpha_extra: &[&str], extra: &str) -> Session {
-    let text = format!(
-        "[model]\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"gpt-test\"\n{extra}{}[servers.demo_alpha.tools]\n{POLICY}{}[servers.demo_beta.tools]\n{POLICY}",
-        stub.url(),
-        env.demo("demo_alpha", "alpha", alpha_extra),
-        env.demo("demo_beta", "beta", &[]),
-    );
-    let config = config::parse(&env.fill(&text), ConfigSource::Embedded).expect("config");
-    let options = SessionOptions {
-        resume: None,
-        persist: false,
-        workspace: Some(env.dir.path().to_path_buf()),
-    };
-    session::start(&config, Arc::new(FlagApprover { approve: true }), options).expect("session")
-}
-
-fn tool_names(request: &Recorded) -> Vec<String> {
-    request.body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["function"]["name"].as_str().unwrap_or("").to_string())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The tool messages of a request, by call id.
-fn tool_result(request: &Recorded, call_id: &str) -> Value {
-    let message = request.body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-        .unwrap_or_else(|| panic!("no result for {call_id} in {}", request.body));
-    let content = message["content"].as_str().unwrap_or_default();
-    // The Chat Completions dialect has no is_error field: errors are marked in the text.
-    let content = content.strip_prefix("[error] ").unwrap_or(content);
-    serde_json::from_str(content).unwrap_or(Value::String(content.to_string()))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -270,6 +229,7 @@ async fn an_interrupted_turn_cancels_its_call_and_keeps_the_conversation_well_fo
         tokio::sync::mpsc::unbounded_channel().1,
     );
     let trigger = cancel.clone();
+    let (elapsed_tx, mut elapsed_rx) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
             if matches!(&event, AgentEvent::ToolCall { name, .. } if name == "mcp__demo_alpha__slow")
@@ -277,9 +237,20 @@ async fn an_interrupted_turn_cancels_its_call_and_keeps_the_conversation_well_fo
                 tokio::time::sleep(Duration::from_millis(500)).await;
                 trigger.cancel();
             }
+            if let AgentEvent::ToolResult { name, elapsed, .. } = &event {
+                let _ = elapsed_tx.send((name.clone(), *elapsed));
+            }
         }
     });
     assert_eq!(s.lead.send("go slow", &cancel).await, TurnEnd::Interrupted);
+    // The cancelled call reports how long it ran, not zero.
+    let (name, elapsed) = loop {
+        let (name, elapsed) = elapsed_rx.recv().await.expect("a tool result event");
+        if name == "mcp__demo_alpha__slow" {
+            break (name, elapsed);
+        }
+    };
+    assert!(elapsed >= Duration::from_millis(400), "{name}: {elapsed:?}");
     let last = s.lead.conversation.last().unwrap();
     let results: Vec<String> = last
         .content
@@ -384,5 +355,46 @@ async fn bad_tool_calls_get_envelopes_not_panics() {
         "tool_failed"
     );
     assert_eq!(tool_result(r, "call_3_read_file"), json!("hello"));
+    s.hub.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_reply_is_not_stored_and_the_next_request_has_no_empty_turn() {
+    let env = TestEnv::new();
+    // A Messages API reply that ends the turn with no content blocks at all.
+    let mut empty = vec![anthropic_wire::start()];
+    empty.extend(anthropic_wire::end("end_turn"));
+    let stub = ModelStub::start(vec![
+        Reply::sse(empty),
+        Reply::sse(anthropic_wire::text_reply(&["here now"])),
+    ])
+    .await;
+    let mut s = session(&env, &stub, &[], "").await;
+    let settings = HttpSettings {
+        base_url: stub.url(),
+        api_key: Some("sk-ant-test".into()),
+        model: "claude-test".into(),
+        retry: RetryPolicy::default(),
+    };
+    s.lead.model = Arc::new(AnthropicProvider::new(settings));
+    let cancel = CancellationToken::new();
+    assert_eq!(s.lead.send("hello", &cancel).await, TurnEnd::Completed);
+    assert_eq!(s.lead.send("anyone?", &cancel).await, TurnEnd::Completed);
+    assert!(
+        s.lead.conversation.iter().all(|m| !m.content.is_empty()),
+        "{:?}",
+        s.lead.conversation
+    );
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].body["messages"].as_array().unwrap().clone();
+    assert!(
+        messages
+            .iter()
+            .all(|m| m["content"].as_array().is_some_and(|c| !c.is_empty())),
+        "an empty turn was sent: {messages:?}"
+    );
+    let text = requests[1].body["messages"].to_string();
+    assert!(text.contains("hello") && text.contains("anyone?"), "{text}");
     s.hub.shutdown().await;
 }

@@ -66,6 +66,13 @@ pub fn fit(
         conversation.drain(..next);
         sizes.drain(..next);
         dropped += next;
+        // After an interrupted or failed turn the operator's next text joins the
+        // user message holding that turn's tool results. Their tool_use blocks
+        // were just dropped, and both APIs reject a result without its call —
+        // every later request would fail — so they go too.
+        if strip_results(&mut conversation[0]) {
+            sizes[0] = size(&conversation[0]);
+        }
     }
     let mut notice = format!(
         "context compacted to fit the model's window: shortened {shortened} old tool results"
@@ -83,6 +90,15 @@ fn starts_exchange(message: &Message) -> bool {
             .content
             .iter()
             .any(|b| matches!(b, Block::Text { .. }))
+}
+
+/// Removes the tool results of the message; whether there were any.
+fn strip_results(message: &mut Message) -> bool {
+    let before = message.content.len();
+    message
+        .content
+        .retain(|b| !matches!(b, Block::ToolResult(_)));
+    message.content.len() != before
 }
 
 fn shorten_results(message: &mut Message) -> usize {
@@ -178,5 +194,68 @@ mod tests {
             "the conversation still starts with a user question"
         );
         assert_eq!(c.last().unwrap().text(), "answer 29");
+    }
+
+    /// The ids of tool results whose call is not in the message right before.
+    fn orphaned_results(conversation: &[Message]) -> Vec<String> {
+        let mut orphans = Vec::new();
+        for (i, message) in conversation.iter().enumerate() {
+            for block in &message.content {
+                let Block::ToolResult(result) = block else {
+                    continue;
+                };
+                let called = i > 0
+                    && conversation[i - 1]
+                        .tool_calls()
+                        .any(|c| c.id == result.tool_use_id);
+                if !called {
+                    orphans.push(result.tool_use_id.clone());
+                }
+            }
+        }
+        orphans
+    }
+
+    #[test]
+    fn a_cut_never_leaves_a_tool_result_without_its_call() {
+        // Turn 1 was interrupted after its call: the operator's next text joined
+        // the user message with that call's result (as `Lead::send` does).
+        let mut c = vec![
+            Message::user_text("q".repeat(2900)),
+            Message::assistant(vec![Block::ToolUse(ToolCall {
+                id: "c1".into(),
+                name: "t".into(),
+                input: json!({}),
+            })]),
+            Message {
+                role: Role::User,
+                content: vec![
+                    Block::ToolResult(ToolResult {
+                        tool_use_id: "c1".into(),
+                        content: vec![ResultPart::Text {
+                            text: "interrupted".into(),
+                        }],
+                        is_error: true,
+                    }),
+                    Block::Text {
+                        text: "never mind, next question".into(),
+                    },
+                ],
+            },
+            Message::assistant(vec![Block::Text {
+                text: "answer".into(),
+            }]),
+        ];
+        c.extend(exchange(2, 10));
+        let notice = fit(&mut c, "", &[], 1000).expect("compacted");
+        assert!(notice.contains("left out the 2 oldest"), "{notice}");
+        assert_eq!(c[0].text(), "never mind, next question");
+        assert_eq!(orphaned_results(&c), Vec::<String>::new());
+        assert!(
+            !c[0]
+                .content
+                .iter()
+                .any(|b| matches!(b, Block::ToolResult(_)))
+        );
     }
 }

@@ -4,6 +4,7 @@
 pub mod compaction;
 pub mod conversation;
 pub mod events;
+pub mod image;
 pub mod lead;
 pub mod model;
 pub mod prompts;

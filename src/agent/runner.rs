@@ -106,6 +106,12 @@ impl Runner<'_> {
                     return TurnEnd::Failed { message };
                 }
             };
+            if reply.content.is_empty() {
+                // Not stored: the Messages API rejects an assistant turn with no
+                // content, so keeping it would make every later request fail.
+                self.notice("the model ended its turn without any text or tool call");
+                return TurnEnd::Completed;
+            }
             let message = Message::assistant(reply.content);
             let text = message.text();
             if !text.is_empty() {
@@ -162,11 +168,15 @@ impl Runner<'_> {
                     "the turn was interrupted before this call started",
                 )))
             } else {
+                let started = std::time::Instant::now();
                 tokio::select! {
                     run = self.tools.run(call, snapshot, self.cancel) => run,
                     _ = self.cancel.cancelled() => {
                         interrupted = true;
-                        ToolRun::local(Err(interruption(call, "interrupted by the operator; the call was cancelled")))
+                        let mut run = ToolRun::local(Err(interruption(call, "interrupted by the operator; the call was cancelled")));
+                        // How long it ran before the operator stopped it.
+                        run.elapsed = started.elapsed();
+                        run
                     }
                 }
             };

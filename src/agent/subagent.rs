@@ -228,13 +228,16 @@ impl Crew {
     }
 }
 
-/// The agent's last text, or why there is none.
+/// The agent's last text, or why there is none. A turn that completed with an
+/// empty reply (which is not stored) has no answer, even if the agent spoke
+/// before its last tool calls.
 fn finish(agent: &AgentId, end: TurnEnd, conversation: &[Message]) -> Result<String, ToolError> {
-    let last = conversation
-        .iter()
-        .rev()
-        .find(|m| m.role == super::conversation::Role::Assistant)
-        .map(Message::text);
+    let assistant = |m: &&Message| m.role == super::conversation::Role::Assistant;
+    let last = match end {
+        TurnEnd::Completed => conversation.last().filter(assistant),
+        _ => conversation.iter().rev().find(assistant),
+    }
+    .map(Message::text);
     match end {
         TurnEnd::Completed | TurnEnd::StepLimit { .. } => Ok(last
             .filter(|t| !t.is_empty())

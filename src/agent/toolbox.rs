@@ -7,6 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::conversation::{ResultPart, ToolCall, ToolDef};
 use super::events::Origin;
+use super::image;
 use super::model::BoxFuture;
 use crate::mcp::{CallOutcome, Effect, Snapshot, ToolError};
 
@@ -50,8 +51,8 @@ pub trait ToolBox: Send + Sync {
     ) -> BoxFuture<'a, ToolRun>;
 }
 
-/// An MCP call's outcome as the model sees it: text and images pass through,
-/// other block types become short placeholders, errors stay envelopes.
+/// An MCP call's outcome as the model sees it: text and images the model can
+/// take pass through, other blocks become short placeholders, errors stay envelopes.
 pub fn from_mcp(outcome: CallOutcome) -> ToolRun {
     let parts = outcome.result.map(|output| {
         let mut parts: Vec<ResultPart> = output.content.iter().map(part).collect();
@@ -76,13 +77,21 @@ fn part(block: &Value) -> ResultPart {
     let text = |text: String| ResultPart::Text { text };
     match field("type") {
         "text" => text(field("text").to_string()),
-        "image" if !field("data").is_empty() => ResultPart::Image {
-            media_type: field("mimeType").to_string(),
-            data: field("data").to_string(),
-        },
+        "image" => {
+            // MIME types are case-insensitive; the APIs want them lowercase.
+            let media_type = field("mimeType").trim().to_ascii_lowercase();
+            let data = field("data");
+            match image::problem(&media_type, data) {
+                None => ResultPart::Image {
+                    media_type,
+                    data: data.to_string(),
+                },
+                Some(reason) => text(image::placeholder(field("mimeType"), data, reason)),
+            }
+        }
         "audio" => text(format!(
             "[audio: {}, {} bytes of base64, not shown]",
-            field("mimeType"),
+            crate::sanitize::inert_line(field("mimeType"), 60),
             field("data").len()
         )),
         "resource_link" => text(format!(
@@ -132,6 +141,25 @@ mod tests {
             panic!()
         };
         assert_eq!(text, "[audio: audio/wav, 8 bytes of base64, not shown]");
+        let ResultPart::Text { text } =
+            part(&json!({"type":"image","mimeType":"image/svg+xml","data":"AAAA"}))
+        else {
+            panic!()
+        };
+        assert_eq!(
+            text,
+            "[image: image/svg+xml, 4 bytes of base64, not shown: unsupported type (png, jpeg, gif and webp are supported)]"
+        );
+        let ResultPart::Text { text } =
+            part(&json!({"type":"image","mimeType":"image/png","data":"<script>"}))
+        else {
+            panic!()
+        };
+        assert!(text.ends_with("not shown: not valid base64]"), "{text}");
+        assert!(matches!(
+            part(&json!({"type":"image","mimeType":"Image/PNG","data":"AAAA"})),
+            ResultPart::Image { media_type, .. } if media_type == "image/png"
+        ));
         let ResultPart::Text { text } = part(&json!({"type":"hologram"})) else {
             panic!()
         };

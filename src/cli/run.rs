@@ -2,6 +2,7 @@
 //! calls are decided by `--approve` (default `never`), so a headless run never
 //! waits for a human. `--json` prints one event per line.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -59,27 +60,30 @@ pub async fn run(config: Option<PathBuf>, args: RunArgs) -> ExitCode {
     let mut session = match session::start(&config, approver, options) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("mcp-harness: {e}");
+            let _ = writeln!(std::io::stderr(), "mcp-harness: {e}");
             return ExitCode::from(exit::USAGE);
         }
     };
     let store = session.store.clone();
     let (mut mcp_events, mut agent_events) = (session.mcp_events, session.agent_events);
     let json_mode = args.json;
+    // Events are still drained and audited after stdout is gone.
     let printer = tokio::spawn(async move {
+        let mut out = Out::default();
         loop {
             tokio::select! {
                 Some(event) = agent_events.recv() => {
                     if let Some(store) = &store { store.audit_agent(&event); }
-                    print_agent(&event, json_mode);
+                    print_agent(&mut out, &event, json_mode);
                 }
                 Some(event) = mcp_events.recv() => {
                     if let Some(store) = &store { store.audit_mcp(&event); }
-                    print_mcp(&event, json_mode);
+                    print_mcp(&mut out, &event, json_mode);
                 }
                 else => break,
             }
         }
+        out
     });
     // Ctrl-C / SIGTERM interrupt the turn: in-flight calls are cancelled and the
     // transcript says so, then everything is closed.
@@ -96,20 +100,51 @@ pub async fn run(config: Option<PathBuf>, args: RunArgs) -> ExitCode {
     session.hub.shutdown().await;
     drop(session.lead);
     drop(session.hub);
-    let _ = printer.await;
+    let mut out = printer.await.unwrap_or_default();
     let id = session.store.as_ref().map(|s| s.id().to_string());
     if json_mode {
-        println!(
-            "{}",
-            out_json::to_line(&json!({"event": "done", "end": end, "session": id}))
-        );
+        out.line(&out_json::to_line(
+            &json!({"event": "done", "end": end, "session": id}),
+        ));
     } else if let Some(id) = &id {
-        eprintln!("\n[session {id}: {}]", end_label(&end));
+        let _ = writeln!(std::io::stderr(), "\n[session {id}: {}]", end_label(&end));
     }
     match end {
         TurnEnd::Completed => ExitCode::SUCCESS,
         TurnEnd::Interrupted => ExitCode::from(130),
         _ => ExitCode::from(exit::FAILURE),
+    }
+}
+
+/// Standard output that goes quiet once it cannot be written, e.g. when the
+/// reader of `run --json | head -1` has gone: `println!` would panic there, and
+/// the run must still finish and close its servers. Every write is flushed, so
+/// a reader sees each event as it happens.
+#[derive(Default)]
+struct Out {
+    closed: bool,
+}
+
+impl Out {
+    fn text(&mut self, text: &str) {
+        if self.closed {
+            return;
+        }
+        let mut stdout = std::io::stdout().lock();
+        if let Err(e) = stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
+            self.closed = true;
+            // A closed pipe is the reader's choice; anything else is worth a word.
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                let _ = writeln!(std::io::stderr(), "mcp-harness: stopped printing: {e}");
+            }
+        }
+    }
+
+    fn line(&mut self, line: &str) {
+        self.text(&format!("{line}\n"));
     }
 }
 
@@ -122,7 +157,7 @@ fn end_label(end: &TurnEnd) -> String {
     }
 }
 
-fn print_agent(event: &AgentEvent, json_mode: bool) {
+fn print_agent(out: &mut Out, event: &AgentEvent, json_mode: bool) {
     if json_mode {
         let line = match event {
             AgentEvent::AssistantText { agent, text } => {
@@ -174,26 +209,22 @@ fn print_agent(event: &AgentEvent, json_mode: bool) {
             | AgentEvent::TextDelta { .. }
             | AgentEvent::TurnDone { .. } => return,
         };
-        println!("{}", out_json::to_line(&line));
+        out.line(&out_json::to_line(&line));
         return;
     }
     match event {
-        AgentEvent::TextDelta { text, .. } => {
-            use std::io::Write as _;
-            print!("{}", inert(text, true));
-            let _ = std::io::stdout().flush();
-        }
-        AgentEvent::AssistantText { .. } => println!(),
+        AgentEvent::TextDelta { text, .. } => out.text(&inert(text, true)),
+        AgentEvent::AssistantText { .. } => out.line(""),
         AgentEvent::ToolCall {
             agent,
             name,
             arguments,
             ..
         } => {
-            println!(
+            out.line(&format!(
                 "  → [{agent}] {name} {}",
                 inert_line(&arguments.to_string(), 200)
-            );
+            ));
         }
         AgentEvent::ToolResult {
             outcome,
@@ -201,20 +232,22 @@ fn print_agent(event: &AgentEvent, json_mode: bool) {
             ..
         } => {
             match outcome {
-                Ok(text) => println!("  ← {}", inert_line(text, 200)),
-                Err(e) => println!("  ← {}: {}", e.code, inert_line(&e.message, 300)),
+                Ok(text) => out.line(&format!("  ← {}", inert_line(text, 200))),
+                Err(e) => out.line(&format!("  ← {}: {}", e.code, inert_line(&e.message, 300))),
             }
             if let Some(server) = server_output {
-                print!("{}", render::server_output(server));
+                out.text(&render::server_output(server));
             }
         }
-        AgentEvent::Notice { text, .. } => println!("  [notice] {text}"),
-        AgentEvent::Error { message, .. } => eprintln!("  [error] {message}"),
+        AgentEvent::Notice { text, .. } => out.line(&format!("  [notice] {text}")),
+        AgentEvent::Error { message, .. } => {
+            let _ = writeln!(std::io::stderr(), "  [error] {message}");
+        }
         AgentEvent::Request { .. } | AgentEvent::TurnDone { .. } => {}
     }
 }
 
-fn print_mcp(event: &McpEvent, json_mode: bool) {
+fn print_mcp(out: &mut Out, event: &McpEvent, json_mode: bool) {
     let line: Value = match event {
         McpEvent::Registered {
             alias,
@@ -250,7 +283,7 @@ fn print_mcp(event: &McpEvent, json_mode: bool) {
         _ => return,
     };
     if json_mode {
-        println!("{}", out_json::to_line(&line));
+        out.line(&out_json::to_line(&line));
     } else {
         let sign = match line["change"].as_str() {
             Some("registered") => "+",
@@ -262,10 +295,10 @@ fn print_mcp(event: &McpEvent, json_mode: bool) {
             .get("cause")
             .map(|c| format!(" ({})", c["kind"].as_str().unwrap_or("")))
             .unwrap_or_default();
-        println!(
+        out.line(&format!(
             "  [registry v{}] {sign}{count} tools of {}{cause}",
             line["version"],
             line["alias"].as_str().unwrap_or("")
-        );
+        ));
     }
 }

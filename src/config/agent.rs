@@ -18,7 +18,8 @@ pub enum ProviderKind {
     Scripted,
 }
 
-/// `[model]` as written; missing keys take provider defaults (see `agent::model::select`).
+/// `[model]` as written; `provider` is required (checked when the config is
+/// loaded), other missing keys take provider defaults (see `agent::model::select`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSection {
@@ -29,6 +30,8 @@ pub struct ModelSection {
     pub api_key_env: Option<String>,
     pub max_tokens: Option<u32>,
     /// Scripted only: the scenario file (default: the embedded demo scenario).
+    /// A relative path is resolved against the config file's directory when
+    /// the config is loaded from a file.
     pub scenario: Option<PathBuf>,
     /// Rough size of the model's context window in tokens; the conversation is
     /// compacted before a request would exceed it.
@@ -82,6 +85,16 @@ pub(super) fn agent_config(
         }
     }
     if let Some(m) = &model {
+        // Guessing from the environment here could send `model = "gpt-4o"` to
+        // Anthropic because ANTHROPIC_API_KEY happens to be set.
+        if m.provider.is_none() {
+            return Err((
+                "model.provider".into(),
+                "is required in [model]: anthropic, openai or scripted (without a [model] \
+                 section the API keys in the environment decide)"
+                    .into(),
+            ));
+        }
         if m.max_tokens == Some(0) {
             return Err(("model.max_tokens".into(), "must be at least 1".into()));
         }

@@ -137,8 +137,17 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
             .map_err(|(key, m)| fail(Some(format!("servers.{alias}{key}")), m))?;
         servers.push(spec);
     }
-    let agent = agent::agent_config(raw.model, raw.builtin_tools, raw.teammates)
+    let mut agent = agent::agent_config(raw.model, raw.builtin_tools, raw.teammates)
         .map_err(|(key, m)| fail(Some(key), m))?;
+    // A scenario beside the config file must not depend on where the harness
+    // was started; only text with no file (the embedded default) uses the cwd.
+    if let (ConfigSource::File(file), Some(model)) = (&source, agent.model.as_mut())
+        && let Some(scenario) = model.scenario.as_mut()
+        && scenario.is_relative()
+        && let Some(dir) = file.parent()
+    {
+        *scenario = dir.join(&*scenario);
+    }
     Ok(Config {
         source,
         limits,
@@ -214,6 +223,45 @@ mod tests {
         assert!(e.message.contains("declared twice"), "{e}");
         let e = err("[model]\nprovider = \"openai\"\nscenario = \"x.toml\"\n");
         assert_eq!(e.path.as_deref(), Some("model.scenario"), "{e}");
+    }
+
+    #[test]
+    fn model_needs_a_provider() {
+        let e = err("[model]\nmodel = \"gpt-4o\"\n");
+        assert_eq!(e.path.as_deref(), Some("model.provider"), "{e}");
+        assert!(e.message.contains("anthropic, openai or scripted"), "{e}");
+    }
+
+    #[test]
+    fn a_relative_scenario_is_beside_the_config_file() {
+        let text = "[model]\nprovider = \"scripted\"\nscenario = \"story.toml\"\n";
+        let scenario = |source| {
+            parse(text, source)
+                .unwrap()
+                .agent
+                .model
+                .and_then(|m| m.scenario)
+                .unwrap()
+        };
+        assert_eq!(
+            scenario(ConfigSource::File("/etc/mcph/config.toml".into())),
+            PathBuf::from("/etc/mcph/story.toml")
+        );
+        assert_eq!(
+            scenario(ConfigSource::File("config.toml".into())),
+            PathBuf::from("story.toml"),
+            "a config named relative to the cwd keeps its scenario there too"
+        );
+        assert_eq!(
+            scenario(ConfigSource::Embedded),
+            PathBuf::from("story.toml")
+        );
+        let absolute = "[model]\nprovider = \"scripted\"\nscenario = \"/s/story.toml\"\n";
+        let config = parse(absolute, ConfigSource::File("/etc/mcph/config.toml".into())).unwrap();
+        assert_eq!(
+            config.agent.model.and_then(|m| m.scenario),
+            Some(PathBuf::from("/s/story.toml"))
+        );
     }
 
     #[test]

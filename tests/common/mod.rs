@@ -186,5 +186,6 @@ pub fn all_records(path: &Path) -> Vec<serde_json::Value> {
 }
 pub mod hubs;
 pub mod interop;
+pub mod lead_session;
 pub mod model_run;
 pub mod model_stub;

@@ -12,6 +12,7 @@ use super::{
     BoxFuture, HttpSettings, ModelError, ModelProvider, ModelReply, ModelRequest, StreamEvent,
 };
 use crate::agent::conversation::{Block, Message, ResultPart, Role, ToolDef};
+use crate::agent::image;
 
 /// The API version every request pins (the stream format below is this one's).
 const API_VERSION: &str = "2023-06-01";
@@ -70,7 +71,7 @@ fn request_body(model: &str, request: &ModelRequest<'_>) -> Value {
     if !request.system.is_empty() {
         body.insert("system".into(), json!(request.system));
     }
-    let messages: Vec<Value> = request.messages.iter().map(message).collect();
+    let messages: Vec<Value> = request.messages.iter().filter_map(message).collect();
     body.insert("messages".into(), Value::Array(messages));
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request.tools.iter().map(tool).collect();
@@ -90,18 +91,22 @@ fn tool(def: &ToolDef) -> Value {
 
 /// One turn. In user turns the tool results go first (the API requires them
 /// ahead of any text); otherwise the order is kept. Empty text blocks are
-/// dropped: the API rejects them.
-fn message(message: &Message) -> Value {
+/// dropped: the API rejects them. A turn left with no content at all is left
+/// out (the API rejects that too; it merges the same-role turns around it).
+fn message(message: &Message) -> Option<Value> {
     let mut blocks: Vec<&Block> = message.content.iter().collect();
     if message.role == Role::User {
         blocks.sort_by_key(|b| !matches!(b, Block::ToolResult(_)));
     }
     let content: Vec<Value> = blocks.into_iter().filter_map(block).collect();
+    if content.is_empty() {
+        return None;
+    }
     let role = match message.role {
         Role::User => "user",
         Role::Assistant => "assistant",
     };
-    json!({ "role": role, "content": content })
+    Some(json!({ "role": role, "content": content }))
 }
 
 fn block(block: &Block) -> Option<Value> {
@@ -133,14 +138,21 @@ fn block(block: &Block) -> Option<Value> {
     })
 }
 
+/// Images are checked again here: a transcript from before the check existed
+/// may be resumed, and one refused image would fail every request.
 fn result_part(part: &ResultPart) -> Option<Value> {
     Some(match part {
         ResultPart::Text { text } if text.is_empty() => return None,
         ResultPart::Text { text } => json!({ "type": "text", "text": text }),
-        ResultPart::Image { media_type, data } => json!({
-            "type": "image",
-            "source": { "type": "base64", "media_type": media_type, "data": data },
-        }),
+        ResultPart::Image { media_type, data } => match image::problem(media_type, data) {
+            None => json!({
+                "type": "image",
+                "source": { "type": "base64", "media_type": media_type, "data": data },
+            }),
+            Some(reason) => {
+                json!({ "type": "text", "text": image::placeholder(media_type, data, reason) })
+            }
+        },
     })
 }
 
@@ -184,5 +196,51 @@ mod tests {
             json!({"type": "tool_result", "tool_use_id": "t1", "is_error": true})
         );
         assert_eq!(user[1], json!({"type": "text", "text": "and"}));
+    }
+
+    #[test]
+    fn images_the_api_would_refuse_go_as_placeholders() {
+        let good = ResultPart::Image {
+            media_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        };
+        assert_eq!(result_part(&good).unwrap()["type"], "image");
+        let bad = ResultPart::Image {
+            media_type: "image/bmp".into(),
+            data: "Qk0=".into(),
+        };
+        let value = result_part(&bad).unwrap();
+        assert_eq!(value["type"], "text");
+        assert!(
+            value["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("[image: image/bmp, 4 bytes"),
+            "{value}"
+        );
+    }
+
+    #[test]
+    fn turns_without_content_are_left_out() {
+        let messages = [
+            Message::user_text("hi"),
+            Message::assistant(vec![]),
+            Message::assistant(vec![Block::Text { text: "".into() }]),
+            Message::user_text("again"),
+        ];
+        let request = ModelRequest {
+            system: "",
+            messages: &messages,
+            tools: &[],
+            max_tokens: 5,
+        };
+        let body = request_body("m", &request);
+        let roles: Vec<&str> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles, ["user", "user"], "{body}");
     }
 }

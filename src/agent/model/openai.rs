@@ -96,8 +96,18 @@ fn tool(def: &ToolDef) -> Value {
 /// `tool` message per result (these must directly follow the assistant's
 /// `tool_calls`) and then one `user` message with its text, if any; an
 /// assistant turn becomes one `assistant` message with text and `tool_calls`.
+/// A turn with neither text, calls nor results adds nothing: an empty message
+/// is at best noise and some compatible servers reject it.
 fn push_message(out: &mut Vec<Value>, message: &Message) {
     let text = message.text();
+    if text.is_empty()
+        && !message
+            .content
+            .iter()
+            .any(|b| matches!(b, Block::ToolUse(_) | Block::ToolResult(_)))
+    {
+        return;
+    }
     match message.role {
         Role::User => {
             for block in &message.content {
@@ -109,11 +119,7 @@ fn push_message(out: &mut Vec<Value>, message: &Message) {
                     }));
                 }
             }
-            let has_results = message
-                .content
-                .iter()
-                .any(|b| matches!(b, Block::ToolResult(_)));
-            if !text.is_empty() || !has_results {
+            if !text.is_empty() {
                 out.push(json!({ "role": "user", "content": text }));
             }
         }
@@ -184,6 +190,14 @@ fn base64_len(data: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn turns_without_content_add_no_message() {
+        let mut out = Vec::new();
+        push_message(&mut out, &Message::assistant(vec![]));
+        push_message(&mut out, &Message::user_text(""));
+        assert_eq!(out, Vec::<Value>::new());
+    }
 
     #[test]
     fn image_placeholder_counts_decoded_bytes() {

@@ -1,8 +1,11 @@
-//! Which provider to use: `[model]` if present; else Anthropic if
+//! Which provider to use: `[model]` if present (its `provider` is required, so
+//! a model name never lands on the wrong API); else Anthropic if
 //! ANTHROPIC_API_KEY is set, else OpenAI if OPENAI_API_KEY is set, else the
 //! scripted demo (the embedded default).
 
 use std::sync::Arc;
+
+use thiserror::Error;
 
 use super::scripted::{DEMO_SCENARIO, Scenario, ScriptedProvider};
 use super::{
@@ -11,6 +14,24 @@ use super::{
 use crate::config::{ModelSection, ProviderKind};
 
 const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// Why no provider could be built (the session does not start).
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum SelectError {
+    /// The variable that should hold the API key is not set.
+    #[error(
+        "[model] provider \"{provider}\" needs an API key in ${var}, which is not set; \
+         set it, or name another variable with api_key_env"
+    )]
+    MissingKey { provider: &'static str, var: String },
+    /// A `[model]` section that does not say which provider (the config loader
+    /// refuses these; this guards callers that build a section themselves).
+    #[error("[model] needs `provider`: anthropic, openai or scripted")]
+    NoProvider,
+    /// The scenario file of the scripted provider cannot be used.
+    #[error(transparent)]
+    Scenario(#[from] ModelError),
+}
 
 /// The chosen provider and its limits.
 pub struct Selection {
@@ -24,10 +45,10 @@ pub struct Selection {
 pub fn select(
     section: Option<&ModelSection>,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Selection, ModelError> {
+) -> Result<Selection, SelectError> {
     let implicit = ModelSection::default();
-    let kind = match section.and_then(|s| s.provider) {
-        Some(kind) => kind,
+    let kind = match section {
+        Some(s) => s.provider.ok_or(SelectError::NoProvider)?,
         None if env("ANTHROPIC_API_KEY").is_some() => ProviderKind::Anthropic,
         None if env("OPENAI_API_KEY").is_some() => ProviderKind::Openai,
         None => ProviderKind::Scripted,
@@ -40,11 +61,9 @@ pub fn select(
                 .api_key_env
                 .as_deref()
                 .unwrap_or("ANTHROPIC_API_KEY");
-            let key = env(key_env).ok_or_else(|| {
-                ModelError::Script(format!(
-                    "[model] provider \"anthropic\" needs an API key in ${key_env}, which is not set; \
-                     set it, or name another variable with api_key_env"
-                ))
+            let key = env(key_env).ok_or_else(|| SelectError::MissingKey {
+                provider: "anthropic",
+                var: key_env.to_string(),
             })?;
             let settings = http(
                 section,
@@ -58,10 +77,9 @@ pub fn select(
             // Local servers (Ollama, llama.cpp, vLLM) need no key; a variable the
             // config names explicitly must exist.
             let key = match &section.api_key_env {
-                Some(name) => Some(env(name).ok_or_else(|| {
-                    ModelError::Script(format!(
-                        "[model] api_key_env names ${name}, which is not set"
-                    ))
+                Some(name) => Some(env(name).ok_or_else(|| SelectError::MissingKey {
+                    provider: "openai",
+                    var: name.clone(),
                 })?),
                 None => env("OPENAI_API_KEY"),
             };
@@ -132,6 +150,19 @@ mod tests {
     }
 
     #[test]
+    fn a_section_without_provider_is_refused_not_guessed() {
+        let section = ModelSection {
+            model: Some("gpt-4o".into()),
+            ..Default::default()
+        };
+        let keys = with(&[("ANTHROPIC_API_KEY", "k")]);
+        assert_eq!(
+            select(Some(&section), &keys).err(),
+            Some(SelectError::NoProvider)
+        );
+    }
+
+    #[test]
     fn a_missing_key_is_a_clear_error() {
         let section = ModelSection {
             provider: Some(ProviderKind::Anthropic),
@@ -140,7 +171,26 @@ mod tests {
         let Err(e) = select(Some(&section), &with(&[])) else {
             panic!("selected without a key")
         };
+        assert_eq!(
+            e,
+            SelectError::MissingKey {
+                provider: "anthropic",
+                var: "ANTHROPIC_API_KEY".into()
+            }
+        );
         assert!(e.to_string().contains("$ANTHROPIC_API_KEY"), "{e}");
+        let section = ModelSection {
+            provider: Some(ProviderKind::Openai),
+            api_key_env: Some("MY_OPENAI_KEY".into()),
+            ..Default::default()
+        };
+        let Err(e) = select(Some(&section), &with(&[("OPENAI_API_KEY", "k")])) else {
+            panic!("selected without the named key")
+        };
+        assert!(
+            matches!(&e, SelectError::MissingKey { provider: "openai", var } if var == "MY_OPENAI_KEY"),
+            "{e}"
+        );
         let section = ModelSection {
             provider: Some(ProviderKind::Openai),
             base_url: Some("http://localhost:11434/v1".into()),

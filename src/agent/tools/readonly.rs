@@ -33,21 +33,25 @@ impl Workspace {
     }
 
     /// Resolves `path` (relative to the root) and refuses anything outside it,
-    /// after following symlinks.
+    /// after following symlinks. A path outside gets the same refusal whether
+    /// or not it exists, so the tools cannot be used to probe the rest of the
+    /// file system.
     fn resolve(&self, path: &str, tool: &str) -> Result<PathBuf, ToolError> {
         let joined = self.root.join(if path.is_empty() { "." } else { path });
-        let real = joined
-            .canonicalize()
-            .map_err(|e| failed(tool, format!("`{path}`: {e}")))?;
-        if !real.starts_with(&self.root) {
-            return Err(failed(
+        let outside = || {
+            failed(
                 tool,
                 format!(
                     "`{path}` is outside the working directory; only paths inside it are allowed"
                 ),
-            ));
+            )
+        };
+        match joined.canonicalize() {
+            Ok(real) if real.starts_with(&self.root) => Ok(real),
+            Ok(_) => Err(outside()),
+            Err(_) if !probable_target(&joined).starts_with(&self.root) => Err(outside()),
+            Err(e) => Err(failed(tool, format!("`{path}`: {e}"))),
         }
-        Ok(real)
     }
 
     fn display(&self, path: &Path) -> String {
@@ -161,6 +165,36 @@ impl Workspace {
     }
 }
 
+/// Where a path that cannot be canonicalized would lead: its nearest existing
+/// ancestor, symlinks followed, plus the rest taken literally (`..` pops).
+fn probable_target(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut base = path;
+    let mut real = loop {
+        if let Ok(real) = base.canonicalize() {
+            break real;
+        }
+        match (base.parent(), base.components().next_back()) {
+            (Some(parent), Some(last)) => {
+                rest.push(last);
+                base = parent;
+            }
+            // Nothing of it exists (cannot happen below an existing root).
+            _ => break PathBuf::from("/"),
+        }
+    };
+    for component in rest.into_iter().rev() {
+        match component {
+            std::path::Component::ParentDir => {
+                real.pop();
+            }
+            std::path::Component::Normal(name) => real.push(name),
+            _ => {}
+        }
+    }
+    real
+}
+
 fn failed(tool: &str, message: String) -> ToolError {
     let mut error = ToolError::new(ToolErrorCode::ToolFailed, message);
     error.tool = Some(tool.to_string());
@@ -220,6 +254,39 @@ mod tests {
                 .message
                 .contains("outside the working directory")
         );
+    }
+
+    #[test]
+    fn outside_paths_get_one_answer_whether_or_not_they_exist() {
+        let (dir, ws) = workspace();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("there"), "x").unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+        let o = outside.path().to_string_lossy().into_owned();
+        let pairs = [
+            (format!("{o}/there"), format!("{o}/missing")),
+            ("out/there".into(), "out/missing".into()),
+            ("out/there".into(), "out/missing/deeper".into()),
+            (
+                "../../../../etc/passwd".into(),
+                "../../../../etc/no_such".into(),
+            ),
+            (
+                "src/../../../../etc".into(),
+                "nope/../../../../../etc".into(),
+            ),
+        ];
+        let answer = |path: &str| {
+            let err = ws.read_file(&json!({ "path": path })).unwrap_err();
+            err.message.replace(path, "P")
+        };
+        for (exists, missing) in &pairs {
+            assert_eq!(answer(exists), answer(missing), "{exists} vs {missing}");
+            assert!(answer(missing).contains("outside the working directory"));
+        }
+        // Inside, a missing file is simply reported missing.
+        let inside = ws.read_file(&json!({"path": "src/missing"})).unwrap_err();
+        assert!(!inside.message.contains("outside"), "{}", inside.message);
     }
 
     #[test]
