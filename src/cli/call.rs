@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::{exit, hub_for, interruptible, json as out_json, load_config, render};
+use super::{exit, hub_for, interruptible, json as out_json, load_config, out, render};
 use crate::mcp::names::{EXPOSED_PREFIX, exposed_name};
 use crate::mcp::{FlagApprover, Hub, ServerAlias};
 use crate::sanitize::inert_line;
@@ -69,7 +69,7 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
             if !e.server_output.is_empty() {
                 line["server_output"] = json!(e.server_output.join("\n"));
             }
-            println!("{}", out_json::to_line(&line));
+            out::println(&out_json::to_line(&line));
         } else {
             eprint!("{}", render::connect_error(&args.alias, e));
         }
@@ -103,16 +103,16 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
         if let Some(server) = &outcome.server_output {
             line["server_output"] = json!(server);
         }
-        println!("{}", out_json::to_line(&line));
+        out::println(&out_json::to_line(&line));
     } else {
         match &outcome.result {
             Ok(output) => {
-                print!("{}", render::content(&output.content));
+                out::print(&render::content(&output.content));
                 if let Some(structured) = &output.structured_content {
-                    println!(
+                    out::println(&format!(
                         "structured content: {}",
                         inert_line(&structured.to_string(), 2000)
-                    );
+                    ));
                 }
             }
             Err(error) => {

@@ -8,7 +8,7 @@ use clap::Args;
 use comfy_table::{LineStyle, Table, TableStyle};
 use serde::Serialize;
 
-use super::{exit, hub_for, interruptible, json, load_config, render};
+use super::{exit, hub_for, interruptible, json, load_config, out, render};
 use crate::config::Config;
 use crate::mcp::Hub;
 use crate::mcp::policy::PolicyMismatch;
@@ -101,9 +101,9 @@ async fn report(hub: &Hub, config: &Config, args: CheckArgs) -> ExitCode {
     let all_ready = servers.iter().all(|s| s.status == "ready");
     let report = Report { servers };
     if args.json {
-        println!("{}", json::to_line(&report));
+        out::println(&json::to_line(&report));
     } else {
-        print!("{}", human(&report, &config.source.to_string()));
+        out::print(&human(&report, &config.source.to_string()));
     }
     if all_ready {
         ExitCode::SUCCESS

@@ -5,6 +5,7 @@ mod call;
 mod check;
 pub mod conformance;
 pub mod json;
+mod out;
 mod policy;
 mod render;
 mod run;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::{exit, hub_for, interruptible, load_config, render};
+use super::{exit, hub_for, interruptible, load_config, out, render};
 use crate::config::{self, ConfigSource};
 use crate::mcp::{Hub, ServerAlias, ToolPolicy};
 
@@ -43,17 +43,12 @@ async fn print_block(hub: &Hub, args: PolicyArgs, source: String) -> ExitCode {
     match hub.probe(&args.alias).await {
         Ok((_server, published)) => {
             let alias = ServerAlias::new(args.alias.as_str());
-            println!(
-                "# Policy for `{alias}`: every tool it publishes now, each set to \"confirm\"."
-            );
-            println!(
-                "# Review it: change an entry to \"allow\" or \"deny\" as you see fit, then put the"
-            );
-            println!("# block in {source} (replacing any [servers.{alias}.tools] there).");
-            print!(
-                "{}",
-                ToolPolicy::block_for(&alias, published.iter().map(|t| t.name.as_str()))
-            );
+            let block = ToolPolicy::block_for(&alias, published.iter().map(|t| t.name.as_str()));
+            out::print(&format!(
+                "# Policy for `{alias}`: every tool it publishes now, each set to \"confirm\".\n\
+                 # Review it: change an entry to \"allow\" or \"deny\" as you see fit, then put the\n\
+                 # block in {source} (replacing any [servers.{alias}.tools] there).\n{block}"
+            ));
             ExitCode::SUCCESS
         }
         Err(e) => {

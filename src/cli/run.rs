@@ -11,6 +11,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::out::Out;
 use super::{exit, interrupted, json as out_json, load_config, render};
 use crate::agent::events::{AgentEvent, TurnEnd};
 use crate::mcp::{FlagApprover, McpEvent};
@@ -113,38 +114,6 @@ pub async fn run(config: Option<PathBuf>, args: RunArgs) -> ExitCode {
         TurnEnd::Completed => ExitCode::SUCCESS,
         TurnEnd::Interrupted => ExitCode::from(130),
         _ => ExitCode::from(exit::FAILURE),
-    }
-}
-
-/// Standard output that goes quiet once it cannot be written, e.g. when the
-/// reader of `run --json | head -1` has gone: `println!` would panic there, and
-/// the run must still finish and close its servers. Every write is flushed, so
-/// a reader sees each event as it happens.
-#[derive(Default)]
-struct Out {
-    closed: bool,
-}
-
-impl Out {
-    fn text(&mut self, text: &str) {
-        if self.closed {
-            return;
-        }
-        let mut stdout = std::io::stdout().lock();
-        if let Err(e) = stdout
-            .write_all(text.as_bytes())
-            .and_then(|()| stdout.flush())
-        {
-            self.closed = true;
-            // A closed pipe is the reader's choice; anything else is worth a word.
-            if e.kind() != std::io::ErrorKind::BrokenPipe {
-                let _ = writeln!(std::io::stderr(), "mcp-harness: stopped printing: {e}");
-            }
-        }
-    }
-
-    fn line(&mut self, line: &str) {
-        self.text(&format!("{line}\n"));
     }
 }
 
