@@ -187,3 +187,4 @@ pub fn all_records(path: &Path) -> Vec<serde_json::Value> {
 pub mod interop;
 pub mod model_run;
 pub mod model_stub;
+pub mod tmux;
