@@ -94,7 +94,7 @@ fn exercise(exit: Exit) {
         s.contains("deaf") && s.contains("ready 5 tools")
     });
     tmux.keys(&["Down", "c"]);
-    tmux.wait("both connected", |s| s.matches("ready").count() >= 2);
+    tmux.wait("both connected", |s| s.contains("servers 2/2 ready"));
     wait_for(&env, PROCESSES);
     match exit {
         Exit::CtrlQ => tmux.keys(&["C-q"]),
