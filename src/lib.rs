@@ -9,6 +9,8 @@ pub mod agent;
 pub mod backend;
 pub mod cli;
 pub mod config;
+#[doc(hidden)]
+pub mod fuzz_checks;
 pub mod logging;
 pub mod mcp;
 pub mod protocol;

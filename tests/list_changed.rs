@@ -2,7 +2,8 @@
 //! coalesced into a handful of re-lists; a new tool set that breaks a local rule
 //! rejects and revokes the whole connection, saying what changed; one that still
 //! satisfies the rules replaces the connection's tools at once and names the
-//! tools whose schema or description changed.
+//! tools whose schema or description changed. `run --json` and the session's
+//! audit log report both.
 
 mod common;
 
@@ -279,4 +280,116 @@ async fn a_schema_that_breaks_the_schema_rule_revokes_the_connection() {
     };
     assert_eq!(code, ConnectErrorCode::SchemaExternalRef);
     assert_eq!(changes.changed, ["lookup"]);
+}
+
+/// `run --json` with the scripted model: connect `s`, call `set` (the call that
+/// makes the server change its tools), then a `slow` call that keeps the turn
+/// open while the re-list happens. The JSON events and the session's audit log.
+fn run_with_mutation(kind: &str) -> (Vec<Value>, Vec<Value>) {
+    let env = TestEnv::new();
+    let scenario = "delay_ms = 1\n[[act]]\n\
+        [[act.turn]]\ntext = \"connect\"\ntool_calls = [{ name = \"connect_mcp\", arguments = { alias = \"s\" } }]\n\
+        [[act.turn]]\ntext = \"change\"\ntool_calls = [{ name = \"mcp__s__set\", arguments = { key = \"k\", value = \"v\" } }]\n\
+        [[act.turn]]\ntext = \"wait\"\ntool_calls = [{ name = \"mcp__s__slow\", arguments = { seconds = 3, steps = 1 } }]\n\
+        [[act.turn]]\ntext = \"done\"\n";
+    std::fs::write(env.path("scenario.toml"), scenario).unwrap();
+    let mutation = format!("mutate-tools={kind}");
+    env.config(&format!(
+        "[model]\nprovider = \"scripted\"\nscenario = \"{{DIR}}/scenario.toml\"\n{}{POLICY}",
+        env.demo("s", "alpha", &["--fault", &mutation])
+    ));
+    let out = env
+        .command(&["run", "--prompt", "go", "--json"])
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let events: Vec<Value> = common::stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let session = events.last().unwrap()["session"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let audit = std::fs::read_to_string(
+        env.path("xdg-data/mcp-harness/sessions")
+            .join(session)
+            .join("audit.jsonl"),
+    )
+    .unwrap();
+    let audit = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    env.assert_no_leaks();
+    (events, audit)
+}
+
+#[test]
+fn run_json_and_the_audit_log_report_a_tools_update() {
+    let (events, audit) = run_with_mutation("description");
+    let updated: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "registry" && e["change"] == "updated")
+        .collect();
+    assert_eq!(updated.len(), 1, "{events:#?}");
+    let update = updated[0];
+    assert_eq!(update["alias"], "s");
+    assert_eq!(update["changed"], json!(["mcp__s__lookup"]), "{update}");
+    assert_eq!(update["added"], json!([]));
+    assert_eq!(update["removed"], json!([]));
+    assert_eq!(
+        update["tools"].as_array().map(Vec::len),
+        Some(5),
+        "{update}"
+    );
+    let registered = events
+        .iter()
+        .find(|e| e["event"] == "registry" && e["change"] == "registered")
+        .expect("registered first");
+    assert!(update["version"].as_u64() > registered["version"].as_u64());
+    // The audit log has the same update, with what changed.
+    let record = audit
+        .iter()
+        .find(|r| r["event"] == "tools_changed")
+        .unwrap_or_else(|| panic!("no tools_changed in {audit:#?}"));
+    assert_eq!(record["alias"], "s");
+    assert_eq!(record["changed"], json!(["mcp__s__lookup"]), "{record}");
+    assert_eq!(record["version"], update["version"]);
+    assert!(record["ts"].is_string());
+}
+
+#[test]
+fn run_json_and_the_audit_log_report_a_policy_violation_with_what_changed() {
+    let (events, audit) = run_with_mutation("add");
+    let revoked: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "registry" && e["change"] == "revoked")
+        .collect();
+    assert_eq!(revoked.len(), 1, "{events:#?}");
+    let cause = &revoked[0]["cause"];
+    assert_eq!(cause["kind"], "policy_violation", "{cause}");
+    assert_eq!(cause["code"], "policy_mismatch", "{cause}");
+    assert_eq!(cause["changes"]["added"], json!(["extra"]), "{cause}");
+    assert_eq!(cause["changes"]["removed"], json!([]));
+    assert!(
+        cause["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("`extra`")),
+        "{cause}"
+    );
+    assert_eq!(revoked[0]["tools"].as_array().map(Vec::len), Some(5));
+    // Nothing was updated: the new set was rejected as a whole.
+    assert!(
+        !events.iter().any(|e| e["change"] == "updated"),
+        "{events:#?}"
+    );
+    let record = audit
+        .iter()
+        .find(|r| r["event"] == "revoked")
+        .unwrap_or_else(|| panic!("no revoked in {audit:#?}"));
+    assert_eq!(record["cause"], *cause, "{record}");
+    assert_eq!(record["alias"], "s");
 }

@@ -160,8 +160,16 @@ fn a_server_deaf_to_eof_and_sigterm_is_killed_after_the_grace_periods() {
 #[test]
 fn escapes_in_every_server_controlled_field_stay_inert() {
     let env = TestEnv::new();
-    // Names, versions, descriptions, titles, instructions, results, stderr.
-    alpha(&env, &["--fault", "escapes"], "");
+    // Names, versions, descriptions, titles, instructions, inputSchema texts (titles,
+    // descriptions, enum values), results, an `isError` text, a JSON-RPC
+    // `error.message` (reset), stderr.
+    alpha(
+        &env,
+        &["--fault", "escapes", "--fault", "rpc-error-on=reset"],
+        "",
+    );
+    // A value outside the tainted enum: the validation error quotes the enum.
+    let bad_tone = r#"{"key":"apple","tone":"quiet"}"#;
     let mut outputs = vec![
         env.run(&["check"]),
         env.run(&["check", "--json"]),
@@ -169,7 +177,30 @@ fn escapes_in_every_server_controlled_field_stay_inert() {
         env.run(&["call", "s", "lookup", "--args", r#"{"key":"apple"}"#]),
         env.run(&["call", "s", "fail", "--json"]),
         env.run(&["call", "s", "fail"]),
+        env.run(&["call", "s", "reset", "--json"]),
+        env.run(&["call", "s", "reset"]),
+        env.run(&["call", "s", "lookup", "--args", bad_tone, "--json"]),
+        env.run(&["call", "s", "lookup", "--args", bad_tone]),
     ];
+    // The payload really went through each new field (the checks below are not vacuous).
+    let rpc = json(&outputs[6]);
+    assert_eq!(rpc["error"]["code"], "mcp_remote_error", "{rpc}");
+    assert!(
+        rpc["server_output"]
+            .as_str()
+            .is_some_and(|s| s.contains("]0;pwned")),
+        "{rpc}"
+    );
+    assert!(!rpc["error"].to_string().contains("pwned"), "{rpc}");
+    let invalid = json(&outputs[8]);
+    assert_eq!(
+        invalid["error"]["code"], "mcp_invalid_arguments",
+        "{invalid}"
+    );
+    assert!(
+        invalid["error"]["errors"].to_string().contains("pwned"),
+        "{invalid}"
+    );
     // A server that fails to start: its stderr tail is shown, inert.
     alpha(
         &env,

@@ -122,8 +122,7 @@ fn exercise(cmd: Cmd, exit: Exit) {
     let ok = match exit {
         Exit::Normal => status.success(),
         Exit::CtrlC => status.code() == Some(130),
-        // `run` treats both signals as an interruption of the turn.
-        Exit::Sigterm => status.code() == Some(if cmd == Cmd::Run { 130 } else { 143 }),
+        Exit::Sigterm => status.code() == Some(143),
         Exit::Panic => status.code() == Some(101),
         Exit::Sigkill => status.signal() == Some(9),
     };

@@ -1,112 +1,22 @@
 //! The real binary in tmux, used as a person uses it: connect `demo_alpha` from the
-//! side panel, see its tools exposed, kill its process, see them revoked, quit —
-//! and the exit paths (Ctrl-C, SIGTERM, a panic) leave no process and a restored
-//! terminal.
+//! side panel, see its tools exposed, kill its process, see them revoked, quit;
+//! and a server with escape sequences in every text it sends, shown inert in every
+//! view. (Every way of ending the TUI is in tui_exits.rs.)
 
 mod common;
 
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
-
-use common::{BIN, TestEnv};
+use common::TestEnv;
+use common::tmux::{Tmux, tui_command};
 
 const POLICY: &str = "lookup = \"allow\"\nset = \"confirm\"\nreset = \"confirm\"\nfail = \"allow\"\nslow = \"allow\"\n";
 
-/// A tmux server of this test's own, so a developer's sessions are never touched.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn available() -> bool {
-        Command::new("tmux")
-            .arg("-V")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux")
-    }
-
-    /// Starts `shell_command` in a fresh session of `width`×`height`.
-    fn start(env: &TestEnv, shell_command: &str, width: u16, height: u16) -> Self {
-        // Not the tag itself: the leak detector looks for processes carrying the tag.
-        let tmux = Tmux {
-            socket: format!("tui-{}", env.tag),
-        };
-        let out = tmux.run(&[
-            "new-session",
-            "-d",
-            "-s",
-            "t",
-            "-x",
-            &width.to_string(),
-            "-y",
-            &height.to_string(),
-            shell_command,
-        ]);
-        assert!(
-            out.status.success(),
-            "tmux: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        tmux
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned()
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "t"];
-        args.extend_from_slice(keys);
-        self.run(&args);
-    }
-
-    /// Waits (generously) for the screen to satisfy `pred`.
-    fn wait(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let screen = self.screen();
-            if pred(&screen) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; the screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn alive(&self) -> bool {
-        self.run(&["has-session", "-t", "t"]).status.success()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        self.run(&["kill-server"]);
-    }
-}
-
 fn setup(env: &TestEnv) -> String {
-    let config = env.config(&format!(
+    env.config(&format!(
         "[model]\nprovider = \"scripted\"\n{}[servers.demo_alpha.tools]\n{POLICY}{}[servers.demo_beta.tools]\n{POLICY}",
         env.demo("demo_alpha", "alpha", &[]),
         env.demo("demo_beta", "beta", &[])
     ));
-    let dir = env.dir.path().display();
-    format!(
-        "env XDG_CONFIG_HOME={dir}/xdg-config XDG_DATA_HOME={dir}/xdg-data HOME={dir} TERM=xterm-256color {BIN} --config {}",
-        config.display()
-    )
+    tui_command(env)
 }
 
 #[test]
@@ -144,93 +54,175 @@ fn connect_from_the_side_panel_then_kill_and_watch_the_revocation() {
     });
     // Ctrl-C while idle quits, closing everything.
     tmux.keys(&["C-c"]);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while tmux.alive() {
-        assert!(
-            Instant::now() < deadline,
-            "the TUI did not quit:\n{}",
-            tmux.screen()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    tmux.wait_gone();
     env.assert_no_leaks();
 }
 
-/// Runs the TUI inside a shell that reports how it ended, then checks the
-/// shell's screen (the alternate screen was left) and the processes.
-fn exit_path(trigger: impl Fn(&Tmux, &TestEnv), expected: &str, extra_env: &str) {
+/// No byte of `styled` (a `capture-pane -e` screen) is a control a terminal acts
+/// on, except the SGR styling tmux re-encodes from the harness's own cells.
+fn assert_only_styling(styled: &str, what: &str) {
+    let mut rest = styled;
+    while let Some(at) = rest.find('\u{1b}') {
+        let sequence = &rest[at + 1..];
+        let params = sequence
+            .strip_prefix('[')
+            .unwrap_or_else(|| panic!("{what}: an escape that is not CSI: {sequence:.20?}"));
+        let end = params
+            .find(|c: char| !(c.is_ascii_digit() || c == ';' || c == ':'))
+            .unwrap_or(params.len());
+        assert!(
+            params[end..].starts_with('m'),
+            "{what}: a CSI that is not SGR styling: {params:.20?}"
+        );
+        rest = &params[end + 1..];
+    }
+    assert_no_raw_controls(styled, what);
+}
+
+fn assert_no_raw_controls(text: &str, what: &str) {
+    for c in text.chars() {
+        let control = (c.is_control() && c != '\n' && c != '\u{1b}')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        assert!(!control, "{what}: raw {c:?} on the screen");
+    }
+}
+
+/// Every byte the harness wrote to its terminal: valid UTF-8 (so no lone 0x9b
+/// CSI), no OSC (title, clipboard), no BEL, no C1 control, no bidi override, and
+/// every escape a plain CSI (cursor position, styling, modes).
+fn assert_inert_stream(bytes: &[u8]) {
+    let text = std::str::from_utf8(bytes).expect("the terminal output is valid UTF-8");
+    assert!(!text.contains("\u{1b}]"), "an OSC reached the terminal");
+    let mut rest = text;
+    while let Some(at) = rest.find('\u{1b}') {
+        let sequence = &rest[at + 1..];
+        let params = sequence
+            .strip_prefix('[')
+            .unwrap_or_else(|| panic!("an escape that is not CSI: {sequence:.20?}"));
+        let end = params
+            .find(|c: char| !(c.is_ascii_digit() || c == ';' || c == '?'))
+            .unwrap_or(params.len());
+        assert!(
+            params[end..].starts_with(|c: char| c.is_ascii_alphabetic()),
+            "a malformed CSI: {params:.20?}"
+        );
+        rest = &params[end + 1..];
+    }
+    for c in text.chars() {
+        let bad = matches!(c, '\u{7}' | '\u{80}'..='\u{9f}')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        assert!(!bad, "raw {c:?} reached the terminal");
+    }
+}
+
+#[test]
+fn escapes_from_a_server_stay_inert_in_every_view() {
+    if !Tmux::available() {
+        eprintln!("SKIPPED: tmux is not installed");
+        return;
+    }
     let env = TestEnv::new();
+    // Escapes in names, versions, descriptions, titles, inputSchema texts, results,
+    // an isError text (fail), a JSON-RPC error message (reset), stderr; and in the
+    // hostile server's elicitation message and field titles.
+    let tainted = env.demo(
+        "tainted",
+        "alpha",
+        &["--fault", "escapes", "--fault", "rpc-error-on=reset"],
+    );
+    let hostile = env.demo(
+        "hostile",
+        "hostile",
+        &["--scenario", "elicit-on-call", "--fault", "escapes"],
+    );
+    env.config(&format!(
+        "[model]\nprovider = \"scripted\"\n{tainted}[servers.tainted.tools]\n{}{hostile}[servers.hostile.tools]\nlookup = \"allow\"\n",
+        POLICY.replace("confirm", "allow")
+    ));
+    // Start the harness only once its output is being recorded.
+    let go = env.path("go");
     let command = format!(
-        "sh -c '{extra_env} {}; echo EXITED:$?; sleep 60'",
-        setup(&env)
+        "sh -c 'while [ ! -e {} ]; do sleep 0.05; done; exec {}'",
+        go.display(),
+        tui_command(&env)
     );
     let tmux = Tmux::start(&env, &command, 120, 40);
-    tmux.wait("the main screen", |s| s.contains("Servers"));
+    let raw = env.path("terminal-output");
+    tmux.record_output(&raw);
+    std::fs::write(&go, "").unwrap();
+    let mut screens = Vec::new();
+    let mut look = |what: &str, screen: String| {
+        // Shown, neutralized: `^[]0;pw…` (or `\u001b]0;pw…` inside JSON).
+        assert!(
+            screen.contains("]0;pw"),
+            "{what}: the payload is not shown: {screen}"
+        );
+        screens.push((what.to_owned(), tmux.styled_screen()));
+    };
+    tmux.wait("the main screen", |s| s.contains("tainted"));
+    // Servers: `hostile` is first; connect both.
     tmux.keys(&["Tab", "Tab", "c"]);
-    tmux.wait("a connected server", |s| s.contains("ready 5 tools"));
-    trigger(&tmux, &env);
-    let screen = tmux.wait("the harness to exit", |s| s.contains("EXITED:"));
-    assert!(screen.contains(expected), "{screen}");
+    tmux.wait("hostile connected", |s| s.contains("ready 1 tools"));
+    tmux.keys(&["Down", "c"]);
+    let screen = tmux.wait("tainted connected", |s| {
+        s.contains("ready 5 tools") && s.contains("server   demo-alpha^[")
+    });
+    look("the health pane", screen);
+    // Registry → lookup's detail: server claims and the input schema.
+    tmux.keys(&["Tab", "Enter"]);
+    look(
+        "the detail view",
+        tmux.wait("the detail view", |s| s.contains("Input schema")),
+    );
+    // Call by hand: the editor prefilled from the schema (a tainted default).
+    tmux.keys(&["x"]);
+    look(
+        "the editor",
+        tmux.wait("the editor", |s| s.contains("prefilled")),
+    );
+    tmux.keys(&["C-s"]);
+    tmux.wait("the lookup result", |s| s.contains("no entry for"));
+    // reset (JSON-RPC error) and fail (isError), by hand too.
+    tmux.keys(&["Down", "Down", "x"]);
+    tmux.wait("reset's editor", |s| s.contains("Call mcp__tainted__reset"));
+    tmux.keys(&["C-s"]);
+    tmux.wait("reset's error", |s| s.contains("JSON-RPC error"));
+    tmux.keys(&["Down", "x"]);
+    tmux.wait("fail's editor", |s| s.contains("Call mcp__tainted__fail"));
+    tmux.keys(&["C-s"]);
+    tmux.wait("fail's error", |s| s.contains("__fail` reported"));
+    // Expand fail's entry: its server output, to the tainted last line.
+    tmux.keys(&["BTab", "BTab", "Enter"]);
+    look(
+        "a call's server output",
+        tmux.wait("fail expanded", |s| s.contains("ConnectionRefusedError")),
+    );
+    // The hostile server's lookup asks for input: the form shows its words.
+    // (The registry keeps its row from `tainted`: back to the first.)
+    tmux.keys(&["Tab", "Up", "Tab", "Up", "Up", "Up", "Up", "x"]);
+    tmux.wait("hostile's editor", |s| {
+        s.contains("Call mcp__hostile__lookup")
+    });
+    tmux.keys(&["C-s"]);
+    look(
+        "the elicitation form",
+        tmux.wait("the form", |s| s.contains("Input requested")),
+    );
+    tmux.keys(&["Enter"]);
+    look(
+        "the elicitation result",
+        tmux.wait("the answer", |s| s.contains("elicitation answered: accept")),
+    );
+    for (what, styled) in &screens {
+        assert_only_styling(styled, what);
+    }
     assert!(
-        !screen.contains("┌ Servers"),
-        "the TUI's screen is gone: {screen}"
+        !tmux.pane_title().contains("pwned"),
+        "{}",
+        tmux.pane_title()
     );
+    tmux.keys(&["C-q"]);
+    tmux.wait_gone();
+    assert_inert_stream(&std::fs::read(&raw).unwrap());
     env.assert_no_leaks();
-}
-
-#[test]
-fn sigterm_restores_the_terminal_and_closes_every_server() {
-    if !Tmux::available() {
-        eprintln!("SKIPPED: tmux is not installed");
-        return;
-    }
-    exit_path(
-        |_, env| {
-            let pids = harness_pids(env);
-            assert!(!pids.is_empty(), "harness not found");
-            for pid in pids {
-                Command::new("kill")
-                    .args(["-TERM", &pid.to_string()])
-                    .status()
-                    .unwrap();
-            }
-        },
-        "EXITED:0",
-        "",
-    );
-}
-
-#[test]
-fn a_panic_restores_the_terminal_and_leaves_no_server() {
-    if !Tmux::available() {
-        eprintln!("SKIPPED: tmux is not installed");
-        return;
-    }
-    // A hidden test hook makes the backend task panic on `Refresh` (Health pane: u).
-    exit_path(
-        |tmux, _| tmux.keys(&["Tab", "Tab", "u"]),
-        "EXITED:134",
-        "MCP_HARNESS_TEST_PANIC=backend",
-    );
-}
-
-/// The harness processes of this test (their command line names its config).
-fn harness_pids(env: &TestEnv) -> Vec<u32> {
-    let config = env.path("config.toml").display().to_string();
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
-        if args.first().is_some_and(|a| a.ends_with(b"mcp-harness"))
-            && args.contains(&config.as_bytes())
-        {
-            pids.push(pid);
-        }
-    }
-    pids
 }

@@ -1,25 +1,11 @@
-//! Config parsing: any text gives a config or a `ConfigError` with a message,
-//! never a panic (the TOML error's span is used to compute line/column).
+//! Fuzz target `config_parse`: the checks live in `mcp_harness::fuzz_checks::config_parse`, so
+//! the normal test suite replays the seeds through them too (tests/fuzz_seeds.rs).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_harness::config::{self, ConfigSource};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
-    };
-    match config::parse(text, ConfigSource::File("fuzz.toml".into())) {
-        Ok(config) => {
-            // Every alias is non-empty, and normalized aliases are distinct.
-            let mut seen = std::collections::BTreeSet::new();
-            for server in &config.servers {
-                assert!(!server.alias.as_str().trim().is_empty());
-                assert!(seen.insert(mcp_harness::mcp::names::normalize(server.alias.as_str())));
-            }
-        }
-        Err(error) => {
-            let _ = error.to_string();
-        }
+    if let Err(violation) = mcp_harness::fuzz_checks::config_parse(data) {
+        panic!("{violation}");
     }
 });

@@ -89,10 +89,12 @@ pub async fn run(config: Option<PathBuf>, args: RunArgs) -> ExitCode {
     // Ctrl-C / SIGTERM interrupt the turn: in-flight calls are cancelled and the
     // transcript says so, then everything is closed.
     let cancel = CancellationToken::new();
+    // Which signal it was decides the exit status (130 for Ctrl-C, 143 for SIGTERM).
+    let signal = Arc::new(std::sync::atomic::AtomicU8::new(0));
     let watcher = tokio::spawn({
-        let cancel = cancel.clone();
+        let (cancel, signal) = (cancel.clone(), Arc::clone(&signal));
         async move {
-            interrupted().await;
+            signal.store(interrupted().await, std::sync::atomic::Ordering::SeqCst);
             cancel.cancel();
         }
     });
@@ -112,7 +114,10 @@ pub async fn run(config: Option<PathBuf>, args: RunArgs) -> ExitCode {
     }
     match end {
         TurnEnd::Completed => ExitCode::SUCCESS,
-        TurnEnd::Interrupted => ExitCode::from(130),
+        TurnEnd::Interrupted => match signal.load(std::sync::atomic::Ordering::SeqCst) {
+            0 => ExitCode::from(130),
+            signal => ExitCode::from(128 + signal),
+        },
         _ => ExitCode::from(exit::FAILURE),
     }
 }

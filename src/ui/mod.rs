@@ -46,7 +46,13 @@ pub async fn run_terminal(
     // their parent-death signal).
     let restore_terminal = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let _ = crossterm::execute!(io::stdout(), DisableMouseCapture, DisableBracketedPaste);
+        // The cursor too: the abort below skips the `Terminal`'s drop, which shows it.
+        let _ = crossterm::execute!(
+            io::stdout(),
+            DisableMouseCapture,
+            DisableBracketedPaste,
+            crossterm::cursor::Show
+        );
         restore_terminal(info);
         std::process::abort();
     }));

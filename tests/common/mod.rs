@@ -189,3 +189,4 @@ pub mod interop;
 pub mod lead_session;
 pub mod model_run;
 pub mod model_stub;
+pub mod tmux;

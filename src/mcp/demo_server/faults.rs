@@ -55,6 +55,11 @@ pub enum Fault {
     SlowList {
         ms: u64,
     },
+    /// Answer every tools/call of this tool with a JSON-RPC error (not an `isError`
+    /// result) whose message leaks internals, as a careless server would.
+    RpcErrorOn {
+        tool: String,
+    },
 }
 
 /// How `mutate-tools=KIND` changes the published tools.
@@ -129,6 +134,10 @@ impl Fault {
             }),
             "mutate-after-ms" => Ok(Fault::MutateAfterMs { ms: number()? }),
             "slow-list" => Ok(Fault::SlowList { ms: number()? }),
+            "rpc-error-on" => match value {
+                Some(tool) if !tool.is_empty() => Ok(Fault::RpcErrorOn { tool: tool.into() }),
+                _ => Err("fault rpc-error-on needs a tool name: rpc-error-on=TOOL".into()),
+            },
             _ => Err(format!("unknown fault {name:?}")),
         }
     }
@@ -154,13 +163,14 @@ pub struct Faults {
     pub mutate_tools: Option<Mutation>,
     pub mutate_after_ms: Option<u64>,
     pub slow_list_ms: Option<u64>,
+    pub rpc_error_on: Vec<String>,
 }
 
 impl Faults {
     pub fn from_specs(specs: &[Fault]) -> Self {
         let mut faults = Faults::default();
         for spec in specs {
-            match *spec {
+            match spec.clone() {
                 Fault::CrashOnCall => faults.crash_on_call = true,
                 Fault::CrashOnCallPartial => faults.crash_on_call_partial = true,
                 Fault::HangOnCall => faults.hang_on_call = true,
@@ -178,6 +188,7 @@ impl Faults {
                 Fault::MutateTools { kind } => faults.mutate_tools = Some(kind),
                 Fault::MutateAfterMs { ms } => faults.mutate_after_ms = Some(ms),
                 Fault::SlowList { ms } => faults.slow_list_ms = Some(ms),
+                Fault::RpcErrorOn { tool } => faults.rpc_error_on.push(tool),
             }
         }
         faults
@@ -329,5 +340,12 @@ mod tests {
             })
         );
         assert!(Fault::parse("mutate-tools").is_err());
+        assert_eq!(
+            Fault::parse("rpc-error-on=reset"),
+            Ok(Fault::RpcErrorOn {
+                tool: "reset".into()
+            })
+        );
+        assert!(Fault::parse("rpc-error-on").is_err());
     }
 }

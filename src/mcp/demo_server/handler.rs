@@ -131,6 +131,15 @@ impl ServerHandler for DemoHandler {
             log("hang-on-call: never answering");
             std::future::pending::<()>().await;
         }
+        if faults.rpc_error_on.iter().any(|t| t == name) {
+            log(format_args!(
+                "rpc-error-on: answering {name} with a JSON-RPC error"
+            ));
+            return Err(McpError::internal_error(
+                faults.taint(super::tools::rpc_error_text(name)),
+                None,
+            ));
+        }
         if faults.mutate_after_ms.is_none() {
             self.mutate_and_notify(&context.peer).await;
         }

@@ -6,6 +6,7 @@ use std::io::{BufRead, Write};
 use anyhow::Context;
 use serde_json::{Value, json};
 
+use super::faults::ESCAPES;
 use super::log;
 
 /// `--scenario NAME`: which protocol violation to commit.
@@ -33,20 +34,33 @@ pub enum Scenario {
 const GARBAGE: &str = "garbage from a hostile server <<< not json >>>";
 
 /// Serves stdin/stdout until EOF. Blocking std I/O on a blocking thread: this server is
-/// strictly one request at a time.
-pub async fn run(scenario: Scenario) -> anyhow::Result<()> {
-    tokio::task::spawn_blocking(move || serve(scenario))
+/// strictly one request at a time. With `escapes` (the `--fault escapes` of the other demo
+/// servers) the escape payload goes into every text it sends: tool descriptions, its name,
+/// JSON-RPC error messages, and the elicitation message, field titles, descriptions and
+/// enum values.
+pub async fn run(scenario: Scenario, escapes: bool) -> anyhow::Result<()> {
+    tokio::task::spawn_blocking(move || serve(scenario, escapes))
         .await
         .context("hostile server thread panicked")?
 }
 
-fn serve(scenario: Scenario) -> anyhow::Result<()> {
+/// `text`, with the escape payload when the `escapes` fault is on.
+fn taint(escapes: bool, text: &str) -> String {
+    if escapes {
+        format!("{text}{ESCAPES}")
+    } else {
+        text.to_owned()
+    }
+}
+
+fn serve(scenario: Scenario, escapes: bool) -> anyhow::Result<()> {
     log(format_args!(
         "ready on stdio (pid {}), scenario {scenario:?}",
         std::process::id()
     ));
     let mut state = State {
         scenario,
+        escapes,
         endless_page: 0,
         pending_call: None,
     };
@@ -94,7 +108,7 @@ fn serve(scenario: Scenario) -> anyhow::Result<()> {
         let params = message.get("params").cloned().unwrap_or(Value::Null);
         if scenario == Scenario::ElicitOnCall && method == "tools/call" {
             state.pending_call = Some(id);
-            writeln!(stdout, "{}", elicitation_request())?;
+            writeln!(stdout, "{}", elicitation_request(escapes))?;
             stdout.flush()?;
             continue;
         }
@@ -114,6 +128,7 @@ fn serve(scenario: Scenario) -> anyhow::Result<()> {
 
 struct State {
     scenario: Scenario,
+    escapes: bool,
     /// Pages served so far under `endless-pagination` (tool and cursor numbers keep growing).
     endless_page: u64,
     /// Under `elicit-on-call`: the tools/call waiting for the client's answer.
@@ -123,20 +138,28 @@ struct State {
 const ELICIT_ID: &str = "elicit-1";
 
 /// A form elicitation with defaults for every field.
-fn elicitation_request() -> Value {
+fn elicitation_request(escapes: bool) -> Value {
+    let t = |text: &str| taint(escapes, text);
+    let mut colour = json!({"type": "string", "enum": ["red", "green"], "default": "green"});
+    let mut shade = json!({"type": "integer", "minimum": 1, "maximum": 9, "default": 5});
+    if escapes {
+        colour = json!({
+            "type": "string", "title": t("Colour"), "description": t("The colour to use."),
+            "enum": ["red", t("green")], "enumNames": [t("Red"), t("Green")], "default": t("green")
+        });
+        shade["title"] = json!(t("Shade"));
+        shade["description"] = json!(t("How dark."));
+    }
     json!({
         "jsonrpc": "2.0",
         "id": ELICIT_ID,
         "method": "elicitation/create",
         "params": {
             "mode": "form",
-            "message": "Which colour should the harness use?",
+            "message": t("Which colour should the harness use?"),
             "requestedSchema": {
                 "type": "object",
-                "properties": {
-                    "colour": {"type": "string", "enum": ["red", "green"], "default": "green"},
-                    "shade": {"type": "integer", "minimum": 1, "maximum": 9, "default": 5}
-                },
+                "properties": {"colour": colour, "shade": shade},
                 "required": ["colour"]
             }
         }
@@ -151,10 +174,10 @@ fn error(id: Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
-fn lookup_tool() -> Value {
+fn lookup_tool(escapes: bool) -> Value {
     json!({
         "name": "lookup",
-        "description": "Look something up (hostile test server).",
+        "description": taint(escapes, "Look something up (hostile test server)."),
         "inputSchema": {
             "type": "object",
             "properties": {"key": {"type": "string"}},
@@ -191,7 +214,7 @@ impl State {
                     json!({
                         "protocolVersion": version,
                         "capabilities": {"tools": {}},
-                        "serverInfo": {"name": "hostile", "version": "0"}
+                        "serverInfo": {"name": taint(self.escapes, "hostile"), "version": "0"}
                     }),
                 )
             }
@@ -200,11 +223,11 @@ impl State {
                 let cursor = params.get("cursor").and_then(Value::as_str);
                 match self.list(cursor) {
                     Some(list) => result(id, list),
-                    None => error(id, -32602, "unknown cursor"),
+                    None => error(id, -32602, &taint(self.escapes, "unknown cursor")),
                 }
             }
             "tools/call" => self.call(params, id),
-            _ => error(id, -32601, "method not found"),
+            _ => error(id, -32601, &taint(self.escapes, "method not found")),
         }
     }
 
@@ -233,15 +256,15 @@ impl State {
                 Some(_) => None,
             },
             Scenario::DuplicateAcrossPages => match cursor {
-                None => Some(page(vec![lookup_tool()], Some("2"))),
-                Some("2") => Some(page(vec![lookup_tool()], None)),
+                None => Some(page(vec![lookup_tool(self.escapes)], Some("2"))),
+                Some("2") => Some(page(vec![lookup_tool(self.escapes)], None)),
                 Some(_) => None,
             },
             Scenario::WrongId
             | Scenario::UnknownContent
             | Scenario::NonJsonStdout
             | Scenario::ElicitOnCall => match cursor {
-                None => Some(page(vec![lookup_tool()], None)),
+                None => Some(page(vec![lookup_tool(self.escapes)], None)),
                 Some(_) => None,
             },
         }

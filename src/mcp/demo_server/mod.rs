@@ -9,6 +9,7 @@ mod faults;
 mod handler;
 mod hostile;
 mod record;
+mod taint;
 #[cfg(test)]
 mod tests;
 mod tools;
@@ -106,7 +107,7 @@ pub async fn run(args: DemoServerArgs) -> anyhow::Result<()> {
             let scenario = args
                 .scenario
                 .context("`demo-server hostile` needs --scenario")?;
-            hostile::run(scenario).await
+            hostile::run(scenario, Faults::from_specs(&args.faults).escapes).await
         }
         DemoName::Alpha => serve_demo(Flavor::Alpha, args).await,
         DemoName::Beta => serve_demo(Flavor::Beta, args).await,

@@ -97,6 +97,14 @@ const LEAKY_TRACE: &str = "Traceback (most recent call last):
     return Client(api_key=\"sk-demo-0123456789abcdef\").connect()
 ConnectionRefusedError: [Errno 111] upstream refused connection";
 
+/// The message of a `rpc-error-on` JSON-RPC error: a private path and the secret again.
+pub(super) fn rpc_error_text(tool: &str) -> String {
+    format!(
+        "{tool} failed: unhandled exception at /srv/demo/app/handlers.py:87 \
+         (api_key=\"sk-demo-0123456789abcdef\")"
+    )
+}
+
 impl DemoHandler {
     pub fn new(
         flavor: Flavor,

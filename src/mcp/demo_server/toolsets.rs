@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
-use super::faults::{ESCAPES, Mutation};
+use super::faults::Mutation;
 use super::tools::Flavor;
 
 /// `--toolset NAME`.
@@ -61,7 +61,7 @@ pub fn build(
         (None, None) => (standard(flavor), Behaviour::Standard),
     };
     let tools = if escapes {
-        tools.into_iter().map(taint).collect()
+        tools.into_iter().map(super::taint::tool).collect()
     } else {
         tools
     };
@@ -102,15 +102,6 @@ pub fn mutate(tools: &[Tool], kind: Mutation) -> Vec<Tool> {
         (_, None) => {}
     }
     tools
-}
-
-/// Puts the escape payload into every text field of a tool the server controls.
-fn taint(mut tool: Tool) -> Tool {
-    let description = tool.description.as_deref().unwrap_or_default();
-    tool.description = Some(format!("{description}{ESCAPES}").into());
-    let title = tool.title.take().unwrap_or_else(|| tool.name.to_string());
-    tool.title = Some(format!("{title}{ESCAPES}"));
-    tool
 }
 
 fn schema(value: Value) -> Arc<JsonObject> {
