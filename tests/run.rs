@@ -434,6 +434,19 @@ async fn no_server_text_reaches_the_model_whatever_the_server_does() {
         );
     }
 
+    // The tool descriptions the model reads are server text too: inert.
+    let tools = requests[1].body["tools"].as_array().unwrap();
+    let leaky = tools
+        .iter()
+        .map(|t| &t["function"])
+        .find(|f| f["name"] == "mcp__leaky__lookup")
+        .expect("leaky's lookup offered");
+    let description = leaky["description"].as_str().unwrap();
+    assert!(description.contains("<U+202E>"), "{description}");
+    for raw in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}'] {
+        assert!(!description.contains(raw), "raw {raw:?}: {description}");
+    }
+
     // The operator still sees what the servers said, marked as theirs.
     let results: Vec<&Value> = of(&events, "tool_result");
     let operator = |name: &str| {

@@ -51,7 +51,12 @@ pub fn expose(
                 name,
                 alias: alias.clone(),
                 remote_name: tool.name.clone(),
-                description: tool.description.clone(),
+                // The model reads this: no control characters or bidi overrides
+                // from the server, even though no terminal is involved.
+                description: tool
+                    .description
+                    .as_deref()
+                    .map(|d| crate::sanitize::inert(d, true)),
                 input_schema: Arc::clone(&tool.input_schema),
                 effect: policy.effect(&tool.name).unwrap_or(Effect::Confirm),
                 validator,

@@ -127,7 +127,12 @@ pub fn compile(schema: &Value) -> Result<Validator, SchemaProblem> {
         .offline()
         .with_pattern_options(PatternOptions::regex())
         .build(schema)
-        .map_err(|e| SchemaProblem::Invalid(truncate(&e.to_string(), MAX_ERROR_MESSAGE_CHARS)))
+        .map_err(|e| {
+            SchemaProblem::Invalid(crate::sanitize::inert_line(
+                &e.to_string(),
+                MAX_ERROR_MESSAGE_CHARS,
+            ))
+        })
 }
 
 /// Validates call arguments; returns every error (bounded), each with its instance path.
@@ -137,18 +142,11 @@ pub fn validate(validator: &Validator, arguments: &Value) -> Vec<ArgumentError> 
         .take(MAX_ARGUMENT_ERRORS)
         .map(|e| ArgumentError {
             instance_path: e.instance_path().to_string(),
-            message: truncate(&e.to_string(), MAX_ERROR_MESSAGE_CHARS),
+            // Messages quote the schema (enum values, patterns): server text,
+            // made inert before the model or a terminal sees it.
+            message: crate::sanitize::inert_line(&e.to_string(), MAX_ERROR_MESSAGE_CHARS),
         })
         .collect()
-}
-
-fn truncate(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
-        return text.to_string();
-    }
-    let mut cut: String = text.chars().take(max_chars).collect();
-    cut.push('…');
-    cut
 }
 
 #[cfg(test)]
@@ -236,5 +234,21 @@ mod tests {
         assert!(paths.contains(&"/n"), "{errors:?}");
         assert!(paths.contains(&""), "{errors:?}");
         assert_eq!(errors.len(), 3, "{errors:?}");
+    }
+
+    #[test]
+    fn validation_messages_quoting_the_schema_are_inert() {
+        let schema = json!({"type": "object", "properties": {
+            "tone": {"enum": ["calm\u{9b}2J", "loud\u{202e}"]}
+        }});
+        let validator = compile(&schema).unwrap();
+        let errors = validate(&validator, &json!({"tone": "other"}));
+        assert_eq!(errors.len(), 1);
+        let message = &errors[0].message;
+        assert!(
+            message.contains("<U+009B>") && message.contains("<U+202E>"),
+            "{message}"
+        );
+        assert!(!message.contains('\u{9b}') && !message.contains('\u{202e}'));
     }
 }
