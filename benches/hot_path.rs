@@ -1,7 +1,7 @@
 //! Hot-path micro-benchmarks (divan): taking a snapshot, resolving an exposed
-//! name, validating typical arguments, building the tool list of a model request
-//! with 1,000 exposed tools, and rendering a frame of the main screen with 10,000
-//! tools and 10,000 conversation cells.
+//! name, validating typical arguments, building the tool list of a model request,
+//! and rendering a frame of the main screen — each at 1,000 and 10,000 tools (and
+//! as many conversation cells), to show how the cost grows.
 //!
 //! `cargo bench --bench hot_path`
 
@@ -30,73 +30,96 @@ fn main() {
 
 struct World {
     runtime: tokio::runtime::Runtime,
-    hub: Hub,
-    tools: LeadTools,
+    /// (exposed tools, the hub, the Lead's tool box over it)
+    sizes: Vec<(usize, Hub, LeadTools)>,
 }
 
-/// A hub with one connected demo server publishing 1,000 tools (once per run).
+impl World {
+    fn at(&self, tools: usize) -> (&Hub, &LeadTools) {
+        let (_, hub, lead) = self
+            .sizes
+            .iter()
+            .find(|(n, _, _)| *n == tools)
+            .expect("a size the world was built with");
+        (hub, lead)
+    }
+}
+
+/// Tool counts the scaling benchmarks run at.
+const SIZES: [usize; 2] = [1_000, 10_000];
+
+/// Hubs with one connected demo server publishing 1,000 and 10,000 tools (once per run).
 fn world() -> &'static World {
     static WORLD: OnceLock<World> = OnceLock::new();
     WORLD.get_or_init(|| {
         let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
-        let policy: String = (0..1000).map(|i| format!("tool_{i:05} = \"allow\"\n")).collect();
-        let text = format!(
-            "[limits]\nmax_tools = 2000\n[servers.big]\ncommand = \"{BIN}\"\nargs = [\"demo-server\", \"alpha\", \"--tools\", \"1000\", \"--page-size\", \"100\"]\n[servers.big.tools]\n{policy}"
-        );
-        let config = config::parse(&text, ConfigSource::Embedded).expect("config");
-        let hub = Hub::new(config.servers, config.limits, Vars::new(PathBuf::from(BIN)), Vec::new(), EventSink::discard());
-        runtime.block_on(hub.connect("big")).expect("connect").outcome.expect("exposed");
-        let model = mcp_harness::agent::model::select::select(None, &|_| None).expect("scripted").provider;
-        let workspace = mcp_harness::agent::tools::readonly::Workspace::new(&std::env::temp_dir()).expect("workspace");
-        let settings = AgentSettings { max_tokens: 1024, context_tokens: 100_000, max_steps: 10 };
-        let crew = Arc::new(Crew::new(
-            model,
-            Arc::new(FlagApprover { approve: true }),
-            mcp_harness::agent::events::AgentEvents::discard(),
-            Arc::new(mcp_harness::agent::runner::NoJournal),
-            &Default::default(),
-            workspace,
-            settings,
-            Vec::new(),
-        ));
-        let tools = LeadTools::new(hub.clone(), crew, &Default::default());
-        World { runtime, hub, tools }
+        let sizes = SIZES.iter().map(|&n| {
+            let (hub, tools) = runtime.block_on(connected(n));
+            (n, hub, tools)
+        }).collect();
+        World { runtime, sizes }
     })
 }
 
-#[divan::bench]
-fn take_snapshot(bencher: Bencher) {
-    let hub = &world().hub;
+async fn connected(n: usize) -> (Hub, LeadTools) {
+    let policy: String = (0..n).map(|i| format!("tool_{i:05} = \"allow\"\n")).collect();
+    let text = format!(
+        "[limits]\nmax_tools = 20000\nconnect_timeout_ms = 60000\n[servers.big]\ncommand = \"{BIN}\"\nargs = [\"demo-server\", \"alpha\", \"--tools\", \"{n}\", \"--page-size\", \"100\"]\n[servers.big.tools]\n{policy}"
+    );
+    let config = config::parse(&text, ConfigSource::Embedded).expect("config");
+    let hub = Hub::new(config.servers, config.limits, Vars::new(PathBuf::from(BIN)), Vec::new(), EventSink::discard());
+    hub.connect("big").await.expect("connect").outcome.expect("exposed");
+    let model = mcp_harness::agent::model::select::select(None, &|_| None).expect("scripted").provider;
+    let workspace = mcp_harness::agent::tools::readonly::Workspace::new(&std::env::temp_dir()).expect("workspace");
+    let settings = AgentSettings { max_tokens: 1024, context_tokens: 100_000, max_steps: 10 };
+    let crew = Arc::new(Crew::new(
+        model,
+        Arc::new(FlagApprover { approve: true }),
+        mcp_harness::agent::events::AgentEvents::discard(),
+        Arc::new(mcp_harness::agent::runner::NoJournal),
+        &Default::default(),
+        workspace,
+        settings,
+        Vec::new(),
+    ));
+    let tools = LeadTools::new(hub.clone(), crew, &Default::default());
+    (hub, tools)
+}
+
+#[divan::bench(args = SIZES)]
+fn take_snapshot(bencher: Bencher, tools: usize) {
+    let (hub, _) = world().at(tools);
     bencher.bench(|| black_box(hub.snapshot()));
 }
 
-#[divan::bench]
-fn resolve_exposed_name(bencher: Bencher) {
-    let snapshot = world().hub.snapshot();
+#[divan::bench(args = SIZES)]
+fn resolve_exposed_name(bencher: Bencher, tools: usize) {
+    let snapshot = world().at(tools).0.snapshot();
     bencher.bench(|| black_box(snapshot.resolve(black_box("mcp__big__tool_00500"))).is_some());
 }
 
 #[divan::bench]
 fn validate_typical_arguments(bencher: Bencher) {
-    let snapshot = world().hub.snapshot();
+    let snapshot = world().at(1_000).0.snapshot();
     let tool = snapshot.resolve("mcp__big__tool_00500").expect("tool");
     let arguments = json!({"key": "apple", "count": 3});
     bencher
         .bench(|| black_box(schema::validate(&tool.validator, black_box(&arguments))).is_empty());
 }
 
-#[divan::bench]
-fn tool_list_for_a_request_1000_tools(bencher: Bencher) {
-    let w = world();
-    let snapshot = w.hub.snapshot();
-    bencher.bench(|| black_box(w.tools.definitions(&snapshot)).len());
+/// The tool list of one model request: every exposed tool (plus the built-ins).
+#[divan::bench(args = SIZES)]
+fn tool_list_for_a_request(bencher: Bencher, tools: usize) {
+    let (hub, lead) = world().at(tools);
+    let snapshot = hub.snapshot();
+    bencher.bench(|| black_box(lead.definitions(&snapshot)).len());
 }
 
-/// The main screen at 120×40 with 10,000 tools in the registry and 10,000 cells.
-#[divan::bench]
-fn render_main_screen_10k_tools_10k_cells(bencher: Bencher) {
+/// The main screen at 120×40 with N tools in the registry and N conversation cells.
+#[divan::bench(args = SIZES)]
+fn render_main_screen_tools_and_cells(bencher: Bencher, n: usize) {
     let _ = &world().runtime;
-    let mut state = big_state(10_000, 10_000);
+    let mut state = big_state(n, n);
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     bencher.bench_local(|| {
         terminal
