@@ -102,8 +102,8 @@ fn write_policy_with_a_config_file_and_without_one() {
     s.overlay = Some(Overlay::WritePolicy {
         alias: "demo_beta".into(),
     });
-    // The session runs the embedded default: nothing to write into.
-    snapshot("write_policy", &mut s);
+    // The session runs the embedded default: nothing to write into (the
+    // `write_policy` snapshot of the main file shows this window).
     let text = screen(&mut s, (80, 24));
     assert!(text.contains("no config file"), "{text}");
     assert!(!text.contains("y write it"), "{text}");
