@@ -297,7 +297,11 @@ fn pasted_line_breaks_survive_as_lines() {
     update(&mut s, key(KeyCode::Down));
     update(&mut s, Msg::Paste("7\r".into()));
     assert_eq!(s.elicitations[0].values[1], "57 ");
-    assert_eq!(s.input.lines(), ["one", "two", "three"], "not behind the form");
+    assert_eq!(
+        s.input.lines(),
+        ["one", "two", "three"],
+        "not behind the form"
+    );
 }
 
 #[test]
