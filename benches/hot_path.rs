@@ -181,6 +181,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
                 status: CallStatus::Ok { elapsed_ms: 3 },
                 result: Some("apple = red\n".repeat(5)),
                 server_output: None,
+                progress: None,
                 expanded: false,
             })),
         })

@@ -1,6 +1,8 @@
 //! The two enums that cross the UI/backend boundary, and the plain views they
 //! carry. Nothing else crosses: the UI knows this module and its own state only.
 
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 
 /// Identifies one approval prompt.
@@ -78,6 +80,14 @@ pub enum BackendEvent {
     ToolCallStarted(ToolCallView),
     /// A tool call finished.
     ToolCallFinished(ToolOutcomeView),
+    /// A running call's progress, as its server reports it (`message` is the
+    /// server's words: untrusted).
+    CallProgress {
+        id: String,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
     /// Something the operator should know (compaction, interruption, resume).
     Notice(String),
     /// The model provider failed; the operator can retry.
@@ -117,6 +127,10 @@ pub struct SessionInfo {
     pub replay: bool,
     /// Where the config came from (a path, or "the embedded default config").
     pub config: String,
+    /// The config file in use, if any: the write-policy step edits it.
+    pub config_file: Option<String>,
+    /// Where the harness looks for a config file (said when there is none).
+    pub config_default_path: Option<String>,
     pub session_id: Option<String>,
     /// No config file and no API key: show the first-run banner.
     pub first_run: bool,
@@ -195,12 +209,16 @@ pub struct ToolView {
     pub why_not: Option<String>,
 }
 
-/// How a live connection is doing.
+/// How a connection is doing — or, once it ended, how it was doing (kept for
+/// the post-mortem until the alias connects again).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HealthView {
     pub pid: Option<u32>,
-    /// Seconds since the connection opened (as of the last update).
+    /// When the connection opened, on the wall clock (`HH:MM:SS UTC`).
     pub connected_at: String,
+    /// The same moment on the monotonic clock: the UI shows the age from it,
+    /// so it never freezes between updates.
+    pub opened: Instant,
     pub protocol_version: String,
     pub server_name: String,
     pub server_version: String,
@@ -211,12 +229,28 @@ pub struct HealthView {
     pub last_error: Option<(String, String)>,
     /// The last lines of stderr (untrusted).
     pub stderr_tail: Vec<String>,
+    /// Set once this connection ended.
+    pub ended: Option<EndedView>,
+}
+
+/// When and why a connection ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndedView {
+    /// Wall clock, `HH:MM:SS UTC`.
+    pub at: String,
+    /// Locally built (a revocation cause, the process's exit).
+    pub why: String,
+    /// How long it had been open.
+    pub lasted: Duration,
 }
 
 /// A `confirm` call waiting for the operator: local facts only.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApprovalView {
     pub id: ApprovalId,
+    /// The id of the tool call this prompt is about (its conversation cell), when
+    /// known: two queued calls of the same tool are told apart by it.
+    pub call_id: Option<String>,
     pub tool: String,
     /// `None` for built-in tools.
     pub alias: Option<String>,

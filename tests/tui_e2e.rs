@@ -1,9 +1,12 @@
 //! The real binary in tmux, used as a person uses it: connect `demo_alpha` from the
 //! side panel, see its tools exposed, kill its process, see them revoked, quit;
 //! and a server with escape sequences in every text it sends, shown inert in every
-//! view. (Every way of ending the TUI is in tui_exits.rs.)
+//! view; keys typed as an approval prompt opens do not decide it, and pasted
+//! lines stay lines. (Every way of ending the TUI is in tui_exits.rs.)
 
 mod common;
+
+use std::time::{Duration, Instant};
 
 use common::TestEnv;
 use common::tmux::{Tmux, tui_command};
@@ -41,16 +44,27 @@ fn connect_from_the_side_panel_then_kill_and_watch_the_revocation() {
         screen.contains("set → mcp__demo_alpha__set confirm"),
         "{screen}"
     );
+    // Health counts the connection's age by itself (no key pressed meanwhile).
+    let up = |s: &str| {
+        s.lines()
+            .find_map(|l| l.split("│up").nth(1).map(|r| r.trim().to_string()))
+            .unwrap_or_default()
+    };
+    let before = up(&screen);
+    tmux.wait("the age to move on", |s| {
+        !up(s).is_empty() && up(s) != before
+    });
     // K kills the server's processes; the watchdog notices and revokes.
     tmux.keys(&["K"]);
+    // (At 120 columns a revoked row shows its name's tail beside the cause.)
     let screen = tmux.wait("the revocation", |s| {
-        s.contains("lost") && s.contains("__lookup revoked:")
+        s.contains("lost") && s.contains("lookup revoked:")
     });
     assert!(screen.contains("killed by signal 9"), "{screen}");
     assert!(screen.contains("Registry v2"), "{screen}");
     // The struck-out tools leave after a moment.
     tmux.wait("the revoked tools to go", |s| {
-        !s.contains("__lookup revoked:")
+        !s.contains("lookup revoked:")
     });
     // Ctrl-C while idle quits, closing everything.
     tmux.keys(&["C-c"]);
@@ -224,5 +238,53 @@ fn escapes_from_a_server_stay_inert_in_every_view() {
     tmux.keys(&["C-q"]);
     tmux.wait_gone();
     assert_inert_stream(&std::fs::read(&raw).unwrap());
+    env.assert_no_leaks();
+}
+
+#[test]
+fn keys_typed_as_a_prompt_opens_do_not_decide_it_and_pasted_lines_stay_lines() {
+    if !Tmux::available() {
+        eprintln!("SKIPPED: tmux is not installed");
+        return;
+    }
+    let env = TestEnv::new();
+    let tmux = Tmux::start(&env, &setup(&env), 80, 24);
+    tmux.wait("the main screen", |s| s.contains("Chat"));
+    // A bracketed paste of two lines (tmux sends the line break as CR).
+    tmux.run(&["set-buffer", "-b", "p", "first line\nsecond line"]);
+    tmux.run(&["paste-buffer", "-p", "-b", "p", "-t", "t"]);
+    tmux.wait("two lines in the input box", |s| {
+        s.contains("│first line") && s.contains("│second line")
+    });
+    // Servers tab: connect demo_alpha; Registry tab: call `set` by hand.
+    tmux.keys(&["Tab", "Tab", "c"]);
+    tmux.wait("demo_alpha ready", |s| s.contains("ready 5 tools"));
+    tmux.keys(&["Tab", "Down", "x"]);
+    tmux.wait("the editor", |s| s.contains("Call mcp__demo_alpha__set"));
+    tmux.keys(&["C-s"]);
+    tmux.wait("the prompt", |s| s.contains("Approval needed"));
+    // Keys that arrive while it opens go where they were going.
+    tmux.keys(&["y", "y", "a", "n"]);
+    let screen = tmux.wait("the arming note", |s| s.contains("arming: keys go to the"));
+    assert!(screen.contains("Approval needed"), "{screen}");
+    std::thread::sleep(Duration::from_millis(1500));
+    let screen = tmux.screen();
+    assert!(!screen.contains("arming:"), "armed after a pause: {screen}");
+    tmux.keys(&["y"]);
+    let screen = tmux.wait("the approved call", |s| {
+        s.contains("operator → mcp__demo_alpha__set") && s.contains(" ok ")
+    });
+    assert!(!screen.contains("Approval needed"), "{screen}");
+    // The stray keys were typed into the input box (typing in a list pane
+    // goes there), after the pasted text.
+    tmux.wait("the typed keys in the input box", |s| {
+        s.contains("second lineyyan")
+    });
+    tmux.keys(&["C-q"]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while tmux.alive() {
+        assert!(Instant::now() < deadline, "the TUI did not quit");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     env.assert_no_leaks();
 }

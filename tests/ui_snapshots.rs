@@ -2,10 +2,12 @@
 //! `TestBackend` + insta), plus style checks where the style is the point.
 
 mod fixtures;
+#[path = "ui_snapshots/more.rs"]
+mod more;
 
 use std::time::{Duration, Instant};
 
-use fixtures::{approval, call_started, elicitation, long_text, servers};
+use fixtures::{approval, approval_for, call_started, elicitation, long_text, servers_at};
 use mcp_harness::protocol::{BackendEvent, SessionInfo, ToolOutcomeView};
 use mcp_harness::ui::panes;
 use mcp_harness::ui::state::{AppState, Cell, Focus, Overlay};
@@ -16,11 +18,11 @@ use ratatui::style::Modifier;
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
 
-fn backend(state: &mut AppState, event: BackendEvent) {
+pub fn backend(state: &mut AppState, event: BackendEvent) {
     update(state, Msg::Backend(event));
 }
 
-fn finished(
+pub fn finished(
     id: &str,
     ok: bool,
     text: &str,
@@ -37,10 +39,11 @@ fn finished(
     })
 }
 
-/// A session in the middle of the demo.
-fn session() -> AppState {
+/// A session in the middle of the demo (alpha connected a minute before).
+pub fn session() -> AppState {
     let start = Instant::now();
     let mut s = AppState::new(start);
+    let opened = start.checked_sub(Duration::from_secs(60)).unwrap_or(start);
     backend(
         &mut s,
         BackendEvent::Started(SessionInfo {
@@ -48,11 +51,13 @@ fn session() -> AppState {
             model: "demo scenario".into(),
             replay: true,
             config: "the embedded default config".into(),
+            config_file: None,
+            config_default_path: Some("/home/op/.config/mcp-harness/config.toml".into()),
             session_id: Some("20261130-120000-0001".into()),
             first_run: false,
         }),
     );
-    backend(&mut s, BackendEvent::Servers(servers()));
+    backend(&mut s, BackendEvent::Servers(servers_at(opened)));
     backend(&mut s, BackendEvent::Snapshot(4));
     s.cells.push(Cell::User("show me the demo".into()));
     backend(
@@ -94,14 +99,14 @@ fn session() -> AppState {
     s
 }
 
-fn render(state: &mut AppState, (width, height): (u16, u16)) -> Terminal<TestBackend> {
+pub fn render(state: &mut AppState, (width, height): (u16, u16)) -> Terminal<TestBackend> {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
     state.area = ratatui::layout::Rect::new(0, 0, width, height);
     terminal.draw(|f| panes::draw(f, state)).expect("draw");
     terminal
 }
 
-fn snapshot(name: &str, state: &mut AppState) {
+pub fn snapshot(name: &str, state: &mut AppState) {
     for size in SIZES {
         let terminal = render(state, size);
         insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), terminal.backend());
@@ -126,7 +131,7 @@ fn first_run_banner() {
             ..SessionInfo::default()
         }),
     );
-    backend(&mut s, BackendEvent::Servers(servers()));
+    backend(&mut s, BackendEvent::Servers(fixtures::servers()));
     snapshot("first_run", &mut s);
 }
 
@@ -139,12 +144,15 @@ fn approval_modal_with_a_queue() {
     );
     backend(
         &mut s,
-        BackendEvent::ApprovalRequested(approval(1, "mcp__demo_alpha__set")),
+        BackendEvent::ApprovalRequested(approval_for(1, "mcp__demo_alpha__set", "c3")),
     );
     backend(
         &mut s,
         BackendEvent::ApprovalRequested(approval(2, "mcp__demo_alpha__reset")),
     );
+    // Just opened: it says where keys go until the operator pauses.
+    snapshot("approval_arming", &mut s);
+    s.now += Duration::from_secs(2);
     snapshot("approval", &mut s);
 }
 
@@ -181,8 +189,9 @@ fn revoked_tools_are_struck_out() {
         let row: String = (0..area.width)
             .map(|x| buffer[(x, y)].symbol().to_string())
             .collect();
-        row.contains("mcp__demo_alpha__set revoked") && {
-            let x = row.find("mcp__demo_alpha__set revoked").unwrap_or(0);
+        // Compact at 120 columns: the name's tail beside why it went.
+        row.contains("…set revoked") && {
+            let x = row.find("…set revoked").unwrap_or(0);
             let x = row[..x].chars().count() as u16;
             buffer[(x, y)].modifier.contains(Modifier::CROSSED_OUT)
         }

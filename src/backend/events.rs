@@ -4,7 +4,7 @@
 use crate::agent::conversation::ResultPart;
 use crate::agent::events::{AgentEvent, AgentId, Origin};
 use crate::agent::toolbox::ToolRun;
-use crate::mcp::McpEvent;
+use crate::mcp::{McpEvent, ToolErrorCode};
 use crate::protocol::{BackendEvent, OriginView, ToolCallView, ToolOutcomeView};
 
 use super::Backend;
@@ -30,6 +30,7 @@ impl Backend {
                 if let Origin::Mcp { alias, .. } = &origin {
                     self.calls.insert(id.clone(), alias.clone());
                 }
+                self.approvals.call_started(&agent.to_string(), &id);
                 BackendEvent::ToolCallStarted(ToolCallView {
                     id,
                     agent: agent.to_string(),
@@ -46,12 +47,14 @@ impl Backend {
                 })
             }
             AgentEvent::ToolResult {
+                agent,
                 id,
                 outcome,
                 server_output,
                 elapsed,
                 ..
             } => {
+                self.approvals.call_finished(&agent.to_string(), &id);
                 let run = ToolRun {
                     outcome: outcome.map(|text| vec![ResultPart::Text { text }]),
                     server_output,
@@ -71,7 +74,23 @@ impl Backend {
         self.send(ui);
     }
 
-    fn count(&mut self, alias: &str, run: &ToolRun) {
+    /// Counts a call of `alias`'s tools in its Health: only calls that went to
+    /// the server. One the operator or the policy refused, or that never left
+    /// (bad arguments, gone, interrupted before an answer), says nothing about
+    /// the server's health.
+    pub(super) fn count(&mut self, alias: &str, run: &ToolRun) {
+        let reached_server = match &run.outcome {
+            Ok(_) => true,
+            Err(e) => matches!(
+                e.code,
+                ToolErrorCode::McpRemoteError
+                    | ToolErrorCode::McpTimeout
+                    | ToolErrorCode::McpConnectionLost
+            ),
+        };
+        if !reached_server {
+            return;
+        }
         let stats = self.stats.entry(alias.to_string()).or_default();
         stats.last_latency_ms = Some(run.elapsed.as_millis() as u64);
         match &run.outcome {
@@ -92,14 +111,24 @@ impl Backend {
             store.audit_mcp(&event);
         }
         match &event {
-            McpEvent::Registered { version, .. } => self.send(BackendEvent::Snapshot(*version)),
+            McpEvent::Registered { alias, version, .. } => {
+                // A new connection: its Health counts its own calls.
+                self.stats.remove(alias.as_str());
+                self.send(BackendEvent::Snapshot(*version));
+            }
             McpEvent::Revoked {
                 alias,
+                connection,
                 tools,
                 cause,
                 version,
-                ..
             } => {
+                self.approvals.connection_ended(*connection);
+                if let Some(last) = self.last.get_mut(alias.as_str())
+                    && last.connection.id() == *connection
+                {
+                    last.end(cause.to_string());
+                }
                 self.send(BackendEvent::Snapshot(*version));
                 self.send(BackendEvent::ToolsRevoked {
                     alias: alias.to_string(),
@@ -116,8 +145,6 @@ impl Backend {
                 ..
             } => {
                 self.send(BackendEvent::Snapshot(*version));
-                // A tool whose definition changed must be approved again.
-                self.approver.forget(changed);
                 let mut parts = Vec::new();
                 for (label, names) in [("added", added), ("removed", removed), ("changed", changed)]
                 {
@@ -126,13 +153,33 @@ impl Backend {
                     }
                 }
                 let text = format!(
-                    "the tools of `{alias}` changed ({}); \"always\" approvals of changed tools were reset",
+                    "the tools of `{alias}` changed ({}); a changed tool is approved anew (\"always\" was for its old definition)",
                     parts.join("; ")
                 );
                 self.send(BackendEvent::Notice(text));
             }
             McpEvent::AliasState { .. } => {}
-            McpEvent::ToolListChanged { .. } | McpEvent::Progress { .. } => return,
+            McpEvent::Progress {
+                alias,
+                progress,
+                total,
+                message,
+                ..
+            } => {
+                // Progress names no call; it is the running call of that
+                // server's when there is exactly one.
+                let mut running = self.calls.iter().filter(|(_, a)| *a == alias.as_str());
+                if let (Some((id, _)), None) = (running.next(), running.next()) {
+                    self.send(BackendEvent::CallProgress {
+                        id: id.clone(),
+                        progress: *progress,
+                        total: *total,
+                        message: message.clone(),
+                    });
+                }
+                return;
+            }
+            McpEvent::ToolListChanged { .. } => return,
         }
         self.servers();
     }

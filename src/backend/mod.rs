@@ -2,9 +2,11 @@
 //! UI's `Command`s, and turns agent and MCP events into `BackendEvent`s. It talks
 //! to the UI only over the two channels.
 
+mod approvals;
 mod approver;
 mod elicitor;
 mod events;
+mod operator;
 mod views;
 
 use std::collections::HashMap;
@@ -16,12 +18,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::events::{AgentEvent, TurnEnd};
 use crate::agent::lead::Lead;
+use crate::agent::toolbox::ToolRun;
 use crate::config::{Config, ConfigSource};
 use crate::mcp::{Hub, McpEvent};
-use crate::protocol::{BackendEvent, Command, OriginView, SessionInfo, ToolCallView};
+use crate::protocol::{ApprovalId, BackendEvent, Command, SessionInfo};
 use crate::session::{self, SessionOptions, SetupError};
 use crate::store::Store;
-use approver::TuiApprover;
+use approvals::Approvals;
+use approver::{Asked, TuiApprover};
 use views::Stats;
 
 /// The UI's ends of the two channels.
@@ -35,7 +39,8 @@ pub struct BackendHandle {
 pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, SetupError> {
     let (events, events_rx) = unbounded_channel();
     let (commands, commands_rx) = unbounded_channel();
-    let approver = Arc::new(TuiApprover::new(events.clone()));
+    let (internal, internal_rx) = unbounded_channel();
+    let approver = Arc::new(TuiApprover::new(internal.clone()));
     let elicitor = Arc::new(elicitor::TuiElicitor::new(events.clone()));
     let session = session::start(
         &config,
@@ -52,6 +57,11 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         model: session.lead.model.model().to_string(),
         replay: session.lead.model.is_replay(),
         config: config.source.to_string(),
+        config_file: match &config.source {
+            ConfigSource::File(path) => Some(path.display().to_string()),
+            ConfigSource::Embedded => None,
+        },
+        config_default_path: crate::config::default_path().map(|p| p.display().to_string()),
         session_id: session.store.as_ref().map(|s| s.id().to_string()),
         first_run,
     };
@@ -59,21 +69,47 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         hub: session.hub,
         lead: Some(session.lead),
         store: session.store,
+        approvals: Approvals::new(events.clone()),
         events,
+        internal,
         approver,
         elicitor,
         config,
         stats: HashMap::new(),
+        last: HashMap::new(),
         calls: HashMap::new(),
         cancel: CancellationToken::new(),
+        hand_cancel: CancellationToken::new(),
     };
-    let task =
-        tokio::spawn(backend.run(info, commands_rx, session.agent_events, session.mcp_events));
+    let channels = Channels {
+        commands: commands_rx,
+        agent: session.agent_events,
+        mcp: session.mcp_events,
+        internal: internal_rx,
+    };
+    let task = tokio::spawn(backend.run(info, channels));
     Ok(BackendHandle {
         commands,
         events: events_rx,
         task,
     })
+}
+
+/// What the backend's own tasks and approvers tell its loop.
+pub enum Internal {
+    /// A call needs the operator's approval.
+    Asked(Asked),
+    /// The asker of prompt `id` stopped waiting (answered, timed out, cancelled).
+    Settled(ApprovalId),
+    /// A hand-made call ended.
+    HandCallDone { id: String, run: ToolRun },
+}
+
+struct Channels {
+    commands: UnboundedReceiver<Command>,
+    agent: UnboundedReceiver<AgentEvent>,
+    mcp: UnboundedReceiver<McpEvent>,
+    internal: UnboundedReceiver<Internal>,
 }
 
 struct Backend {
@@ -82,46 +118,79 @@ struct Backend {
     lead: Option<Lead>,
     store: Option<Arc<Store>>,
     events: UnboundedSender<BackendEvent>,
+    internal: UnboundedSender<Internal>,
     approver: Arc<TuiApprover>,
+    approvals: Approvals,
     elicitor: Arc<elicitor::TuiElicitor>,
     config: Config,
+    /// Call statistics of each alias's current (or last) connection.
     stats: HashMap<String, Stats>,
+    /// Each alias's last connection, kept after it ends for the post-mortem.
+    last: HashMap<String, views::LastConnection>,
     /// Call id → alias, for the statistics of MCP calls.
     calls: HashMap<String, String>,
+    /// The running turn's.
     cancel: CancellationToken,
+    /// The operator's hand-made calls' (Ctrl-C cancels them as it does a turn).
+    hand_cancel: CancellationToken,
 }
 
 type Turn = JoinHandle<(Lead, TurnEnd)>;
 
 impl Backend {
-    async fn run(
-        mut self,
-        info: SessionInfo,
-        mut commands: UnboundedReceiver<Command>,
-        mut agent_events: UnboundedReceiver<AgentEvent>,
-        mut mcp_events: UnboundedReceiver<McpEvent>,
-    ) {
+    async fn run(mut self, info: SessionInfo, mut ch: Channels) {
         self.send(BackendEvent::Started(info));
         self.servers();
         let mut turn: Option<Turn> = None;
         loop {
             tokio::select! {
-                command = commands.recv() => {
+                command = ch.commands.recv() => {
                     let command = command.unwrap_or(Command::Quit);
                     if command == Command::Quit {
                         break;
                     }
                     self.command(command, &mut turn);
                 }
-                Some(event) = agent_events.recv() => self.agent(event),
-                Some(event) = mcp_events.recv() => self.mcp(event),
+                Some(event) = ch.agent.recv() => self.agent(event),
+                Some(event) = ch.mcp.recv() => self.mcp(event),
+                Some(message) = ch.internal.recv() => {
+                    if matches!(message, Internal::Asked(_)) {
+                        // The asking call's own event was sent before it asked:
+                        // take it in first, so the prompt can name the call.
+                        self.drain_agent(&mut ch.agent);
+                    }
+                    self.internal(message);
+                }
                 finished = async { turn.as_mut().expect("guarded").await }, if turn.is_some() => {
                     turn = None;
+                    // The turn's last notices come before the word that it ended.
+                    self.drain_agent(&mut ch.agent);
                     self.turn_done(finished);
                 }
             }
         }
         self.shutdown(turn).await;
+    }
+
+    fn drain_agent(&mut self, agent: &mut UnboundedReceiver<AgentEvent>) {
+        while let Ok(event) = agent.try_recv() {
+            self.agent(event);
+        }
+    }
+
+    fn internal(&mut self, message: Internal) {
+        match message {
+            Internal::Asked(asked) => self.approvals.ask(asked, &self.hub.snapshot()),
+            Internal::Settled(id) => self.approvals.settled(id),
+            Internal::HandCallDone { id, run } => {
+                if let Some(alias) = self.calls.remove(&id) {
+                    self.count(&alias, &run);
+                }
+                self.send(BackendEvent::ToolCallFinished(events::outcome_view(
+                    id, &run,
+                )));
+            }
+        }
     }
 
     fn command(&mut self, command: Command, turn: &mut Option<Turn>) {
@@ -130,7 +199,9 @@ impl Backend {
             Command::Retry => self.start_turn(turn, None),
             Command::Interrupt => {
                 self.cancel.cancel();
-                self.approver.withdraw_all();
+                self.hand_cancel.cancel();
+                self.hand_cancel = CancellationToken::new();
+                self.approvals.withdraw_all();
                 self.elicitor.withdraw_all();
             }
             Command::Connect(alias) => self.spawn_connect(alias, false),
@@ -140,7 +211,7 @@ impl Backend {
                     Ok(()) => format!("disconnected `{alias}`"),
                     Err(e) => e.to_string(),
                 };
-                self.send(BackendEvent::Status(text));
+                self.tell(text);
             }
             Command::KillServer(alias) => {
                 let text = match self.hub.kill_process(&alias) {
@@ -149,9 +220,9 @@ impl Backend {
                     ),
                     Err(e) => e.to_string(),
                 };
-                self.send(BackendEvent::Status(text));
+                self.tell(text);
             }
-            Command::Approval { id, decision } => self.approver.answer(id, decision),
+            Command::Approval { id, decision } => self.approvals.answer(id, decision),
             Command::Elicitation { id, answer } => self.elicitor.answer(id, answer),
             Command::WritePolicy(alias) => self.write_policy(&alias),
             Command::CallTool { name, arguments } => self.manual_call(name, arguments),
@@ -215,99 +286,9 @@ impl Backend {
         }
     }
 
-    fn spawn_connect(&self, alias: String, reconnect: bool) {
-        let (hub, events) = (self.hub.clone(), self.events.clone());
-        tokio::spawn(async move {
-            if reconnect {
-                let _ = hub.disconnect(&alias);
-            }
-            let text = match hub.connect(&alias).await {
-                Ok(report) => match report.outcome {
-                    Ok(tools) => format!("connected `{alias}`: {} tools exposed", tools.len()),
-                    Err(e) => format!(
-                        "`{alias}` {}: {}",
-                        e.code,
-                        crate::sanitize::inert_line(&e.message, 200)
-                    ),
-                },
-                Err(e) => e.to_string(),
-            };
-            let _ = events.send(BackendEvent::Status(text));
-        });
-    }
-
-    fn write_policy(&mut self, alias: &str) {
-        let text = match (
-            &self.config.source,
-            self.hub.last_report(alias),
-            self.hub.spec(alias),
-        ) {
-            (ConfigSource::Embedded, ..) => format!(
-                "the embedded default config cannot be edited: create {} (start from config.example.toml)",
-                crate::config::default_path()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_else(|| "a config file".into())
-            ),
-            (ConfigSource::File(path), Some(report), Ok(spec)) => {
-                let published: Vec<String> =
-                    report.published.iter().map(|t| t.name.clone()).collect();
-                match crate::config::edit::write_policy(path, alias, &published, &spec.policy) {
-                    Ok(policy) => {
-                        let _ = self.hub.set_policy(alias, policy);
-                        self.spawn_connect(alias.to_string(), true);
-                        format!(
-                            "wrote [servers.{alias}.tools] to {}; reconnecting",
-                            path.display()
-                        )
-                    }
-                    Err(e) => e,
-                }
-            }
-            _ => format!("connect `{alias}` first, so its published tools are known"),
-        };
-        self.send(BackendEvent::Status(text));
-    }
-
-    fn manual_call(&self, name: String, arguments: serde_json::Value) {
-        let (hub, events, approver) = (
-            self.hub.clone(),
-            self.events.clone(),
-            Arc::clone(&self.approver),
-        );
-        let id = format!("operator-{}", uuid_like());
-        let origin = hub
-            .snapshot()
-            .resolve(&name)
-            .map(|t| (t.alias.to_string(), t.remote_name.clone(), t.effect));
-        let _ = events.send(BackendEvent::ToolCallStarted(ToolCallView {
-            id: id.clone(),
-            agent: "operator".into(),
-            name: name.clone(),
-            origin: origin
-                .as_ref()
-                .map_or(OriginView::Unknown, |(a, r, _)| OriginView::Mcp {
-                    alias: a.clone(),
-                    remote_name: r.clone(),
-                }),
-            effect: origin.as_ref().map(|(_, _, e)| e.to_string()),
-            arguments: arguments.clone(),
-        }));
-        tokio::spawn(async move {
-            let outcome = hub
-                .call(&hub.snapshot(), &name, arguments, approver.as_ref())
-                .await;
-            let run = crate::agent::toolbox::from_mcp(outcome);
-            let _ = events.send(BackendEvent::ToolCallFinished(events::outcome_view(
-                id, &run,
-            )));
-        });
-    }
-
-    fn servers(&self) {
-        self.send(BackendEvent::Servers(views::servers(
-            &self.hub,
-            &self.stats,
-        )));
+    fn servers(&mut self) {
+        let servers = views::servers(&self.hub, &self.stats, &mut self.last);
+        self.send(BackendEvent::Servers(servers));
     }
 
     fn send(&self, event: BackendEvent) {
@@ -317,7 +298,8 @@ impl Backend {
     /// Interrupts the turn, denies open prompts, closes every server.
     async fn shutdown(mut self, turn: Option<Turn>) {
         self.cancel.cancel();
-        self.approver.withdraw_all();
+        self.hand_cancel.cancel();
+        self.approvals.withdraw_all();
         self.elicitor.withdraw_all();
         if let Some(turn) = turn
             && let Ok(Ok((lead, _))) =
@@ -328,10 +310,4 @@ impl Backend {
         self.hub.shutdown().await;
         self.send(BackendEvent::Stopped);
     }
-}
-
-/// A process-unique id for the operator's own calls.
-fn uuid_like() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }

@@ -2,9 +2,11 @@
 //! publishes and what became of each tool, and the health of its connection.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
 
-use crate::mcp::{AliasState, ConnectErrorCode, Effect, Hub, connection::Endpoint};
-use crate::protocol::{HealthView, ServerView, ToolView};
+use crate::mcp::{AliasState, ConnectErrorCode, Connection, Effect, Hub, connection::Endpoint};
+use crate::protocol::{EndedView, HealthView, ServerView, ToolView};
 
 /// Call statistics per alias, kept by the backend.
 #[derive(Debug, Clone, Default)]
@@ -18,7 +20,33 @@ pub struct Stats {
 /// Lines of stderr shown in the health pane.
 const STDERR_LINES: usize = 40;
 
-pub fn servers(hub: &Hub, stats: &HashMap<String, Stats>) -> Vec<ServerView> {
+/// The last connection of an alias, live or ended: after it ends, Health keeps
+/// showing its facts (pid, protocol, calls, stderr) with when and why it ended,
+/// until the alias connects again. Closing does not wait for this handle: the
+/// hub closes or kills a connection when it revokes it.
+pub struct LastConnection {
+    pub connection: Arc<Connection>,
+    pub ended: Option<EndedView>,
+}
+
+impl LastConnection {
+    /// Records the end, once (the first word on why is the one kept).
+    pub fn end(&mut self, why: String) {
+        if self.ended.is_none() {
+            self.ended = Some(EndedView {
+                at: wall_clock(chrono::Utc::now()),
+                why,
+                lasted: self.connection.uptime(),
+            });
+        }
+    }
+}
+
+pub fn servers(
+    hub: &Hub,
+    stats: &HashMap<String, Stats>,
+    last: &mut HashMap<String, LastConnection>,
+) -> Vec<ServerView> {
     let snapshot = hub.snapshot();
     hub.aliases()
         .into_iter()
@@ -58,8 +86,34 @@ pub fn servers(hub: &Hub, stats: &HashMap<String, Stats>) -> Vec<ServerView> {
                         tool_view(t, exposed.map(|e| e.name.clone()), effect, why_not)
                     })
                     .collect();
-                view.health = Some(health(&entry.connection, stats.get(alias.as_str())));
-            } else if let Some(report) = hub.last_report(alias.as_str())
+                let current = last
+                    .get(alias.as_str())
+                    .is_some_and(|l| l.connection.id() == entry.connection.id());
+                if !current {
+                    last.insert(
+                        alias.to_string(),
+                        LastConnection {
+                            connection: Arc::clone(&entry.connection),
+                            ended: None,
+                        },
+                    );
+                }
+                view.health = Some(health(&entry.connection, stats.get(alias.as_str()), None));
+            } else if let Some(ended) = last.get_mut(alias.as_str()) {
+                // Not live any more (an end the revocation did not tell).
+                let why = ended
+                    .connection
+                    .end_reason()
+                    .map_or_else(|| state.label().to_string(), ToString::to_string);
+                ended.end(why);
+                view.health = Some(health(
+                    &ended.connection,
+                    stats.get(alias.as_str()),
+                    ended.ended.clone(),
+                ));
+            }
+            if snapshot.connection_for(&alias).is_none()
+                && let Some(report) = hub.last_report(alias.as_str())
                 && let Err(error) = &report.outcome
                 && !matches!(state, AliasState::Disconnected | AliasState::Connecting)
             {
@@ -117,20 +171,25 @@ fn transport(spec: &crate::mcp::TransportSpec) -> String {
     }
 }
 
-fn health(connection: &crate::mcp::Connection, stats: Option<&Stats>) -> HealthView {
+fn wall_clock(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.format("%H:%M:%S UTC").to_string()
+}
+
+fn health(connection: &Connection, stats: Option<&Stats>, ended: Option<EndedView>) -> HealthView {
     let stats = stats.cloned().unwrap_or_default();
-    let uptime = connection.uptime();
-    let since = chrono::Utc::now() - chrono::Duration::from_std(uptime).unwrap_or_default();
+    // The opening moment on both clocks; the UI counts the age itself.
+    let since =
+        chrono::Utc::now() - chrono::Duration::from_std(connection.uptime()).unwrap_or_default();
+    let opened = Instant::now()
+        .checked_sub(connection.uptime())
+        .unwrap_or_else(Instant::now);
     HealthView {
         pid: match connection.endpoint() {
             Endpoint::Stdio { pid } => Some(*pid),
             Endpoint::Http => None,
         },
-        connected_at: format!(
-            "{} UTC ({}s ago)",
-            since.format("%H:%M:%S"),
-            uptime.as_secs()
-        ),
+        connected_at: wall_clock(since),
+        opened,
         protocol_version: connection.server().protocol_version.clone(),
         server_name: connection.server().name.clone(),
         server_version: connection.server().version.clone(),
@@ -139,5 +198,6 @@ fn health(connection: &crate::mcp::Connection, stats: Option<&Stats>) -> HealthV
         last_latency_ms: stats.last_latency_ms,
         last_error: stats.last_error,
         stderr_tail: connection.stderr().last_lines(STDERR_LINES),
+        ended,
     }
 }

@@ -6,7 +6,26 @@ use std::path::Path;
 
 use toml_edit::{DocumentMut, Item, Table, value};
 
-use crate::mcp::{Effect, ToolPolicy};
+use crate::mcp::{Effect, ServerAlias, ToolPolicy};
+
+/// The TOML key for a server-controlled tool name, written exactly as
+/// `mcp-harness policy` prints it: bare when it can be, otherwise quoted with
+/// every control character and bidi override as a `\uXXXX` escape — so the
+/// file never holds a raw U+009B or U+202E that would act on a terminal
+/// showing it. (Parsing that printed line keeps its spelling for the file.)
+fn key_for(name: &str) -> Result<toml_edit::Key, String> {
+    let line = ToolPolicy::block_for(&ServerAlias::new("x"), [name]);
+    let doc: DocumentMut = line
+        .parse()
+        .map_err(|e| format!("cannot write a policy key for {name:?}: {e}"))?;
+    doc.get("servers")
+        .and_then(|s| s.get("x"))
+        .and_then(|s| s.get("tools"))
+        .and_then(Item::as_table_like)
+        .and_then(|t| t.get_key_value(name))
+        .map(|(key, _)| key.clone())
+        .ok_or_else(|| format!("cannot write a policy key for {name:?}"))
+}
 
 /// Makes `[servers.ALIAS.tools]` list exactly `published`: entries for tools
 /// still published keep their effect, new ones get `confirm`, the rest go.
@@ -57,7 +76,9 @@ pub fn write_policy(
     for name in published {
         let effect = current.effect(name).unwrap_or(Effect::Confirm);
         if tools.get(name).is_none() {
-            tools.insert(name, value(effect.to_string()));
+            tools
+                .entry_format(&key_for(name)?)
+                .or_insert(value(effect.to_string()));
         }
         effects.insert(name.clone(), effect);
     }
@@ -97,6 +118,28 @@ mod tests {
         assert_eq!(policy.effect("files/read"), Some(Effect::Confirm));
         let config = super::super::parse(&after, super::super::ConfigSource::Embedded).unwrap();
         assert_eq!(config.servers[0].policy, policy);
+    }
+
+    #[test]
+    fn hostile_names_are_written_as_escapes_and_read_back_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[servers.s]\ncommand = \"x\"\n").unwrap();
+        let hostile = "csi\u{9b}31m-\u{202e}evil\"q".to_string();
+        let published = vec![hostile.clone(), "plain".to_string()];
+        let policy = write_policy(&path, "s", &published, &ToolPolicy::default()).unwrap();
+        let after = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            !after.contains('\u{9b}') && !after.contains('\u{202e}'),
+            "{after:?}"
+        );
+        assert!(
+            after.contains("\"csi\\u009B31m-\\u202Eevil\\\"q\" = \"confirm\""),
+            "{after}"
+        );
+        let config = super::super::parse(&after, super::super::ConfigSource::Embedded).unwrap();
+        assert_eq!(config.servers[0].policy, policy);
+        assert_eq!(policy.effect(&hostile), Some(Effect::Confirm));
     }
 
     #[test]

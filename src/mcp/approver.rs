@@ -40,6 +40,13 @@ pub trait Approver: Send + Sync {
     fn decider(&self) -> &'static str {
         "operator"
     }
+
+    /// Who asks for the MCP calls decided here (`requested_by` of their
+    /// requests): the Lead, unless the approver stands for someone else — the
+    /// operator's own hand-made calls must not be recorded as the Lead's.
+    fn requester(&self) -> String {
+        "lead".into()
+    }
 }
 
 /// The approver of headless commands: `--yes` approves, otherwise refused.

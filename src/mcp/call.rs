@@ -85,7 +85,7 @@ impl Hub {
                 remote_name: Some(tool.remote_name.clone()),
                 arguments: arguments.clone(),
                 effect: tool.effect,
-                requested_by: "lead".into(),
+                requested_by: approver.requester(),
             };
             if let ApprovalDecision::Denied { reason } = approver.approve(request).await {
                 return CallOutcome::local(envelope(Code::McpPermissionDenied, reason));

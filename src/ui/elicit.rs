@@ -33,9 +33,6 @@ pub fn form(view: ElicitationView) -> ElicitForm {
 }
 
 pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
-    if let Some(Action::InterruptOrQuit) = keymap::lookup(Scope::Global, &key) {
-        return super::input::key_global_interrupt(state);
-    }
     let Some(form) = state.elicitations.front_mut() else {
         return Vec::new();
     };
@@ -103,6 +100,21 @@ fn edit(form: &mut ElicitForm, key: KeyEvent) {
             value.pop();
         }
         _ => {}
+    }
+}
+
+/// Pasted text goes into the selected text field, on one line (a form field
+/// has no line breaks).
+pub fn paste(state: &mut AppState, text: &str) {
+    let Some(form) = state.elicitations.front_mut() else {
+        return;
+    };
+    let kind = form.view.fields.get(form.selected).map(|f| &f.kind);
+    if let (Some(FieldKind::Text | FieldKind::Number | FieldKind::Integer), Some(value)) =
+        (kind, form.values.get_mut(form.selected))
+    {
+        value.push_str(&text.replace('\n', " "));
+        form.problem = None;
     }
 }
 

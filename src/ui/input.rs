@@ -1,35 +1,50 @@
-//! Keys, paste and mouse, in layers (helix-style): approval modal → overlay →
-//! focused pane → global keys. Every key lands somewhere visible; none is
-//! swallowed silently.
+//! Keys and paste, in layers (helix-style): approval modal (once armed) →
+//! elicitation form → overlay → focused pane → global keys. Every key lands
+//! somewhere visible; none is swallowed silently.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui_textarea::{CursorMove, Input};
 
 use super::keymap::{self, Action, Scope};
-use super::state::{APPROVAL_GRACE, AppState, Cell, Focus, Overlay};
+use super::state::{AppState, Cell, Focus, Overlay};
 use super::update::{Effect, status};
 use super::view::{RegistryRow, registry_rows};
-use crate::protocol::{Command, Decision};
+use crate::protocol::Command;
 
-/// Keys typed within this long count as "typing" when a prompt opens.
-const TYPING_WINDOW: std::time::Duration = std::time::Duration::from_millis(1500);
+/// The status while an interruption is on its way (cleared once nothing runs).
+pub const INTERRUPTING: &str = "interrupting…";
 
 pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     if key.kind == KeyEventKind::Release {
         return Vec::new();
     }
     state.banner = false;
-    if !state.approvals.is_empty() {
-        return approval_key(state, key);
+    if let Some(Action::InterruptOrQuit) = keymap::lookup(Scope::Global, &key) {
+        // Ctrl-C means the same everywhere, modal or not.
+        return global(state, Action::InterruptOrQuit);
     }
+    if state.prompt_armed()
+        && let super::approval::Answer::Taken(effects) = super::approval::key(state, &key)
+    {
+        return effects;
+    }
+    // Every other key counts as typing: it pushes the prompt's arming back.
+    let effects = dispatch(state, key);
+    state.last_key = Some(state.now);
+    effects
+}
+
+/// A key that is not for the approval prompt: elicitation form → overlay →
+/// focused pane → global keys.
+fn dispatch(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     if !state.elicitations.is_empty() {
         return super::elicit::key(state, key);
     }
     if state.overlay.is_some() {
         return super::overlay::key(state, key);
     }
-    let typing = state.focus == Focus::Input;
-    if keymap::is_help(&key, typing) {
+    let typing_text = state.focus == Focus::Input && !state.input.is_empty();
+    if keymap::is_help(&key, typing_text) {
         state.overlay = Some(Overlay::Help { scroll: 0 });
         return Vec::new();
     }
@@ -58,7 +73,6 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
                 // Typing in a list pane: the operator meant the input box.
                 state.focus = Focus::Input;
                 state.input.insert_char(c);
-                state.last_typed = Some(state.now);
             }
             Vec::new()
         }
@@ -67,8 +81,8 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
 
 fn global(state: &mut AppState, action: Action) -> Vec<Effect> {
     match action {
-        Action::InterruptOrQuit if state.busy => {
-            status(state, "interrupting…");
+        Action::InterruptOrQuit if state.interruptible() => {
+            status(state, INTERRUPTING);
             vec![Effect::Send(Command::Interrupt)]
         }
         Action::InterruptOrQuit | Action::Quit => quit(state),
@@ -91,11 +105,6 @@ fn global(state: &mut AppState, action: Action) -> Vec<Effect> {
     }
 }
 
-/// Ctrl-C from a modal: interrupt a running turn, or quit.
-pub fn key_global_interrupt(state: &mut AppState) -> Vec<Effect> {
-    global(state, Action::InterruptOrQuit)
-}
-
 pub fn quit(state: &mut AppState) -> Vec<Effect> {
     state.quitting = true;
     status(state, "closing every server…");
@@ -110,15 +119,13 @@ fn input_key(state: &mut AppState, key: KeyEvent, action: Option<Action>) -> Vec
         Some(Action::Newline) => state.input.insert_newline(),
         Some(Action::HistoryPrev) if row == 0 => history(state, -1),
         Some(Action::HistoryNext) if row == last_row => history(state, 1),
-        Some(Action::PageUp) => state.scroll_back = state.scroll_back.saturating_add(10),
-        Some(Action::PageDown) => state.scroll_back = state.scroll_back.saturating_sub(10),
+        Some(Action::PageUp) => super::scroll::by(state, PAGE),
+        Some(Action::PageDown) => super::scroll::by(state, -PAGE),
         _ => {
             if key.code == KeyCode::Esc {
                 return Vec::new();
             }
-            if state.input.input(Input::from(key)) {
-                state.last_typed = Some(state.now);
-            }
+            state.input.input(Input::from(key));
         }
     }
     Vec::new()
@@ -251,8 +258,8 @@ fn conversation(state: &mut AppState, action: Action) -> Vec<Effect> {
             state.selected_cell = None;
             state.scroll_back = 0;
         }
-        Action::PageUp => state.scroll_back = state.scroll_back.saturating_add(10),
-        Action::PageDown => state.scroll_back = state.scroll_back.saturating_sub(10),
+        Action::PageUp => return scrolled(state, PAGE),
+        Action::PageDown => return scrolled(state, -PAGE),
         Action::Toggle => {
             if let Some(Cell::ToolCall(call)) = state.cells.get_mut(selected) {
                 call.expanded = !call.expanded;
@@ -266,6 +273,21 @@ fn conversation(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::Retry => status(state, "nothing to retry: r retries a turn that failed"),
         _ => {}
     }
+    if matches!(
+        action,
+        Action::Up | Action::Down | Action::Top | Action::Toggle
+    ) {
+        super::scroll::follow_selection(state);
+    }
+    Vec::new()
+}
+
+/// Lines a page key scrolls the conversation.
+const PAGE: i32 = 10;
+
+/// Paging scrolls the view; the selection stays where it was.
+fn scrolled(state: &mut AppState, lines: i32) -> Vec<Effect> {
+    super::scroll::by(state, lines);
     Vec::new()
 }
 
@@ -275,77 +297,31 @@ pub fn clamp_tool(state: &mut AppState) {
     state.selected_tool = state.selected_tool.min(rows.saturating_sub(1));
 }
 
-fn approval_key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
-    let Some(prompt) = state.approvals.front() else {
+pub fn paste(state: &mut AppState, text: &str) -> Vec<Effect> {
+    // Pasting is typing: a prompt waiting to arm waits on.
+    state.last_key = Some(state.now);
+    // Bracketed paste delivers line breaks as CR (what the Enter key sends);
+    // the text areas split lines on LF only.
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    if let Some(Overlay::CallTool(editor)) = &mut state.overlay {
+        editor.area.insert_str(&text);
+        super::overlay::revalidate(state);
         return Vec::new();
-    };
-    let fresh = state.now < prompt.opened + APPROVAL_GRACE;
-    let was_typing = state.focus == Focus::Input
-        && state
-            .last_typed
-            .is_some_and(|t| prompt.opened.duration_since(t) < TYPING_WINDOW);
-    if let KeyCode::Char(c) = key.code
-        && fresh
-        && was_typing
-        && key.modifiers.difference(KeyModifiers::SHIFT).is_empty()
-    {
-        state.input.insert_char(c);
+    }
+    if !state.elicitations.is_empty() {
+        super::elicit::paste(state, &text);
+        return Vec::new();
+    }
+    if state.overlay.is_some() {
+        // Not into the box hidden behind a window that takes no text.
         status(
             state,
-            "an approval prompt just opened: that key went to the input box, not to the prompt",
+            "nothing here takes text: close this window to paste into the input box",
         );
-        return Vec::new();
-    }
-    if let Some(action) = keymap::lookup(Scope::Global, &key)
-        && action == Action::InterruptOrQuit
-    {
-        return global(state, action);
-    }
-    let id = prompt.view.id;
-    let decision = match keymap::lookup(Scope::Approval, &key) {
-        Some(Action::ApproveOnce) => Decision::Once,
-        Some(Action::ApproveAlways) => Decision::Always,
-        Some(Action::Deny) => Decision::Deny,
-        Some(Action::Up) => {
-            if let Some(p) = state.approvals.front_mut() {
-                p.scroll = p.scroll.saturating_sub(1);
-            }
-            return Vec::new();
-        }
-        Some(Action::Down) => {
-            if let Some(p) = state.approvals.front_mut() {
-                p.scroll = p.scroll.saturating_add(1);
-            }
-            return Vec::new();
-        }
-        _ => {
-            status(
-                state,
-                "an approval is waiting: y approve once · a always for this tool · n deny",
-            );
-            return Vec::new();
-        }
-    };
-    if let Some(prompt) = state.approvals.pop_front() {
-        let now = state.now;
-        if let Some(Cell::ToolCall(call)) = state.cells.iter_mut().rev().find(|c| {
-            matches!(c, Cell::ToolCall(t) if t.name == prompt.view.tool && t.status == super::state::CallStatus::AwaitingApproval)
-        }) {
-            call.status = super::state::CallStatus::Running { since: now };
-        }
-    }
-    vec![Effect::Send(Command::Approval { id, decision })]
-}
-
-pub fn paste(state: &mut AppState, text: &str) -> Vec<Effect> {
-    if let Some(Overlay::CallTool(editor)) = &mut state.overlay {
-        editor.text.push_str(text);
-        super::overlay::revalidate(state);
         return Vec::new();
     }
     // The textarea drops paste events; insert the text ourselves.
     state.focus = Focus::Input;
-    state.input.insert_str(text);
-    state.last_typed = Some(state.now);
+    state.input.insert_str(&text);
     Vec::new()
 }

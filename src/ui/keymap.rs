@@ -18,11 +18,26 @@ pub enum Scope {
     Help,
     Detail,
     WritePolicy,
+    /// The write-policy window when there is no config file to write into.
+    NoConfigFile,
     CallTool,
     Elicitation,
 }
 
 impl Scope {
+    /// A window over the panes: its own keys only (Ctrl-C still works).
+    pub fn is_modal(self) -> bool {
+        !matches!(
+            self,
+            Scope::Global
+                | Scope::Input
+                | Scope::Conversation
+                | Scope::Servers
+                | Scope::Registry
+                | Scope::Health
+        )
+    }
+
     pub fn title(self) -> &'static str {
         match self {
             Scope::Global => "Everywhere",
@@ -35,6 +50,7 @@ impl Scope {
             Scope::Help => "Help",
             Scope::Detail => "Tool detail",
             Scope::WritePolicy => "Write policy",
+            Scope::NoConfigFile => "Write policy (no config file)",
             Scope::CallTool => "Call a tool by hand",
             Scope::Elicitation => "A server asks for input",
         }
@@ -78,6 +94,8 @@ pub enum Action {
     Close,
     Confirm,
     Submit,
+    /// Passed to the text being edited (cursor moves, new lines, undo, …).
+    Edit,
 }
 
 /// One key (code + modifiers).
@@ -97,15 +115,17 @@ pub struct Binding {
     /// How the keys are written in hints and help.
     pub keys: &'static str,
     pub action: Action,
+    /// What it does, in help.
     pub desc: &'static str,
-    /// Shown in the footer when this scope is active.
-    pub hint: bool,
+    /// What it does, shortly, in the footer when this scope is active ("": not
+    /// in the footer). Footers are fitted to the width in table order.
+    pub hint: &'static str,
 }
 
 use Action::*;
 use KeyCode::{
-    BackTab, Char, Down as KDown, End, Enter, Esc, F, Home, PageDown as PgDn, PageUp as PgUp, Tab,
-    Up as KUp,
+    BackTab, Backspace, Char, Down as KDown, End, Enter, Esc, F, Home, Left, PageDown as PgDn,
+    PageUp as PgUp, Right, Tab, Up as KUp,
 };
 
 macro_rules! b {
@@ -117,60 +137,71 @@ macro_rules! b {
 /// The keymap.
 #[rustfmt::skip]
 pub const BINDINGS: &[Binding] = &[
-    b!(Global, [Chord(Char('c'), CTRL)], "Ctrl-C", InterruptOrQuit, "interrupt the turn / quit when idle", true),
-    b!(Global, [Chord(Char('q'), CTRL)], "Ctrl-Q", Quit, "quit (closes every server)", false),
-    b!(Global, [Chord(F(1), NONE)], "F1", Help, "help", false),
-    b!(Global, [Chord(Tab, NONE)], "Tab", NextFocus, "next pane", true),
-    b!(Global, [Chord(BackTab, SHIFT), Chord(BackTab, NONE)], "Shift-Tab", PrevFocus, "previous pane", false),
-    b!(Input, [Chord(Enter, NONE)], "Enter", Send, "send", true),
-    b!(Input, [Chord(Enter, ALT), Chord(Enter, SHIFT), Chord(Char('j'), CTRL)], "Alt-Enter", Newline, "new line", true),
-    b!(Input, [Chord(KUp, NONE)], "↑/↓", HistoryPrev, "earlier / later messages (on the first / last line)", false),
-    b!(Input, [Chord(KDown, NONE)], "↓", HistoryNext, "", false),
-    b!(Input, [Chord(PgUp, NONE)], "PgUp/PgDn", PageUp, "scroll the conversation", false),
-    b!(Input, [Chord(PgDn, NONE)], "PgDn", PageDown, "", false),
-    b!(Conversation, [Chord(KUp, NONE), Chord(Char('k'), NONE)], "↑↓/jk", Up, "move between entries", false),
-    b!(Conversation, [Chord(KDown, NONE), Chord(Char('j'), NONE)], "↓/j", Down, "", false),
-    b!(Conversation, [Chord(Enter, NONE), Chord(Char(' '), NONE)], "Enter", Toggle, "expand / collapse a tool call", true),
-    b!(Conversation, [Chord(PgUp, NONE)], "PgUp/PgDn", PageUp, "scroll", false),
-    b!(Conversation, [Chord(PgDn, NONE)], "PgDn", PageDown, "", false),
-    b!(Conversation, [Chord(Home, NONE), Chord(Char('g'), NONE)], "g/G", Top, "top / bottom", false),
-    b!(Conversation, [Chord(End, NONE), Chord(Char('G'), SHIFT), Chord(Char('G'), NONE)], "G", Bottom, "", false),
-    b!(Conversation, [Chord(Char('r'), NONE)], "r", Retry, "retry the failed turn", true),
-    b!(Servers, [Chord(KUp, NONE), Chord(Char('k'), NONE)], "↑/↓", Up, "select", false),
-    b!(Servers, [Chord(KDown, NONE), Chord(Char('j'), NONE)], "↓", Down, "", false),
-    b!(Servers, [Chord(Char('c'), NONE)], "c", Connect, "connect", true),
-    b!(Servers, [Chord(Char('d'), NONE)], "d", Disconnect, "disconnect", true),
-    b!(Servers, [Chord(Char('r'), NONE)], "r", Reconnect, "reconnect", true),
-    b!(Servers, [Chord(Char('K'), SHIFT), Chord(Char('K'), NONE)], "K", Kill, "kill the server process (watch the watchdog)", true),
-    b!(Servers, [Chord(Char('p'), NONE)], "p", WritePolicy, "write the policy for what it publishes", true),
-    b!(Servers, [Chord(Enter, NONE)], "Enter", ShowRegistry, "its tools in the registry", false),
-    b!(Registry, [Chord(KUp, NONE), Chord(Char('k'), NONE)], "↑/↓", Up, "select", false),
-    b!(Registry, [Chord(KDown, NONE), Chord(Char('j'), NONE)], "↓", Down, "", false),
-    b!(Registry, [Chord(Enter, NONE)], "Enter", Detail, "details (schema, server claims)", true),
-    b!(Registry, [Chord(Char('x'), NONE)], "x", CallByHand, "call it by hand", true),
-    b!(Registry, [Chord(Char('a'), NONE)], "a", ToggleAll, "all servers / selected server", true),
-    b!(Health, [Chord(Char('u'), NONE)], "u", Refresh, "refresh (stderr tail)", true),
-    b!(Approval, [Chord(Char('y'), NONE)], "y", ApproveOnce, "approve once", true),
-    b!(Approval, [Chord(Char('a'), NONE)], "a", ApproveAlways, "approve this tool for the session", true),
-    b!(Approval, [Chord(Char('n'), NONE), Chord(Esc, NONE)], "n/Esc", Deny, "deny", true),
-    b!(Approval, [Chord(KUp, NONE)], "↑/↓", Up, "scroll the arguments", true),
-    b!(Approval, [Chord(KDown, NONE)], "↓", Down, "", false),
-    b!(Help, [Chord(Esc, NONE), Chord(Char('?'), NONE), Chord(Char('q'), NONE)], "Esc", Close, "close", true),
-    b!(Help, [Chord(KUp, NONE)], "↑/↓", Up, "scroll", true),
-    b!(Help, [Chord(KDown, NONE)], "↓", Down, "", false),
-    b!(Detail, [Chord(Esc, NONE), Chord(Char('q'), NONE)], "Esc", Close, "close", true),
-    b!(Detail, [Chord(KUp, NONE)], "↑/↓", Up, "scroll", true),
-    b!(Detail, [Chord(KDown, NONE)], "↓", Down, "", false),
-    b!(Detail, [Chord(Char('x'), NONE)], "x", CallByHand, "call it by hand", true),
-    b!(WritePolicy, [Chord(Char('y'), NONE)], "y", Confirm, "write it", true),
-    b!(WritePolicy, [Chord(Char('n'), NONE), Chord(Esc, NONE)], "n/Esc", Close, "cancel", true),
-    b!(CallTool, [Chord(Char('s'), CTRL)], "Ctrl-S", Submit, "call", true),
-    b!(CallTool, [Chord(Esc, NONE)], "Esc", Close, "cancel", true),
-    b!(Elicitation, [Chord(Enter, NONE)], "Enter", Submit, "send the answer", true),
-    b!(Elicitation, [Chord(KUp, NONE), Chord(BackTab, SHIFT), Chord(BackTab, NONE)], "↑/↓", Up, "field", true),
-    b!(Elicitation, [Chord(KDown, NONE), Chord(Tab, NONE)], "↓", Down, "", false),
-    b!(Elicitation, [Chord(Char('d'), CTRL)], "Ctrl-D", Deny, "decline", true),
-    b!(Elicitation, [Chord(Esc, NONE)], "Esc", Close, "cancel", true),
+    b!(Global, [Chord(Char('q'), CTRL)], "Ctrl-Q", Quit, "quit (closes every server)", ""),
+    // `?` is bound in `is_help`: whether it opens help depends on the input box.
+    b!(Global, [Chord(F(1), NONE)], "?/F1", Help, "help (in the input box ? is typed, unless the box is empty)", ""),
+    b!(Global, [Chord(Tab, NONE)], "Tab", NextFocus, "next pane", "next pane"),
+    // The footer says "interrupt" instead while something runs (status_bar.rs).
+    b!(Global, [Chord(Char('c'), CTRL)], "Ctrl-C", InterruptOrQuit, "interrupt the turn or a hand-made call; quit when nothing runs", "quit"),
+    b!(Global, [Chord(BackTab, SHIFT), Chord(BackTab, NONE)], "Shift-Tab", PrevFocus, "previous pane", ""),
+    b!(Input, [Chord(Enter, NONE)], "Enter", Send, "send", "send"),
+    b!(Input, [Chord(Enter, ALT), Chord(Char('j'), CTRL), Chord(Enter, SHIFT)], "Alt-Enter/Ctrl-J", Newline, "new line (most terminals send Shift-Enter as a plain Enter)", "new line"),
+    b!(Input, [Chord(KUp, NONE)], "↑/↓", HistoryPrev, "earlier / later messages (on the first / last line)", ""),
+    b!(Input, [Chord(KDown, NONE)], "↓", HistoryNext, "", ""),
+    b!(Input, [Chord(PgUp, NONE)], "PgUp/PgDn", PageUp, "scroll the conversation", ""),
+    b!(Input, [Chord(PgDn, NONE)], "PgDn", PageDown, "", ""),
+    b!(Conversation, [Chord(KUp, NONE), Chord(Char('k'), NONE)], "↑↓/jk", Up, "move between entries (the view follows)", ""),
+    b!(Conversation, [Chord(KDown, NONE), Chord(Char('j'), NONE)], "↓/j", Down, "", ""),
+    b!(Conversation, [Chord(Enter, NONE), Chord(Char(' '), NONE)], "Enter", Toggle, "expand / collapse a tool call", "expand"),
+    b!(Conversation, [Chord(PgUp, NONE)], "PgUp/PgDn", PageUp, "scroll", ""),
+    b!(Conversation, [Chord(PgDn, NONE)], "PgDn", PageDown, "", ""),
+    b!(Conversation, [Chord(Home, NONE), Chord(Char('g'), NONE)], "g/G", Top, "top / bottom", ""),
+    b!(Conversation, [Chord(End, NONE), Chord(Char('G'), SHIFT), Chord(Char('G'), NONE)], "G", Bottom, "", ""),
+    b!(Conversation, [Chord(Char('r'), NONE)], "r", Retry, "retry the failed turn", "retry"),
+    b!(Servers, [Chord(KUp, NONE), Chord(Char('k'), NONE)], "↑/↓", Up, "select", ""),
+    b!(Servers, [Chord(KDown, NONE), Chord(Char('j'), NONE)], "↓", Down, "", ""),
+    b!(Servers, [Chord(Char('c'), NONE)], "c", Connect, "connect", "connect"),
+    b!(Servers, [Chord(Char('d'), NONE)], "d", Disconnect, "disconnect", "disconnect"),
+    b!(Servers, [Chord(Char('r'), NONE)], "r", Reconnect, "reconnect", "reconnect"),
+    b!(Servers, [Chord(Char('K'), SHIFT), Chord(Char('K'), NONE)], "K", Kill, "kill the server process (watch the watchdog)", "kill"),
+    b!(Servers, [Chord(Char('p'), NONE)], "p", WritePolicy, "write the policy for what it publishes", "write policy"),
+    b!(Servers, [Chord(Enter, NONE)], "Enter", ShowRegistry, "its tools in the registry", "tools"),
+    b!(Registry, [Chord(KUp, NONE), Chord(Char('k'), NONE)], "↑/↓", Up, "select", ""),
+    b!(Registry, [Chord(KDown, NONE), Chord(Char('j'), NONE)], "↓", Down, "", ""),
+    b!(Registry, [Chord(Enter, NONE)], "Enter", Detail, "details (schema, server claims)", "details"),
+    b!(Registry, [Chord(Char('x'), NONE)], "x", CallByHand, "call it by hand", "call by hand"),
+    b!(Registry, [Chord(Char('a'), NONE)], "a", ToggleAll, "all servers / selected server", "all/selected"),
+    b!(Health, [Chord(Char('u'), NONE)], "u", Refresh, "refresh (stderr tail)", "refresh"),
+    b!(Approval, [Chord(Char('y'), NONE)], "y", ApproveOnce, "approve once", "approve once"),
+    b!(Approval, [Chord(Char('a'), NONE)], "a", ApproveAlways, "approve this tool for the session (this definition, this connection)", "always for this tool"),
+    b!(Approval, [Chord(Char('n'), NONE), Chord(Esc, NONE)], "n/Esc", Deny, "deny", "deny"),
+    b!(Approval, [Chord(KUp, NONE)], "↑/↓", Up, "scroll the arguments", "scroll"),
+    b!(Approval, [Chord(KDown, NONE)], "↓", Down, "", ""),
+    b!(Help, [Chord(Esc, NONE), Chord(Char('?'), NONE), Chord(Char('q'), NONE)], "Esc", Close, "close", "close"),
+    b!(Help, [Chord(KUp, NONE)], "↑/↓", Up, "scroll", "scroll"),
+    b!(Help, [Chord(KDown, NONE)], "↓", Down, "", ""),
+    b!(Help, [Chord(PgUp, NONE)], "PgUp/PgDn", PageUp, "scroll a page", ""),
+    b!(Help, [Chord(PgDn, NONE)], "PgDn", PageDown, "", ""),
+    b!(Detail, [Chord(Esc, NONE), Chord(Char('q'), NONE)], "Esc", Close, "close", "close"),
+    b!(Detail, [Chord(KUp, NONE)], "↑/↓", Up, "scroll", "scroll"),
+    b!(Detail, [Chord(KDown, NONE)], "↓", Down, "", ""),
+    b!(Detail, [Chord(PgUp, NONE)], "PgUp/PgDn", PageUp, "scroll a page", ""),
+    b!(Detail, [Chord(PgDn, NONE)], "PgDn", PageDown, "", ""),
+    b!(Detail, [Chord(Char('x'), NONE)], "x", CallByHand, "call it by hand", "call by hand"),
+    b!(WritePolicy, [Chord(Char('y'), NONE)], "y", Confirm, "write it (only with a config file)", "write it"),
+    b!(WritePolicy, [Chord(Char('n'), NONE), Chord(Esc, NONE)], "n/Esc", Close, "cancel", "cancel"),
+    b!(NoConfigFile, [Chord(Esc, NONE), Chord(Char('n'), NONE), Chord(Char('q'), NONE)], "Esc", Close, "close", "close"),
+    b!(CallTool, [Chord(Char('s'), CTRL)], "Ctrl-S", Submit, "call", "call"),
+    b!(CallTool, [Chord(Esc, NONE)], "Esc", Close, "cancel", "cancel"),
+    b!(CallTool, [Chord(Left, NONE), Chord(Right, NONE), Chord(KUp, NONE), Chord(KDown, NONE), Chord(Home, NONE), Chord(End, NONE)], "←→↑↓ Home End", Edit, "move in the arguments", ""),
+    b!(CallTool, [Chord(Enter, NONE), Chord(Tab, NONE), Chord(Backspace, NONE)], "Enter/Tab/⌫", Edit, "new line / indent / delete (paste works too)", ""),
+    b!(CallTool, [Chord(Char('z'), CTRL), Chord(Char('y'), CTRL)], "Ctrl-Z/Ctrl-Y", Edit, "undo / redo", ""),
+    b!(Elicitation, [Chord(Enter, NONE)], "Enter", Submit, "send the answer", "send"),
+    b!(Elicitation, [Chord(KUp, NONE), Chord(BackTab, SHIFT), Chord(BackTab, NONE)], "↑/↓", Up, "field", "field"),
+    b!(Elicitation, [Chord(KDown, NONE), Chord(Tab, NONE)], "↓", Down, "", ""),
+    b!(Elicitation, [Chord(Char(' '), NONE), Chord(Left, NONE), Chord(Right, NONE)], "Space/←/→", Edit, "toggle a checkbox, pick a choice (typed in text fields)", "toggle/choose"),
+    b!(Elicitation, [Chord(Char('d'), CTRL)], "Ctrl-D", Deny, "decline", "decline"),
+    b!(Elicitation, [Chord(Esc, NONE)], "Esc", Close, "cancel", "cancel"),
 ];
 
 /// The action bound to `key` in `scope`, if any.
@@ -192,18 +223,21 @@ pub fn listed(binding: &Binding) -> bool {
     !binding.desc.is_empty()
 }
 
-/// The footer hints of a scope, then the global ones.
+/// The footer hints of a scope, then — outside modal windows, where they do
+/// not apply — the global ones.
 pub fn hints(scope: Scope) -> Vec<(&'static str, &'static str)> {
     let of = |s: Scope| {
         BINDINGS
             .iter()
-            .filter(move |b| b.hint && b.scope == s)
-            .map(|b| (b.keys, b.desc))
+            .filter(move |b| !b.hint.is_empty() && b.scope == s)
+            .map(|b| (b.keys, b.hint))
     };
-    of(scope).chain(of(Scope::Global)).collect()
+    let global = (!scope.is_modal()).then(|| of(Scope::Global));
+    of(scope).chain(global.into_iter().flatten()).collect()
 }
 
-/// `?` opens help from any pane but the input box, where it is typed.
-pub fn is_help(key: &KeyEvent, typing: bool) -> bool {
-    (key.code == Char('?') && !typing) || (key.code == F(1))
+/// `?` opens help, except in an input box with text in it, where it is typed.
+pub fn is_help(key: &KeyEvent, typing_text: bool) -> bool {
+    (key.code == Char('?') && key.modifiers.difference(SHIFT).is_empty() && !typing_text)
+        || key.code == F(1)
 }

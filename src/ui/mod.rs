@@ -2,6 +2,7 @@
 //! through the reducer and redraws on demand. It knows `protocol` and its own
 //! state only.
 
+pub mod approval;
 pub mod elicit;
 pub mod input;
 pub mod keymap;
@@ -9,6 +10,7 @@ pub mod mouse;
 pub mod overlay;
 pub mod panes;
 pub mod sanitize;
+pub mod scroll;
 pub mod state;
 pub mod theme;
 pub mod update;
@@ -88,7 +90,11 @@ where
                 Some(Event::Key(key)) => Msg::Key(key),
                 Some(Event::Paste(text)) => Msg::Paste(text),
                 Some(Event::Mouse(mouse)) => Msg::Mouse(mouse),
-                Some(Event::Resize(..)) => Msg::Resize,
+                Some(Event::Resize(width, height)) => {
+                    // The reducer keeps scrolls within what fits at the new size.
+                    state.area = ratatui::layout::Rect::new(0, 0, width, height);
+                    Msg::Resize
+                }
                 Some(_) => continue,
                 // No more input (a closed terminal): quit.
                 None => quit_msg(&mut state, &commands, &mut quit_deadline),

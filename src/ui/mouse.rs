@@ -26,10 +26,8 @@ pub fn mouse(state: &mut AppState, event: MouseEvent) -> Vec<Effect> {
                 pane_scroll(state, Focus::Servers, up);
             } else if hit(areas.registry) {
                 pane_scroll(state, Focus::Registry, up);
-            } else if up {
-                state.scroll_back = state.scroll_back.saturating_add(3);
             } else {
-                state.scroll_back = state.scroll_back.saturating_sub(3);
+                super::scroll::by(state, if up { 3 } else { -3 });
             }
         }
         MouseEventKind::Down(MouseButton::Left) => {

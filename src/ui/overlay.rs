@@ -1,7 +1,10 @@
 //! Keys of the overlays: help, tool detail, write-policy confirmation and the
 //! arguments editor of a hand-made call (validated live against the schema).
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::sync::Arc;
+
+use crossterm::event::KeyEvent;
+use ratatui_textarea::{CursorMove, Input, TextArea};
 use serde_json::{Map, Value};
 
 use super::keymap::{self, Action, Scope};
@@ -14,23 +17,17 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     let scope = match &state.overlay {
         Some(Overlay::Help { .. }) => Scope::Help,
         Some(Overlay::ToolDetail { .. }) => Scope::Detail,
-        Some(Overlay::WritePolicy { .. }) => Scope::WritePolicy,
+        Some(Overlay::WritePolicy { .. }) => write_policy_scope(state),
         Some(Overlay::CallTool(_)) => Scope::CallTool,
         None => return Vec::new(),
     };
-    if let Some(Action::InterruptOrQuit) = keymap::lookup(Scope::Global, &key) {
-        state.overlay = None;
-        return super::input::quit(state);
+    let action = keymap::lookup(scope, &key);
+    if let Some(step) = scroll_step(action, state.area.height) {
+        scroll(state, step);
+        return Vec::new();
     }
-    match (keymap::lookup(scope, &key), &mut state.overlay) {
+    match (action, &mut state.overlay) {
         (Some(Action::Close), _) => state.overlay = None,
-        (Some(Action::Up), Some(Overlay::ToolDetail { scroll, .. } | Overlay::Help { scroll })) => {
-            *scroll = scroll.saturating_sub(1)
-        }
-        (
-            Some(Action::Down),
-            Some(Overlay::ToolDetail { scroll, .. } | Overlay::Help { scroll }),
-        ) => *scroll = scroll.saturating_add(1),
         (Some(Action::CallByHand), Some(Overlay::ToolDetail { .. })) => open_call_editor(state),
         (Some(Action::Confirm), Some(Overlay::WritePolicy { alias })) => {
             let alias = alias.clone();
@@ -38,25 +35,54 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
             return vec![Effect::Send(Command::WritePolicy(alias))];
         }
         (Some(Action::Submit), Some(Overlay::CallTool(editor))) => {
-            return submit(editor.clone(), state);
+            return submit((**editor).clone(), state);
         }
-        (None, Some(Overlay::CallTool(editor))) => {
-            match key.code {
-                KeyCode::Char(c) if key.modifiers.difference(KeyModifiers::SHIFT).is_empty() => {
-                    editor.text.push(c)
-                }
-                KeyCode::Enter => editor.text.push('\n'),
-                KeyCode::Tab => editor.text.push_str("  "),
-                KeyCode::Backspace => {
-                    editor.text.pop();
-                }
-                _ => {}
-            }
+        (Some(Action::Edit) | None, Some(Overlay::CallTool(editor))) => {
+            editor.area.input(Input::from(key));
             revalidate(state);
         }
         _ => {}
     }
     Vec::new()
+}
+
+/// The write-policy window offers to write only when there is a file to write.
+pub fn write_policy_scope(state: &AppState) -> Scope {
+    if state.session.config_file.is_some() {
+        Scope::WritePolicy
+    } else {
+        Scope::NoConfigFile
+    }
+}
+
+/// Lines an overlay key scrolls (a page is most of the screen).
+fn scroll_step(action: Option<Action>, screen_height: u16) -> Option<i32> {
+    let page = i32::from(screen_height.saturating_sub(8).max(1));
+    match action? {
+        Action::Up => Some(-1),
+        Action::Down => Some(1),
+        Action::PageUp => Some(-page),
+        Action::PageDown => Some(page),
+        _ => None,
+    }
+}
+
+/// Scrolls help or the detail view, never past its last line.
+fn scroll(state: &mut AppState, step: i32) {
+    let max = match &state.overlay {
+        Some(Overlay::Help { .. }) => super::panes::help::max_scroll(state.area),
+        Some(Overlay::ToolDetail { alias, tool, .. }) => {
+            super::panes::overlays::detail_max_scroll(state.area, state, alias, tool)
+        }
+        _ => return,
+    };
+    if let Some(Overlay::Help { scroll } | Overlay::ToolDetail { scroll, .. }) = &mut state.overlay
+    {
+        let next = i32::from(*scroll)
+            .saturating_add(step)
+            .clamp(0, i32::from(max));
+        *scroll = u16::try_from(next).unwrap_or(max);
+    }
 }
 
 /// Opens the editor for the selected registry tool, prefilled from its schema.
@@ -79,14 +105,36 @@ pub fn open_call_editor(state: &mut AppState) {
         );
         return;
     };
-    let schema = tool.input_schema.clone();
-    let text = serde_json::to_string_pretty(&prefill(&schema)).unwrap_or_else(|_| "{}".into());
-    state.overlay = Some(Overlay::CallTool(CallEditor {
+    let text =
+        serde_json::to_string_pretty(&prefill(&tool.input_schema)).unwrap_or_else(|_| "{}".into());
+    let validator = jsonschema::validator_for(&tool.input_schema)
+        .map(Arc::new)
+        .map_err(|e| format!("the schema does not compile: {e}"));
+    let mut area = TextArea::default();
+    area.set_tab_length(2);
+    area.insert_str(&text);
+    // Start inside the first empty string (a required key to fill in), else at
+    // the end of the first line.
+    let empty = text
+        .lines()
+        .enumerate()
+        .find_map(|(row, l)| l.find("\"\"").map(|at| (row, l[..at].chars().count() + 1)));
+    match empty {
+        Some((row, col)) => area.move_cursor(CursorMove::Jump(
+            u16::try_from(row).unwrap_or(u16::MAX),
+            u16::try_from(col).unwrap_or(u16::MAX),
+        )),
+        None => {
+            area.move_cursor(CursorMove::Top);
+            area.move_cursor(CursorMove::End);
+        }
+    }
+    state.overlay = Some(Overlay::CallTool(Box::new(CallEditor {
         tool: exposed,
-        schema,
-        text,
+        area,
+        validator,
         problem: None,
-    }));
+    })));
     revalidate(state);
 }
 
@@ -123,10 +171,10 @@ pub fn revalidate(state: &mut AppState) {
     let Some(Overlay::CallTool(editor)) = &mut state.overlay else {
         return;
     };
-    editor.problem = match serde_json::from_str::<Value>(&editor.text) {
+    editor.problem = match serde_json::from_str::<Value>(&editor.text()) {
         Err(e) => Some(format!("not valid JSON yet: {e}")),
-        Ok(args) => match jsonschema::validator_for(&editor.schema) {
-            Err(e) => Some(format!("the schema does not compile: {e}")),
+        Ok(args) => match &editor.validator {
+            Err(e) => Some(e.clone()),
             Ok(validator) => {
                 let errors: Vec<String> = validator
                     .iter_errors(&args)
@@ -144,7 +192,7 @@ fn submit(editor: CallEditor, state: &mut AppState) -> Vec<Effect> {
         status(state, format!("fix the arguments first: {problem}"));
         return Vec::new();
     }
-    let Ok(arguments) = serde_json::from_str(&editor.text) else {
+    let Ok(arguments) = serde_json::from_str(&editor.text()) else {
         return Vec::new();
     };
     state.overlay = None;

@@ -2,6 +2,7 @@
 //! (`update.rs`, `input.rs`) changes it.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ratatui::layout::Rect;
@@ -12,9 +13,11 @@ use crate::protocol::{ApprovalView, ElicitationView, OriginView, ServerView, Ses
 
 /// How long revoked tools stay visible, struck out, before they disappear.
 pub const REVOKED_VISIBLE: Duration = Duration::from_secs(4);
-/// Keys typed this soon after an approval prompt opened go to the input box,
-/// not to the prompt (the operator was typing, not deciding).
-pub const APPROVAL_GRACE: Duration = Duration::from_millis(700);
+/// An approval prompt takes a decision only once this long has passed with no
+/// key at all, counted from when it came to the front and from every key since:
+/// while the operator keeps typing, keys go where they were going, so a stray
+/// `y` typed into a sentence can never approve a call.
+pub const APPROVAL_ARM: Duration = Duration::from_millis(1000);
 
 /// Which pane receives keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,17 +66,42 @@ pub enum Overlay {
         alias: String,
     },
     /// Edit the arguments of a hand-made call of `tool` (exposed name).
-    CallTool(CallEditor),
+    CallTool(Box<CallEditor>),
 }
 
 /// The arguments editor of a hand-made call.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone)]
 pub struct CallEditor {
     pub tool: String,
-    pub schema: Value,
-    pub text: String,
+    /// The arguments being edited (a real editor: the cursor moves, undo works).
+    pub area: TextArea<'static>,
+    /// The tool's schema, compiled once when the editor opened (every keystroke
+    /// validates against it), or why it does not compile.
+    pub validator: Result<Arc<jsonschema::Validator>, String>,
     /// Live validation against the schema: `None` when valid.
     pub problem: Option<String>,
+}
+
+impl CallEditor {
+    pub fn text(&self) -> String {
+        self.area.lines().join("\n")
+    }
+}
+
+impl PartialEq for CallEditor {
+    fn eq(&self, other: &Self) -> bool {
+        self.tool == other.tool && self.text() == other.text() && self.problem == other.problem
+    }
+}
+
+impl std::fmt::Debug for CallEditor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallEditor")
+            .field("tool", &self.tool)
+            .field("text", &self.text())
+            .field("problem", &self.problem)
+            .finish()
+    }
 }
 
 /// How a tool call is doing.
@@ -113,6 +141,8 @@ pub struct ToolCallCell {
     pub result: Option<String>,
     /// What the server said that the model did not see.
     pub server_output: Option<String>,
+    /// The server's last progress report while it runs (`3/5 · its message`).
+    pub progress: Option<String>,
     pub expanded: bool,
 }
 
@@ -173,11 +203,14 @@ pub struct AppState {
     pub status: Option<(String, Instant)>,
     /// A turn is running.
     pub busy: bool,
+    /// The operator's hand-made calls still running (their ids): Ctrl-C cancels
+    /// them as it interrupts a turn.
+    pub hand_calls: Vec<String>,
     /// The last turn failed; `r` retries it.
     pub can_retry: bool,
     pub now: Instant,
-    /// The time of the last key that edited the input box.
-    pub last_typed: Option<Instant>,
+    /// When the operator last pressed a key (or pasted), in any pane.
+    pub last_key: Option<Instant>,
     /// The first-run banner is showing.
     pub banner: bool,
     pub quitting: bool,
@@ -188,9 +221,9 @@ pub struct AppState {
 impl AppState {
     pub fn new(now: Instant) -> Self {
         let mut input = TextArea::default();
-        input.set_placeholder_text(
-            "Message the Lead agent  (Enter send · Alt-Enter newline · ? help)",
-        );
+        // Short enough for the narrowest input box; every key is in the footer
+        // and in help. `?` does open help here: the box is empty while it shows.
+        input.set_placeholder_text("Message the Lead  (Enter send · ? help)");
         Self {
             session: SessionInfo::default(),
             cells: Vec::new(),
@@ -211,9 +244,10 @@ impl AppState {
             overlay: None,
             status: None,
             busy: false,
+            hand_calls: Vec::new(),
             can_retry: false,
             now,
-            last_typed: None,
+            last_key: None,
             banner: false,
             quitting: false,
             area: Rect::new(0, 0, 80, 24),
@@ -234,7 +268,8 @@ impl AppState {
 
     /// When the screen next changes by itself, if ever: a running call's clock
     /// (every `tick`), a struck-out tool leaving, a status message expiring, an
-    /// approval prompt's grace ending. The loop sleeps until then and no longer:
+    /// approval prompt arming, the age of a live connection in a visible Health
+    /// pane (once a second). The loop sleeps until then and no longer:
     /// idle means no wake-ups at all.
     pub fn next_wakeup(&self, tick: Duration) -> Option<Instant> {
         let running = self.cells.iter().rev().take(200).any(
@@ -244,17 +279,47 @@ impl AppState {
             running.then(|| self.now + tick),
             self.revoked.iter().map(|r| r.until).min(),
             self.status.as_ref().map(|(_, until)| *until),
-            self.approvals
-                .front()
-                .map(|p| p.opened + APPROVAL_GRACE)
-                .filter(|t| *t > self.now),
+            self.arms_at().filter(|t| *t > self.now),
+            self.health_tick(),
         ];
         deadlines.into_iter().flatten().min()
+    }
+
+    /// The next whole second of the shown connection's age, while Health is on
+    /// screen with a live connection (and never otherwise).
+    fn health_tick(&self) -> Option<Instant> {
+        super::panes::layout(self.area, self).health?;
+        let health = self.selected_server()?.health.as_ref()?;
+        if health.ended.is_some() {
+            return None;
+        }
+        let age = self.now.saturating_duration_since(health.opened);
+        Some(health.opened + Duration::from_secs(age.as_secs() + 1))
+    }
+
+    /// When the front approval prompt starts taking decisions: [`APPROVAL_ARM`]
+    /// after it came to the front or after the last key, whichever is later.
+    pub fn arms_at(&self) -> Option<Instant> {
+        let prompt = self.approvals.front()?;
+        let quiet_since = self
+            .last_key
+            .map_or(prompt.opened, |k| k.max(prompt.opened));
+        Some(quiet_since + APPROVAL_ARM)
+    }
+
+    /// The front approval prompt takes decisions now (see [`Self::arms_at`]).
+    pub fn prompt_armed(&self) -> bool {
+        self.arms_at().is_some_and(|t| self.now >= t)
     }
 
     /// Whether anything will change by itself (see [`Self::next_wakeup`]).
     pub fn animating(&self) -> bool {
         self.next_wakeup(Duration::from_millis(100)).is_some()
+    }
+
+    /// Something Ctrl-C would interrupt: a turn, or a hand-made call.
+    pub fn interruptible(&self) -> bool {
+        self.busy || !self.hand_calls.is_empty()
     }
 
     pub fn input_text(&self) -> String {

@@ -20,7 +20,7 @@ pub enum Msg {
     Backend(BackendEvent),
     /// Time passed (only sent while something animates).
     Tick,
-    /// The terminal was resized (rendering adapts; nothing to store).
+    /// The terminal was resized (the loop has stored the new size).
     Resize,
 }
 
@@ -39,7 +39,12 @@ pub fn update(state: &mut AppState, msg: Msg) -> Vec<Effect> {
         Msg::Paste(text) => super::input::paste(state, &text),
         Msg::Mouse(mouse) => super::mouse::mouse(state, mouse),
         Msg::Backend(event) => backend(state, event),
-        Msg::Tick | Msg::Resize => Vec::new(),
+        Msg::Tick => Vec::new(),
+        // Lines rewrap at the new width: keep the scroll within the content.
+        Msg::Resize => {
+            super::scroll::clamp(state);
+            Vec::new()
+        }
     };
     expire(state);
     effects
@@ -76,14 +81,40 @@ fn backend(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
         BackendEvent::AssistantDelta { agent, text } => delta(state, agent, &text),
         BackendEvent::ToolCallStarted(view) => {
             finish_streaming(state);
+            if view.agent == HAND {
+                state.hand_calls.push(view.id.clone());
+            }
             let mut cell = call_cell(view, state.now);
             // The prompt can arrive before the call it belongs to.
-            if state.approvals.iter().any(|p| p.view.tool == cell.name) {
+            if super::approval::awaited(state, &cell.id) {
                 cell.status = CallStatus::AwaitingApproval;
             }
             state.cells.push(Cell::ToolCall(Box::new(cell)));
         }
-        BackendEvent::ToolCallFinished(outcome) => finish_call(state, outcome),
+        BackendEvent::ToolCallFinished(outcome) => {
+            state.hand_calls.retain(|id| *id != outcome.id);
+            finish_call(state, outcome);
+            settle_interruption(state);
+        }
+        BackendEvent::CallProgress {
+            id,
+            progress,
+            total,
+            message,
+        } => {
+            if let Some(call) = state.call_mut(&id)
+                && matches!(call.status, CallStatus::Running { .. })
+            {
+                let done = match total {
+                    Some(total) => format!("{progress}/{total}"),
+                    None => format!("{progress}"),
+                };
+                call.progress = Some(match message {
+                    Some(m) => format!("{done} · {}", crate::sanitize::inert_line(&m, 80)),
+                    None => done,
+                });
+            }
+        }
         BackendEvent::Notice(text) => state.cells.push(Cell::Notice(text)),
         BackendEvent::Error(text) => {
             finish_streaming(state);
@@ -93,7 +124,11 @@ fn backend(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
             finish_streaming(state);
             state.busy = false;
             state.can_retry = failed;
-            if end != "completed" && !failed {
+            settle_interruption(state);
+            // An interruption or the step limit was already told by the agent,
+            // in its own notice, just before.
+            let told = end == "interrupted" || end.starts_with("stopped at the step limit");
+            if end != "completed" && !failed && !told {
                 state.cells.push(Cell::Notice(format!("turn ended: {end}")));
             }
         }
@@ -123,17 +158,12 @@ fn backend(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
             )));
         }
         BackendEvent::ApprovalRequested(view) => {
-            let tool = view.tool.clone();
+            super::approval::opened(state, view.call_id.as_deref());
             state.approvals.push_back(Prompt {
                 view,
                 opened: state.now,
                 scroll: 0,
             });
-            if let Some(Cell::ToolCall(call)) = state.cells.iter_mut().rev().find(|c| {
-                matches!(c, Cell::ToolCall(t) if t.name == tool && matches!(t.status, CallStatus::Running { .. }))
-            }) {
-                call.status = CallStatus::AwaitingApproval;
-            }
         }
         BackendEvent::ApprovalWithdrawn(id) => state.approvals.retain(|p| p.view.id != id),
         BackendEvent::ElicitationRequested(view) => {
@@ -144,6 +174,21 @@ fn backend(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
         BackendEvent::Stopped => return vec![Effect::Exit],
     }
     Vec::new()
+}
+
+/// The agent label of the operator's own hand-made calls.
+const HAND: &str = "operator";
+
+/// "interrupting…" goes once nothing is left running.
+fn settle_interruption(state: &mut AppState) {
+    if !state.interruptible()
+        && state
+            .status
+            .as_ref()
+            .is_some_and(|(text, _)| text == super::input::INTERRUPTING)
+    {
+        state.status = None;
+    }
 }
 
 fn delta(state: &mut AppState, agent: String, text: &str) {
@@ -184,6 +229,7 @@ fn call_cell(view: ToolCallView, now: Instant) -> ToolCallCell {
         status: CallStatus::Running { since: now },
         result: None,
         server_output: None,
+        progress: None,
         expanded: false,
     }
 }
@@ -201,6 +247,7 @@ fn finish_call(state: &mut AppState, outcome: ToolOutcomeView) {
             elapsed_ms: outcome.elapsed_ms,
         },
     };
+    call.progress = None;
     call.result = Some(outcome.text);
     call.server_output = outcome.server_output;
 }

@@ -8,7 +8,7 @@ use ratatui::widgets::{Clear, Paragraph};
 use super::{centered, pane_block};
 use crate::ui::keymap::{Scope, hints};
 use crate::ui::sanitize::{line, wrapped};
-use crate::ui::state::AppState;
+use crate::ui::state::{AppState, Focus};
 use crate::ui::theme;
 
 pub fn draw(frame: &mut Frame, state: &AppState) {
@@ -20,10 +20,29 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     let args_rows = wrapped(&pretty, width.saturating_sub(4) as usize).len() as u16;
     let keys: Vec<String> = hints(Scope::Approval)
         .iter()
-        .filter(|(k, _)| *k != "Ctrl-C" && *k != "Tab")
         .map(|(k, d)| format!("{k} {d}"))
         .collect();
-    let footer = wrapped(&keys.join(" · "), width.saturating_sub(2) as usize);
+    let armed = state.prompt_armed();
+    let mut footer: Vec<Line<'static>> = Vec::new();
+    if !armed {
+        // Until a quiet moment, keys go where they were going: say so here,
+        // where the operator is looking, not only in the status bar.
+        let arming = format!(
+            "arming: keys go to the {} until you pause for a second",
+            where_keys_go(state)
+        );
+        footer.extend(
+            wrapped(&arming, width.saturating_sub(2) as usize)
+                .into_iter()
+                .map(|l| Line::styled(l, theme::warn())),
+        );
+    }
+    let key_style = if armed { theme::accent() } else { theme::dim() };
+    footer.extend(
+        wrapped(&keys.join(" · "), width.saturating_sub(2) as usize)
+            .into_iter()
+            .map(|l| Line::styled(l, key_style)),
+    );
     // Fit the content (6 fixed rows, the arguments, the keys, the border); the
     // arguments scroll when they do not fit.
     let wanted = 6 + args_rows + footer.len() as u16 + 2;
@@ -84,6 +103,16 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
             theme::dim(),
         );
     }
-    lines.extend(footer.into_iter().map(|l| Line::styled(l, theme::accent())));
+    lines.extend(footer);
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Where a key goes while the prompt is arming.
+fn where_keys_go(state: &AppState) -> String {
+    match (&state.overlay, state.focus) {
+        _ if !state.elicitations.is_empty() => "input form".into(),
+        (Some(_), _) => "window behind this one".into(),
+        (None, Focus::Input) => "input box".into(),
+        (None, focus) => format!("{} pane", focus.label()),
+    }
 }

@@ -30,7 +30,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let block = pane_block(&title, focused);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let width = inner.width.saturating_sub(1) as usize;
+    let width = text_width(inner.width);
     let wanted = inner.height as usize + state.scroll_back as usize;
     let selected = if focused {
         state.selected_cell.or(state.cells.len().checked_sub(1))
@@ -65,6 +65,22 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         .take(inner.height as usize)
         .collect();
     frame.render_widget(Paragraph::new(visible), inner);
+}
+
+/// The text width inside a conversation pane this wide inside its border (one
+/// column stays for the selection mark).
+pub fn text_width(inner_width: u16) -> usize {
+    inner_width.saturating_sub(1) as usize
+}
+
+/// The lines a cell takes at this width, with the blank line after it.
+pub fn height(cell: &Cell, width: usize, now: Instant) -> usize {
+    render(cell, width, now).len() + 1
+}
+
+/// The lines of the first-run banner, when it shows.
+pub fn banner_height(state: &AppState, width: usize) -> usize {
+    if state.banner { banner(width).len() } else { 0 }
 }
 
 fn banner(width: usize) -> Vec<Line<'static>> {
@@ -158,6 +174,16 @@ fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<Line<'stati
         about.push(Span::styled(effect.clone(), theme::effect(effect)));
     }
     let mut lines = vec![header];
+    if let Some(progress) = call
+        .progress
+        .as_ref()
+        .filter(|_| matches!(call.status, CallStatus::Running { .. }))
+    {
+        lines.push(Line::styled(
+            format!("  progress {}", line(progress, width.saturating_sub(11))),
+            theme::untrusted(),
+        ));
+    }
     let args = if call.expanded {
         serde_json::to_string_pretty(&call.arguments).unwrap_or_default()
     } else {
@@ -198,7 +224,7 @@ fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<Line<'stati
         );
         if all.len() > max {
             lines.push(Line::styled(
-                format!("  │ … {} more lines (Enter expands)", all.len() - max),
+                format!("  │ … {} (Enter expands)", more_lines(all.len() - max)),
                 theme::dim(),
             ));
         }
@@ -221,10 +247,18 @@ fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<Line<'stati
         );
         if all.len() > max {
             lines.push(Line::styled(
-                format!("  ┆ … {} more lines", all.len() - max),
+                format!("  ┆ … {}", more_lines(all.len() - max)),
                 theme::dim(),
             ));
         }
     }
     lines
+}
+
+fn more_lines(n: usize) -> String {
+    if n == 1 {
+        "1 more line".into()
+    } else {
+        format!("{n} more lines")
+    }
 }

@@ -1,13 +1,18 @@
-//! Health of the selected connection: process, protocol, server identity (its
-//! own claim), call counts and latency, the last error, the stderr tail.
+//! Health of the selected alias's connection: process, protocol, server
+//! identity (its own claim), call counts and latency, the last error, the
+//! stderr tail, and its age, counted here so it never freezes. Once the
+//! connection ended, the same facts greyed, with when and why it ended.
+
+use std::time::Duration;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::pane_block;
-use crate::ui::sanitize::line;
+use crate::ui::sanitize::{line, wrapped};
 use crate::ui::state::{AppState, Focus};
 use crate::ui::theme;
 
@@ -26,60 +31,94 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         frame.render_widget(Paragraph::new("no server selected"), inner);
         return;
     };
-    let kv = |k: &str, v: String| {
-        Line::from(vec![
-            Span::styled(format!("{k:<9}"), theme::dim()),
-            Span::raw(v),
-        ])
-    };
     lines.push(Line::from(vec![
         Span::styled(format!("{:<9}", "state"), theme::dim()),
         Span::styled(server.state.clone(), theme::state(&server.state)),
     ]));
-    match &server.health {
-        None => lines.push(Line::styled("not connected", theme::dim())),
-        Some(h) => {
-            lines.push(kv(
-                "pid",
-                h.pid.map_or("— (http)".into(), |p| p.to_string()),
-            ));
-            lines.push(kv("since", h.connected_at.clone()));
-            lines.push(kv("protocol", line(&h.protocol_version, 20)));
-            let server_claim = format!(
-                "{} {}",
-                line(&h.server_name, 30),
-                line(&h.server_version, 16)
-            );
-            lines.push(Line::from(vec![
-                Span::styled(format!("{:<9}", "server"), theme::dim()),
-                Span::styled(server_claim, theme::untrusted()),
-            ]));
-            lines.push(kv(
-                "calls",
-                format!("{} ok · {} failed", h.calls_ok, h.calls_failed),
-            ));
-            if let Some(ms) = h.last_latency_ms {
-                lines.push(kv("latency", format!("{ms} ms (last call)")));
-            }
-            if let Some((at, error)) = &h.last_error {
-                lines.push(Line::styled(
-                    format!("last error {at}: {}", line(error, width.saturating_sub(20))),
-                    theme::error(),
-                ));
-            }
-            lines.push(Line::styled("stderr (untrusted):", theme::dim()));
-            let room = (inner.height as usize).saturating_sub(lines.len());
-            let tail = &h.stderr_tail[h.stderr_tail.len().saturating_sub(room)..];
-            if tail.is_empty() {
-                lines.push(Line::styled("  (nothing)", theme::dim()));
-            }
-            lines.extend(tail.iter().map(|l| {
-                Line::styled(
-                    format!("  {}", line(l, width.saturating_sub(2))),
-                    theme::untrusted(),
-                )
-            }));
-        }
+    let Some(h) = &server.health else {
+        lines.push(Line::styled("not connected", theme::dim()));
+        frame.render_widget(Paragraph::new(lines), inner);
+        return;
+    };
+    // An ended connection keeps its facts, greyed: what the post-mortem needs.
+    let ended = h.ended.is_some();
+    let value = if ended { theme::dim() } else { Style::new() };
+    let claim = if ended {
+        theme::dim()
+    } else {
+        theme::untrusted()
+    };
+    let kv = |k: &str, v: String, style: Style| {
+        Line::from(vec![
+            Span::styled(format!("{k:<9}"), theme::dim()),
+            Span::styled(v, style),
+        ])
+    };
+    if let Some(end) = &h.ended {
+        lines.push(kv("ended", end.at.clone(), theme::error()));
+        lines.push(kv("lasted", age(end.lasted), theme::error()));
+        lines.extend(
+            wrapped(&end.why, width.saturating_sub(2))
+                .into_iter()
+                .take(4)
+                .map(|l| Line::styled(format!("  {l}"), theme::error())),
+        );
+        lines.push(Line::styled("its last connection:", theme::dim()));
     }
+    lines.push(kv(
+        "pid",
+        h.pid.map_or("— (http)".into(), |p| p.to_string()),
+        value,
+    ));
+    lines.push(kv("since", h.connected_at.clone(), value));
+    if !ended {
+        let open_for = state.now.saturating_duration_since(h.opened);
+        lines.push(kv("up", age(open_for), value));
+    }
+    lines.push(kv("protocol", line(&h.protocol_version, 20), value));
+    let server_claim = format!(
+        "{} {}",
+        line(&h.server_name, 30),
+        line(&h.server_version, 16)
+    );
+    lines.push(kv("server", server_claim, claim));
+    lines.push(kv(
+        "calls",
+        format!("{} ok · {} failed", h.calls_ok, h.calls_failed),
+        value,
+    ));
+    if let Some(ms) = h.last_latency_ms {
+        lines.push(kv("latency", format!("{ms} ms (last call)"), value));
+    }
+    if let Some((at, error)) = &h.last_error {
+        let style = if ended { theme::dim() } else { theme::error() };
+        lines.push(Line::styled(format!("last error {at}:"), style));
+        lines.extend(
+            wrapped(error, width.saturating_sub(2))
+                .into_iter()
+                .take(3)
+                .map(|l| Line::styled(format!("  {l}"), style)),
+        );
+    }
+    lines.push(Line::styled("stderr (untrusted):", theme::dim()));
+    let room = (inner.height as usize).saturating_sub(lines.len());
+    let tail = &h.stderr_tail[h.stderr_tail.len().saturating_sub(room)..];
+    if tail.is_empty() {
+        lines.push(Line::styled("  (nothing)", theme::dim()));
+    }
+    lines.extend(
+        tail.iter()
+            .map(|l| Line::styled(format!("  {}", line(l, width.saturating_sub(2))), claim)),
+    );
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A duration as people read an age: `45s`, `3m 07s`, `2h 05m`.
+pub fn age(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m {:02}s", s / 60, s % 60),
+        _ => format!("{}h {:02}m", s / 3600, s / 60 % 60),
+    }
 }

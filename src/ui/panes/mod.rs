@@ -3,14 +3,14 @@
 //! 80 columns the side panes become tabs.
 
 mod approval;
-mod conversation;
+pub mod conversation;
 mod elicitation;
 mod health;
-mod help;
-mod overlays;
+pub mod help;
+pub mod overlays;
 pub mod registry;
 mod servers;
-mod status_bar;
+pub mod status_bar;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
@@ -22,6 +22,8 @@ use super::theme;
 
 /// Columns from which the side panes sit beside the conversation.
 const WIDE: u16 = 110;
+/// The width of the servers and health column in the wide layout.
+const SIDE: u16 = 30;
 
 /// Where each pane is drawn this frame (`None`: not visible).
 #[derive(Debug, Clone, Default)]
@@ -54,23 +56,27 @@ const TABS: [(&str, Focus); 4] = [
 ];
 
 pub fn layout(area: Rect, state: &AppState) -> Areas {
-    let [body, status] = Layout::vertical([Constraint::Min(3), Constraint::Length(2)]).areas(area);
+    let status_rows = status_bar::height(state, area.width);
+    let [body, status] =
+        Layout::vertical([Constraint::Min(3), Constraint::Length(status_rows)]).areas(area);
     let input_rows = (state.input.lines().len().clamp(1, 6) + 2) as u16;
     let mut areas = Areas {
         status,
         ..Areas::default()
     };
     if area.width >= WIDE {
-        // The registry gets as much room as the conversation: full exposed names
-        // are the point of it.
-        let side = ((area.width - 30) / 2).clamp(40, 64);
+        // The conversation gets the most room; the registry enough for the
+        // demo's full exposed names at 120 columns (longer ones go compact).
+        let side = ((area.width - SIDE) * 4 / 9).clamp(36, 64);
         let [left, center, right] = Layout::horizontal([
-            Constraint::Length(30),
+            Constraint::Length(SIDE),
             Constraint::Min(40),
             Constraint::Length(side),
         ])
         .areas(body);
-        let servers_rows = (state.servers.len() as u16 + 6).clamp(6, left.height / 2);
+        // The servers pane grows to show a rejected alias's whole reason.
+        let wanted = servers::height(state, SIDE.saturating_sub(2)) + 2;
+        let servers_rows = wanted.clamp(6, (left.height * 2 / 3).max(6));
         let [servers, health] =
             Layout::vertical([Constraint::Length(servers_rows), Constraint::Min(3)]).areas(left);
         let [conversation, input] =
@@ -175,6 +181,15 @@ pub fn pane_block(title: &str, focused: bool) -> Block<'static> {
                 theme::dim()
             },
         ))
+}
+
+/// The keys of a modal window, from the keymap table (so they cannot drift).
+pub fn keys_of(scope: crate::ui::keymap::Scope) -> String {
+    crate::ui::keymap::hints(scope)
+        .iter()
+        .map(|(k, d)| format!("{k} {d}"))
+        .collect::<Vec<_>>()
+        .join(" · ")
 }
 
 /// A centered rectangle for modals.

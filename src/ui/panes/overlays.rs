@@ -2,47 +2,68 @@
 //! write-policy confirmation, and the arguments editor of a hand-made call.
 
 use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Margin, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use super::{centered, pane_block};
+use super::{centered, keys_of, pane_block};
 use crate::protocol::ToolView;
+use crate::ui::keymap::Scope;
 use crate::ui::sanitize::{line, wrapped};
 use crate::ui::state::{AppState, CallEditor, Overlay};
 use crate::ui::theme;
 
+/// Where an overlay is drawn on a screen this big.
+fn area(screen: Rect) -> Rect {
+    centered(screen, 100, screen.height.saturating_sub(4))
+}
+
+/// The detail view's lines at this width.
+fn detail_lines(state: &AppState, alias: &str, tool: &str, width: usize) -> Vec<Line<'static>> {
+    let found = state
+        .servers
+        .iter()
+        .find(|s| s.alias == alias)
+        .and_then(|s| s.published.iter().find(|t| t.name == tool));
+    match found {
+        Some(tool) => detail(alias, tool, width),
+        None => vec![Line::styled(
+            "this tool is no longer published",
+            theme::dim(),
+        )],
+    }
+}
+
+/// How far the detail view of `alias`'s `tool` can scroll (its last line at
+/// the bottom) on a screen this big.
+pub fn detail_max_scroll(screen: Rect, state: &AppState, alias: &str, tool: &str) -> u16 {
+    let inner = area(screen).inner(Margin::new(1, 1));
+    let total = detail_lines(state, alias, tool, inner.width as usize).len();
+    u16::try_from(total.saturating_sub(inner.height as usize)).unwrap_or(u16::MAX)
+}
+
 pub fn draw(frame: &mut Frame, state: &AppState, overlay: &Overlay) {
-    let area = centered(frame.area(), 100, frame.area().height.saturating_sub(4));
+    let area = area(frame.area());
     let (title, lines, scroll) = match overlay {
         Overlay::ToolDetail {
             alias,
             tool,
             scroll,
         } => {
-            let found = state
-                .servers
-                .iter()
-                .find(|s| &s.alias == alias)
-                .and_then(|s| s.published.iter().find(|t| &t.name == tool));
-            let lines = match found {
-                Some(tool) => detail(alias, tool, area.width.saturating_sub(2) as usize),
-                None => vec![Line::styled(
-                    "this tool is no longer published",
-                    theme::dim(),
-                )],
-            };
-            (format!("Tool · {alias}"), lines, *scroll)
+            let width = area.width.saturating_sub(2) as usize;
+            let max = detail_max_scroll(frame.area(), state, alias, tool);
+            (
+                format!("Tool · {alias}"),
+                detail_lines(state, alias, tool, width),
+                (*scroll).min(max),
+            )
         }
         Overlay::WritePolicy { alias } => (
             format!("Write policy · {alias}"),
-            write_policy(state, alias),
+            write_policy(state, alias, area.width.saturating_sub(2) as usize),
             0,
         ),
-        Overlay::CallTool(editor) => (
-            format!("Call {}", editor.tool),
-            call_editor(editor, area.width.saturating_sub(2) as usize),
-            0,
-        ),
+        Overlay::CallTool(editor) => return call_editor(frame, area, editor),
         Overlay::Help { .. } => return,
     };
     let block = pane_block(&title, true);
@@ -115,25 +136,35 @@ fn detail(alias: &str, tool: &ToolView, width: usize) -> Vec<Line<'static>> {
             .map(|l| Line::raw(format!("  {l}"))),
     );
     lines.push(Line::raw(""));
-    lines.push(Line::styled(
-        "↑/↓ scroll · x call it by hand · Esc close",
-        theme::accent(),
-    ));
+    lines.push(Line::styled(keys_of(Scope::Detail), theme::accent()));
     lines
 }
 
-fn write_policy(state: &AppState, alias: &str) -> Vec<Line<'static>> {
+fn write_policy(state: &AppState, alias: &str, width: usize) -> Vec<Line<'static>> {
     let Some(server) = state.servers.iter().find(|s| s.alias == alias) else {
         return Vec::new();
     };
-    let mut lines = vec![
-        Line::raw(format!(
-            "Write [servers.{alias}.tools] into {} so it lists exactly what",
-            state.session.config
+    let para = |text: String| -> Vec<Line<'static>> {
+        wrapped(&text, width).into_iter().map(Line::raw).collect()
+    };
+    let mut lines = match &state.session.config_file {
+        Some(path) => para(format!(
+            "Write [servers.{alias}.tools] into {path} so it lists exactly what the server \
+             publishes. Comments and layout of the file are kept."
         )),
-        Line::raw("the server publishes. Comments and layout of the file are kept."),
-        Line::raw(""),
-    ];
+        // The embedded default has no file: say how to make one, not "y".
+        None => para(format!(
+            "There is no config file to write into: this session runs the embedded default config. \
+             To keep a policy for `{alias}`, create {} (start from config.example.toml), run \
+             `mcp-harness policy {alias}` to print the block for what it publishes, and paste it there.",
+            state
+                .session
+                .config_default_path
+                .as_deref()
+                .unwrap_or("a config file and pass it with --config")
+        )),
+    };
+    lines.push(Line::raw(""));
     for name in &server.policy_missing {
         lines.push(Line::styled(
             format!(
@@ -150,40 +181,60 @@ fn write_policy(state: &AppState, alias: &str) -> Vec<Line<'static>> {
         ));
     }
     lines.push(Line::raw(""));
-    lines.push(Line::raw(
-        "Entries for tools it still publishes keep their effect. Then it reconnects.",
+    if state.session.config_file.is_some() {
+        lines.extend(para(
+            "Entries for tools it still publishes keep their effect. Then it reconnects.".into(),
+        ));
+    }
+    lines.push(Line::styled(
+        keys_of(crate::ui::overlay::write_policy_scope(state)),
+        theme::accent(),
     ));
-    lines.push(Line::styled("y write it · n/Esc cancel", theme::accent()));
     lines
 }
 
-fn call_editor(editor: &CallEditor, width: usize) -> Vec<Line<'static>> {
-    let mut lines = vec![Line::styled(
-        "Arguments (JSON), prefilled from the schema's defaults and required keys:",
-        theme::dim(),
-    )];
-    lines.extend(
-        editor
-            .text
-            .split('\n')
-            .map(|l| Line::raw(format!("  {}", line(l, width.saturating_sub(2))))),
-    );
-    if let Some(last) = lines.last_mut() {
-        last.spans.push(Span::styled("▏", theme::accent()));
-    }
-    lines.push(Line::raw(""));
+/// The arguments editor: a text area between its explanation and its verdict.
+fn call_editor(frame: &mut Frame, area: Rect, editor: &CallEditor) {
+    let block = pane_block(&format!("Call {}", line(&editor.tool, 80)), true);
+    let inner = block.inner(area);
+    frame.render_widget(Clear, area);
+    frame.render_widget(block, area);
+    let width = inner.width as usize;
+    let mut below: Vec<Line<'static>> = vec![Line::raw("")];
     match &editor.problem {
-        Some(problem) => lines.extend(
+        Some(problem) => below.extend(
             wrapped(problem, width)
                 .into_iter()
+                .take(4)
                 .map(|l| Line::styled(l, theme::error())),
         ),
-        None => lines.push(Line::styled("valid against the tool's schema", theme::ok())),
+        None => below.push(Line::styled("valid against the tool's schema", theme::ok())),
     }
-    lines.push(Line::styled(
+    below.push(Line::styled(
         "It goes through the same pipeline: policy, approval, timeout, envelope.",
         theme::dim(),
     ));
-    lines.push(Line::styled("Ctrl-S call · Esc cancel", theme::accent()));
-    lines
+    below.push(Line::styled(keys_of(Scope::CallTool), theme::accent()));
+    let [head, text, foot] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(below.len() as u16),
+    ])
+    .areas(inner);
+    frame.render_widget(
+        Line::styled(
+            "Arguments (JSON), prefilled from the schema's defaults and required keys:",
+            theme::dim(),
+        ),
+        head,
+    );
+    let mut area = editor.area.clone();
+    area.set_cursor_line_style(ratatui::style::Style::new());
+    area.set_block(
+        Block::default()
+            .borders(Borders::LEFT)
+            .border_style(theme::dim()),
+    );
+    frame.render_widget(&area, text);
+    frame.render_widget(Paragraph::new(below), foot);
 }

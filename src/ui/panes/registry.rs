@@ -39,7 +39,11 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
             Some(_) => "not connected (select it in Servers and press c)",
             None => "no server selected",
         };
-        lines.push(Line::styled(hint, theme::dim()));
+        lines.extend(
+            crate::ui::sanitize::wrapped(hint, width)
+                .into_iter()
+                .map(|l| Line::styled(l, theme::dim())),
+        );
     }
     let (height, first) = window(state, inner.height as usize, header_rows);
     for (i, row) in rows.iter().enumerate().skip(first).take(height) {
@@ -65,6 +69,18 @@ fn fits(rows: &[RegistryRow<'_>], width: usize, show_alias: bool) -> bool {
     })
 }
 
+/// The exposed name without its `mcp__{alias}__` prefix (the alias is in the
+/// title or the row). Normalising keeps one character per character, so the
+/// prefix is as long as the alias plus seven; an alias with `__` in it is cut
+/// right, where splitting on `__` would not be.
+fn tail<'a>(exposed: &'a str, alias: &str) -> &'a str {
+    let prefix = "mcp__".len() + alias.chars().count() + "__".len();
+    match exposed.char_indices().nth(prefix) {
+        Some((at, _)) if exposed.starts_with("mcp__") => &exposed[at..],
+        _ => exposed,
+    }
+}
+
 fn render_row(
     row: &RegistryRow<'_>,
     width: usize,
@@ -85,7 +101,7 @@ fn render_row(
                     // Narrow pane: the exposed name is mcp__{alias}__ + the tool's
                     // normalized name; show that tail only (the detail view has it whole).
                     let shown = if compact {
-                        format!("…{}", exposed.rsplit("__").next().unwrap_or(exposed))
+                        format!("…{}", tail(exposed, row.alias()))
                     } else {
                         exposed.clone()
                     };
@@ -105,10 +121,22 @@ fn render_row(
                 }
             }
         }
-        RegistryRow::Revoked { name, cause, .. } => Line::from(vec![
-            Span::styled(line(name, width.saturating_sub(14)), theme::revoked()),
-            Span::styled(format!(" revoked: {cause}"), theme::error()),
-        ]),
+        RegistryRow::Revoked { name, cause, alias } => {
+            let why = format!(" revoked: {cause}");
+            // The full name when it fits beside why; its tail otherwise.
+            let shown = if name.chars().count() + why.chars().count() <= width {
+                (*name).to_string()
+            } else {
+                format!("…{}", tail(name, alias))
+            };
+            Line::from(vec![
+                Span::styled(line(&shown, width.saturating_sub(14)), theme::revoked()),
+                Span::styled(
+                    line(&why, width.saturating_sub(shown.chars().count())),
+                    theme::error(),
+                ),
+            ])
+        }
     }
 }
 
@@ -125,7 +153,7 @@ fn header(state: &AppState, width: usize, compact: bool) -> Vec<Line<'static>> {
             .map(|c| format!("{c}: "))
             .unwrap_or_default();
         let reason =
-            crate::ui::sanitize::wrapped(&format!("{} {code}{detail}", server.state), width);
+            crate::ui::sanitize::wrapped(&format!("{} — {code}{detail}", server.state), width);
         lines.extend(
             reason
                 .into_iter()

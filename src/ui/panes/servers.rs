@@ -16,7 +16,16 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let block = pane_block("Servers", focused);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let width = inner.width as usize;
+    frame.render_widget(Paragraph::new(lines(state, inner.width as usize)), inner);
+}
+
+/// The rows the pane's content takes at this inner width.
+pub fn height(state: &AppState, width: u16) -> u16 {
+    u16::try_from(lines(state, width as usize).len()).unwrap_or(u16::MAX)
+}
+
+fn lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
+    let focused = state.focus == Focus::Servers;
     let mut lines: Vec<Line<'static>> = Vec::new();
     if state.servers.is_empty() {
         lines.push(Line::styled("no servers configured", theme::dim()));
@@ -69,11 +78,12 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
             );
         }
         if !server.policy_missing.is_empty() || !server.policy_extra.is_empty() {
-            lines.push(Line::styled(
-                "p: write a policy for what it publishes",
-                theme::warn(),
-            ));
+            lines.extend(
+                wrapped("p: write a policy for what it publishes", width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, theme::warn())),
+            );
         }
     }
-    frame.render_widget(Paragraph::new(lines), inner);
+    lines
 }

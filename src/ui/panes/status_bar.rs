@@ -1,54 +1,102 @@
-//! Two lines at the bottom: who we talk to (and "replay" when scripted), the
-//! snapshot version, the servers, whether a turn runs; then the key hints of the
-//! focused pane, drawn from the keymap table.
+//! The bottom rows: who we talk to (and "replay" when scripted), the snapshot
+//! version, the servers, whether something runs; then either the message of an
+//! operator command (on rows of its own, so it is readable at 80 columns) or
+//! the key hints of the focused pane, drawn from the keymap table and fitted to
+//! the width in the table's order.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::ui::keymap::{Scope, hints};
-use crate::ui::sanitize::line;
+use crate::ui::sanitize::{line, wrapped};
 use crate::ui::state::{AppState, Focus, Overlay};
 use crate::ui::theme;
 
+/// Rows a status message may take (more is cut; the conversation keeps the
+/// whole text for the commands that matter).
+const MESSAGE_ROWS: usize = 2;
+/// Below this width the info line uses its short form.
+const NARROW: u16 = 100;
+
+/// How many rows the status bar takes at this width.
+pub fn height(state: &AppState, width: u16) -> u16 {
+    let message = state
+        .status
+        .as_ref()
+        .map_or(1, |(text, _)| wrapped(text, width as usize).len());
+    1 + message.clamp(1, MESSAGE_ROWS) as u16
+}
+
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
-    let [info, keys] = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(area);
+    let info = Rect { height: 1, ..area };
+    let rest = Rect {
+        y: area.y + 1,
+        height: area.height.saturating_sub(1),
+        ..area
+    };
+    frame.render_widget(info_line(state, area.width), info);
+    let lines: Vec<Line<'static>> = match &state.status {
+        Some((text, _)) => wrapped(text, area.width as usize)
+            .into_iter()
+            .take(MESSAGE_ROWS)
+            .map(|l| Line::styled(l, theme::strong()))
+            .collect(),
+        None => vec![Line::styled(
+            fit(&hint_items(state), area.width as usize),
+            theme::dim(),
+        )],
+    };
+    frame.render_widget(ratatui::widgets::Paragraph::new(lines), rest);
+}
+
+fn info_line(state: &AppState, width: u16) -> Line<'static> {
     let s = &state.session;
-    let model = if s.replay {
-        Span::styled(
+    let narrow = width < NARROW;
+    let model = match (s.replay, narrow) {
+        (true, true) => Span::styled(format!("{} (replay)", s.provider), theme::warn()),
+        (true, false) => Span::styled(
             format!("{} · {} (replay)", s.provider, s.model),
             theme::warn(),
-        )
-    } else {
-        Span::styled(
+        ),
+        (false, true) => Span::styled(line(&s.model, 24), theme::accent()),
+        (false, false) => Span::styled(
             format!("{} · {}", s.provider, line(&s.model, 40)),
             theme::accent(),
-        )
+        ),
     };
     let ready = state.servers.iter().filter(|v| v.state == "ready").count();
     let activity = if state.busy {
         Span::styled("● working", theme::warn())
+    } else if !state.hand_calls.is_empty() {
+        Span::styled("● hand call running", theme::warn())
     } else if state.can_retry {
         Span::styled("✗ failed (r retries)", theme::error())
     } else {
         Span::styled("idle", theme::dim())
     };
-    let mut spans = vec![
-        model,
-        Span::styled(
-            format!(
-                " │ registry v{} │ servers {ready}/{} ready │ ",
-                state.snapshot_version,
-                state.servers.len()
-            ),
-            theme::dim(),
-        ),
-        activity,
-    ];
-    if let Some((text, _)) = &state.status {
-        spans.push(Span::styled(format!(" │ {text}"), theme::strong()));
+    let middle = if narrow {
+        format!(
+            " │ v{} │ {ready}/{} ready │ ",
+            state.snapshot_version,
+            state.servers.len()
+        )
+    } else {
+        format!(
+            " │ registry v{} │ servers {ready}/{} ready │ ",
+            state.snapshot_version,
+            state.servers.len()
+        )
+    };
+    let mut spans = vec![model, Span::styled(middle, theme::dim()), activity];
+    if !state.approvals.is_empty() {
+        spans.push(Span::styled(" │ approval waiting", theme::warn()));
     }
-    frame.render_widget(Line::from(spans), info);
+    Line::from(spans)
+}
+
+/// The hints of what has the keys now, and how to get help from there.
+fn hint_items(state: &AppState) -> Vec<String> {
     let scope = if !state.approvals.is_empty() {
         Scope::Approval
     } else if !state.elicitations.is_empty() {
@@ -57,7 +105,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         match (&state.overlay, state.focus) {
             (Some(Overlay::Help { .. }), _) => Scope::Help,
             (Some(Overlay::ToolDetail { .. }), _) => Scope::Detail,
-            (Some(Overlay::WritePolicy { .. }), _) => Scope::WritePolicy,
+            (Some(Overlay::WritePolicy { .. }), _) => crate::ui::overlay::write_policy_scope(state),
             (Some(Overlay::CallTool(_)), _) => Scope::CallTool,
             (None, Focus::Input) => Scope::Input,
             (None, Focus::Conversation) => Scope::Conversation,
@@ -66,11 +114,45 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
             (None, Focus::Health) => Scope::Health,
         }
     };
-    let mut text = hints(scope)
+    let mut items: Vec<String> = hints(scope)
         .iter()
+        .filter(|(k, _)| !(*k == "Ctrl-C" && state.interruptible()))
         .map(|(k, d)| format!("{k} {d}"))
-        .collect::<Vec<_>>()
-        .join(" · ");
-    text.push_str(" · ? help");
-    frame.render_widget(Line::styled(text, theme::dim()), keys);
+        .collect();
+    if state.interruptible() && !scope.is_modal() {
+        // Ctrl-C quits only when nothing runs; while something does, that it
+        // interrupts is the first thing to know.
+        items.insert(0, "Ctrl-C interrupt".into());
+    }
+    if !scope.is_modal() {
+        // In the input box `?` is text unless the box is empty; F1 always works.
+        let typing_text = state.focus == Focus::Input && !state.input.is_empty();
+        items.push(if typing_text { "F1 help" } else { "? help" }.into());
+    }
+    items
+}
+
+/// As many items as fit in `width`, in order; the last item (how to get help)
+/// always stays.
+pub fn fit(items: &[String], width: usize) -> String {
+    const SEP: &str = " · ";
+    let Some((last, first)) = items.split_last() else {
+        return String::new();
+    };
+    let room = width.saturating_sub(last.chars().count() + SEP.chars().count());
+    let mut out = String::new();
+    for item in first {
+        let extra = item.chars().count() + if out.is_empty() { 0 } else { 3 };
+        if out.chars().count() + extra <= room {
+            if !out.is_empty() {
+                out.push_str(SEP);
+            }
+            out.push_str(item);
+        }
+    }
+    if !out.is_empty() {
+        out.push_str(SEP);
+    }
+    out.push_str(last);
+    out
 }

@@ -1,0 +1,134 @@
+//! The operator's own actions: connecting and reconnecting, writing a policy
+//! block, calling a tool by hand.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::approver::HandApprover;
+use super::{Backend, Internal};
+use crate::agent::toolbox::{ToolRun, from_mcp};
+use crate::config::ConfigSource;
+use crate::mcp::{ToolError, ToolErrorCode};
+use crate::protocol::{BackendEvent, OriginView, ToolCallView};
+
+impl Backend {
+    pub(super) fn spawn_connect(&self, alias: String, reconnect: bool) {
+        let (hub, events) = (self.hub.clone(), self.events.clone());
+        tokio::spawn(async move {
+            if reconnect {
+                let _ = hub.disconnect(&alias);
+            }
+            let text = match hub.connect(&alias).await {
+                Ok(report) => match report.outcome {
+                    Ok(tools) => format!("connected `{alias}`: {} tools exposed", tools.len()),
+                    Err(e) => format!(
+                        "`{alias}` {}: {}",
+                        e.code,
+                        crate::sanitize::inert_line(&e.message, 200)
+                    ),
+                },
+                Err(e) => e.to_string(),
+            };
+            let _ = events.send(BackendEvent::Notice(text.clone()));
+            let _ = events.send(BackendEvent::Status(text));
+        });
+    }
+
+    pub(super) fn write_policy(&mut self, alias: &str) {
+        let text = match (
+            &self.config.source,
+            self.hub.last_report(alias),
+            self.hub.spec(alias),
+        ) {
+            (ConfigSource::Embedded, ..) => format!(
+                "the embedded default config cannot be edited: create {} (start from config.example.toml)",
+                crate::config::default_path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "a config file".into())
+            ),
+            (ConfigSource::File(path), Some(report), Ok(spec)) => {
+                let published: Vec<String> =
+                    report.published.iter().map(|t| t.name.clone()).collect();
+                match crate::config::edit::write_policy(path, alias, &published, &spec.policy) {
+                    Ok(policy) => {
+                        let _ = self.hub.set_policy(alias, policy);
+                        self.spawn_connect(alias.to_string(), true);
+                        format!(
+                            "wrote [servers.{alias}.tools] to {}; reconnecting",
+                            path.display()
+                        )
+                    }
+                    Err(e) => e,
+                }
+            }
+            _ => format!("connect `{alias}` first, so its published tools are known"),
+        };
+        self.tell(text);
+    }
+
+    /// A call the operator made by hand: the same pipeline as the Lead's calls
+    /// (schema, policy, approval, timeout), counted in Health, and cancelled
+    /// by Ctrl-C like a turn (dropping the call sends `notifications/cancelled`).
+    pub(super) fn manual_call(&mut self, name: String, arguments: serde_json::Value) {
+        let id = format!("operator-{}", next_hand_call());
+        let origin = self
+            .hub
+            .snapshot()
+            .resolve(&name)
+            .map(|t| (t.alias.to_string(), t.remote_name.clone(), t.effect));
+        if let Some((alias, ..)) = &origin {
+            self.calls.insert(id.clone(), alias.clone());
+        }
+        self.send(BackendEvent::ToolCallStarted(ToolCallView {
+            id: id.clone(),
+            agent: "operator".into(),
+            name: name.clone(),
+            origin: origin
+                .as_ref()
+                .map_or(OriginView::Unknown, |(a, r, _)| OriginView::Mcp {
+                    alias: a.clone(),
+                    remote_name: r.clone(),
+                }),
+            effect: origin.as_ref().map(|(_, _, e)| e.to_string()),
+            arguments: arguments.clone(),
+        }));
+        let approver = HandApprover {
+            tui: Arc::clone(&self.approver),
+            call_id: id.clone(),
+            store: self.store.clone(),
+        };
+        let (hub, internal, cancel) = (
+            self.hub.clone(),
+            self.internal.clone(),
+            self.hand_cancel.clone(),
+        );
+        tokio::spawn(async move {
+            let snapshot = hub.snapshot();
+            let run = tokio::select! {
+                outcome = hub.call(&snapshot, &name, arguments, &approver) => from_mcp(outcome),
+                _ = cancel.cancelled() => {
+                    let mut error = ToolError::new(
+                        ToolErrorCode::Interrupted,
+                        "interrupted by the operator; the call was cancelled",
+                    );
+                    error.tool = Some(name);
+                    ToolRun::local(Err(error))
+                }
+            };
+            let _ = internal.send(Internal::HandCallDone { id, run });
+        });
+    }
+
+    /// A result of the operator's command: in the status bar and, so it stays
+    /// on record, in the conversation.
+    pub(super) fn tell(&self, text: String) {
+        self.send(BackendEvent::Notice(text.clone()));
+        self.send(BackendEvent::Status(text));
+    }
+}
+
+/// A process-unique number for the operator's own calls.
+fn next_hand_call() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
