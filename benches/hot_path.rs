@@ -52,26 +52,51 @@ const SIZES: [usize; 2] = [1_000, 10_000];
 fn world() -> &'static World {
     static WORLD: OnceLock<World> = OnceLock::new();
     WORLD.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
-        let sizes = SIZES.iter().map(|&n| {
-            let (hub, tools) = runtime.block_on(connected(n));
-            (n, hub, tools)
-        }).collect();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let sizes = SIZES
+            .iter()
+            .map(|&n| {
+                let (hub, tools) = runtime.block_on(connected(n));
+                (n, hub, tools)
+            })
+            .collect();
         World { runtime, sizes }
     })
 }
 
 async fn connected(n: usize) -> (Hub, LeadTools) {
-    let policy: String = (0..n).map(|i| format!("tool_{i:05} = \"allow\"\n")).collect();
+    let policy: String = (0..n)
+        .map(|i| format!("tool_{i:05} = \"allow\"\n"))
+        .collect();
     let text = format!(
         "[limits]\nmax_tools = 20000\nconnect_timeout_ms = 60000\n[servers.big]\ncommand = \"{BIN}\"\nargs = [\"demo-server\", \"alpha\", \"--tools\", \"{n}\", \"--page-size\", \"100\"]\n[servers.big.tools]\n{policy}"
     );
     let config = config::parse(&text, ConfigSource::Embedded).expect("config");
-    let hub = Hub::new(config.servers, config.limits, Vars::new(PathBuf::from(BIN)), Vec::new(), EventSink::discard());
-    hub.connect("big").await.expect("connect").outcome.expect("exposed");
-    let model = mcp_harness::agent::model::select::select(None, &|_| None).expect("scripted").provider;
-    let workspace = mcp_harness::agent::tools::readonly::Workspace::new(&std::env::temp_dir()).expect("workspace");
-    let settings = AgentSettings { max_tokens: 1024, context_tokens: 100_000, max_steps: 10 };
+    let hub = Hub::new(
+        config.servers,
+        config.limits,
+        Vars::new(PathBuf::from(BIN)),
+        Vec::new(),
+        EventSink::discard(),
+    );
+    hub.connect("big")
+        .await
+        .expect("connect")
+        .outcome
+        .expect("exposed");
+    let model = mcp_harness::agent::model::select::select(None, &|_| None)
+        .expect("scripted")
+        .provider;
+    let workspace = mcp_harness::agent::tools::readonly::Workspace::new(&std::env::temp_dir())
+        .expect("workspace");
+    let settings = AgentSettings {
+        max_tokens: 1024,
+        context_tokens: 100_000,
+        max_steps: 10,
+    };
     let crew = Arc::new(Crew::new(
         model,
         Arc::new(FlagApprover { approve: true }),
