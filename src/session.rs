@@ -38,8 +38,16 @@ pub struct Session {
     pub hub: Hub,
     pub lead: Lead,
     pub store: Option<Arc<Store>>,
-    pub mcp_events: UnboundedReceiver<McpEvent>,
-    pub agent_events: UnboundedReceiver<AgentEvent>,
+    /// What the hub and the agents report, on one channel in the order it happened
+    /// (a connect's `registered` comes before the tool result that announces it).
+    pub events: UnboundedReceiver<SessionEvent>,
+}
+
+/// One event of a session: from the MCP layer or from an agent.
+#[derive(Debug, Clone)]
+pub enum SessionEvent {
+    Mcp(McpEvent),
+    Agent(AgentEvent),
 }
 
 /// Why a session cannot start (the CLI exits with status 2).
@@ -63,7 +71,11 @@ pub fn start(
     let selection = select(config.agent.model.as_ref(), &|name| {
         std::env::var(name).ok()
     })?;
-    let (mcp_sink, mcp_events) = EventSink::new();
+    let (events_tx, events) = tokio::sync::mpsc::unbounded_channel();
+    let mcp_sink = EventSink::forward({
+        let tx = events_tx.clone();
+        move |event| drop(tx.send(SessionEvent::Mcp(event)))
+    });
     let reserved = crate::config::BUILTIN_TOOLS
         .iter()
         .map(|s| s.to_string())
@@ -75,7 +87,8 @@ pub fn start(
         reserved,
         mcp_sink,
     );
-    let (agent_sink, agent_events) = AgentEvents::new();
+    let agent_sink =
+        AgentEvents::forward(move |event| drop(events_tx.send(SessionEvent::Agent(event))));
     let (store, conversation, connected) = open_store(&options)?;
     let journal: Arc<dyn Journal> = match &store {
         Some(store) => Arc::clone(store) as Arc<dyn Journal>,
@@ -131,8 +144,7 @@ pub fn start(
         hub,
         lead,
         store,
-        mcp_events,
-        agent_events,
+        events,
     })
 }
 

@@ -18,6 +18,7 @@ use common::lead_session::{session, tool_names, tool_result};
 use common::model_stub::{ModelStub, Reply};
 use mcp_harness::agent::events::{AgentEvent, TurnEnd};
 use mcp_harness::agent::model::{AnthropicProvider, HttpSettings, RetryPolicy};
+use mcp_harness::session::SessionEvent;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -224,14 +225,14 @@ async fn an_interrupted_turn_cancels_its_call_and_keeps_the_conversation_well_fo
     .await;
     let mut s = session(&env, &stub, &["--record", &record_arg], "").await;
     let cancel = CancellationToken::new();
-    let mut events = std::mem::replace(
-        &mut s.agent_events,
-        tokio::sync::mpsc::unbounded_channel().1,
-    );
+    let mut events = std::mem::replace(&mut s.events, tokio::sync::mpsc::unbounded_channel().1);
     let trigger = cancel.clone();
     let (elapsed_tx, mut elapsed_rx) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
+            let SessionEvent::Agent(event) = event else {
+                continue;
+            };
             if matches!(&event, AgentEvent::ToolCall { name, .. } if name == "mcp__demo_alpha__slow")
             {
                 tokio::time::sleep(Duration::from_millis(500)).await;

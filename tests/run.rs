@@ -139,7 +139,31 @@ fn assert_demo_story(events: &[Value], approved: bool) {
     assert!(content(9).contains("demo-beta"));
     assert!(content(10).starts_with("connected `demo_alpha`"));
 
-    // The registry's own order (a separate stream from the agent's events).
+    // One stream, in the order things happened: a connect's `registered` comes
+    // before the tool result that reports it, and a disconnect's `revoked` too.
+    let at = |pred: &dyn Fn(&Value) -> bool| {
+        events
+            .iter()
+            .position(pred)
+            .unwrap_or_else(|| panic!("missing event"))
+    };
+    for alias in ["demo_alpha", "demo_beta"] {
+        let registered =
+            at(&|e| e["event"] == "registry" && e["change"] == "registered" && e["alias"] == alias);
+        let reported = at(&|e| {
+            e["event"] == "tool_result"
+                && e["name"] == "connect_mcp"
+                && e["content"]
+                    .as_str()
+                    .is_some_and(|c| c.contains(&format!("`{alias}`")))
+        });
+        assert!(registered < reported, "{alias}: {events:#?}");
+    }
+    let revoked = at(&|e| e["event"] == "registry" && e["change"] == "revoked");
+    let reported = at(&|e| e["event"] == "tool_result" && e["name"] == "disconnect_mcp");
+    assert!(revoked < reported, "{events:#?}");
+
+    // The registry's own order.
     let registry: Vec<(&str, &str, u64)> = of(events, "registry")
         .iter()
         .map(|e| {

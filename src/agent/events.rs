@@ -2,6 +2,7 @@
 //! headless `run` prints them; nothing here prints or blocks.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -103,13 +104,19 @@ fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 }
 
 /// Where agent events go. Never blocks; dropped if nobody listens.
-#[derive(Debug, Clone)]
-pub struct AgentEvents(Option<mpsc::UnboundedSender<AgentEvent>>);
+#[derive(Clone)]
+pub struct AgentEvents(Option<Arc<dyn Fn(AgentEvent) + Send + Sync>>);
 
 impl AgentEvents {
     pub fn new() -> (Self, mpsc::UnboundedReceiver<AgentEvent>) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (Self(Some(tx)), rx)
+        (Self::forward(move |event| drop(tx.send(event))), rx)
+    }
+
+    /// Hands every event to `f` (which must not block), e.g. onto a session's
+    /// one ordered channel.
+    pub fn forward(f: impl Fn(AgentEvent) + Send + Sync + 'static) -> Self {
+        Self(Some(Arc::new(f)))
     }
 
     pub fn discard() -> Self {
@@ -117,8 +124,14 @@ impl AgentEvents {
     }
 
     pub fn emit(&self, event: AgentEvent) {
-        if let Some(tx) = &self.0 {
-            let _ = tx.send(event);
+        if let Some(f) = &self.0 {
+            f(event);
         }
+    }
+}
+
+impl std::fmt::Debug for AgentEvents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AgentEvents")
     }
 }

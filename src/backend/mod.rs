@@ -16,13 +16,13 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::events::{AgentEvent, TurnEnd};
+use crate::agent::events::TurnEnd;
 use crate::agent::lead::Lead;
 use crate::agent::toolbox::ToolRun;
 use crate::config::{Config, ConfigSource};
-use crate::mcp::{Hub, McpEvent};
+use crate::mcp::Hub;
 use crate::protocol::{ApprovalId, BackendEvent, Command, SessionInfo};
-use crate::session::{self, SessionOptions, SetupError};
+use crate::session::{self, SessionEvent, SessionOptions, SetupError};
 use crate::store::Store;
 use approvals::Approvals;
 use approver::{Asked, TuiApprover};
@@ -83,8 +83,7 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
     };
     let channels = Channels {
         commands: commands_rx,
-        agent: session.agent_events,
-        mcp: session.mcp_events,
+        session: session.events,
         internal: internal_rx,
     };
     let task = tokio::spawn(backend.run(info, channels));
@@ -107,8 +106,8 @@ pub enum Internal {
 
 struct Channels {
     commands: UnboundedReceiver<Command>,
-    agent: UnboundedReceiver<AgentEvent>,
-    mcp: UnboundedReceiver<McpEvent>,
+    /// MCP and agent events, in the order they happened.
+    session: UnboundedReceiver<SessionEvent>,
     internal: UnboundedReceiver<Internal>,
 }
 
@@ -151,20 +150,19 @@ impl Backend {
                     }
                     self.command(command, &mut turn);
                 }
-                Some(event) = ch.agent.recv() => self.agent(event),
-                Some(event) = ch.mcp.recv() => self.mcp(event),
+                Some(event) = ch.session.recv() => self.session_event(event),
                 Some(message) = ch.internal.recv() => {
                     if matches!(message, Internal::Asked(_)) {
                         // The asking call's own event was sent before it asked:
                         // take it in first, so the prompt can name the call.
-                        self.drain_agent(&mut ch.agent);
+                        self.drain_session(&mut ch.session);
                     }
                     self.internal(message);
                 }
                 finished = async { turn.as_mut().expect("guarded").await }, if turn.is_some() => {
                     turn = None;
                     // The turn's last notices come before the word that it ended.
-                    self.drain_agent(&mut ch.agent);
+                    self.drain_session(&mut ch.session);
                     self.turn_done(finished);
                 }
             }
@@ -172,9 +170,16 @@ impl Backend {
         self.shutdown(turn).await;
     }
 
-    fn drain_agent(&mut self, agent: &mut UnboundedReceiver<AgentEvent>) {
-        while let Ok(event) = agent.try_recv() {
-            self.agent(event);
+    fn drain_session(&mut self, session: &mut UnboundedReceiver<SessionEvent>) {
+        while let Ok(event) = session.try_recv() {
+            self.session_event(event);
+        }
+    }
+
+    fn session_event(&mut self, event: SessionEvent) {
+        match event {
+            SessionEvent::Agent(event) => self.agent(event),
+            SessionEvent::Mcp(event) => self.mcp(event),
         }
     }
 

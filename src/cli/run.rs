@@ -16,7 +16,7 @@ use super::{exit, interrupted, json as out_json, load_config, render};
 use crate::agent::events::{AgentEvent, TurnEnd};
 use crate::mcp::{FlagApprover, McpEvent};
 use crate::sanitize::{inert, inert_line};
-use crate::session::{self, SessionOptions};
+use crate::session::{self, SessionEvent, SessionOptions};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -66,22 +66,25 @@ pub async fn run(config: Option<PathBuf>, args: RunArgs) -> ExitCode {
         }
     };
     let store = session.store.clone();
-    let (mut mcp_events, mut agent_events) = (session.mcp_events, session.agent_events);
+    let mut events = session.events;
     let json_mode = args.json;
     // Events are still drained and audited after stdout is gone.
     let printer = tokio::spawn(async move {
         let mut out = Out::default();
-        loop {
-            tokio::select! {
-                Some(event) = agent_events.recv() => {
-                    if let Some(store) = &store { store.audit_agent(&event); }
+        while let Some(event) = events.recv().await {
+            match event {
+                SessionEvent::Agent(event) => {
+                    if let Some(store) = &store {
+                        store.audit_agent(&event);
+                    }
                     print_agent(&mut out, &event, json_mode);
                 }
-                Some(event) = mcp_events.recv() => {
-                    if let Some(store) = &store { store.audit_mcp(&event); }
+                SessionEvent::Mcp(event) => {
+                    if let Some(store) = &store {
+                        store.audit_mcp(&event);
+                    }
                     print_mcp(&mut out, &event, json_mode);
                 }
-                else => break,
             }
         }
         out

@@ -1,6 +1,8 @@
 //! What the MCP layer reports as it happens: alias states, registrations,
 //! revocations, notifications. The backend forwards these to the UI and the audit log.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use tokio::sync::mpsc;
 
@@ -209,13 +211,19 @@ impl Serialize for ServerAlias {
 }
 
 /// Where events go. Sending never blocks; events are dropped if nobody listens.
-#[derive(Debug, Clone)]
-pub struct EventSink(Option<mpsc::UnboundedSender<McpEvent>>);
+#[derive(Clone)]
+pub struct EventSink(Option<Arc<dyn Fn(McpEvent) + Send + Sync>>);
 
 impl EventSink {
     pub fn new() -> (Self, mpsc::UnboundedReceiver<McpEvent>) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (Self(Some(tx)), rx)
+        (Self::forward(move |event| drop(tx.send(event))), rx)
+    }
+
+    /// Hands every event to `f` (which must not block): lets a session put MCP
+    /// and agent events on one channel, so they are read in the order they happened.
+    pub fn forward(f: impl Fn(McpEvent) + Send + Sync + 'static) -> Self {
+        Self(Some(Arc::new(f)))
     }
 
     /// A sink for callers that do not listen (headless commands).
@@ -224,8 +232,18 @@ impl EventSink {
     }
 
     pub fn emit(&self, event: McpEvent) {
-        if let Some(tx) = &self.0 {
-            let _ = tx.send(event);
+        if let Some(f) = &self.0 {
+            f(event);
         }
+    }
+}
+
+impl std::fmt::Debug for EventSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "EventSink"
+        } else {
+            "EventSink(discard)"
+        })
     }
 }
