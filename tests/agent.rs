@@ -19,30 +19,9 @@ use common::model_stub::{ModelStub, Reply};
 use mcp_harness::agent::events::{AgentEvent, TurnEnd};
 use mcp_harness::agent::model::{AnthropicProvider, HttpSettings, RetryPolicy};
 use mcp_harness::session::SessionEvent;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
-
-/// A model reply with these tool calls (name, arguments), in one streamed message.
-fn calls(list: &[(&str, Value)]) -> Reply {
-    let mut chunks = vec![wire::chunk(
-        json!({"role": "assistant", "content": null}),
-        None,
-    )];
-    for (i, (name, args)) in list.iter().enumerate() {
-        chunks.push(wire::tool_fragment(
-            i as u64,
-            Some(&format!("call_{i}_{name}")),
-            Some(name),
-            &args.to_string(),
-        ));
-    }
-    chunks.extend(wire::end("tool_calls"));
-    Reply::sse(chunks)
-}
-
-fn text(t: &str) -> Reply {
-    Reply::sse(wire::text_reply(&[t]))
-}
+use wire::{calls, text};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_connected_in_a_reply_is_offered_from_the_next_request() {

@@ -86,12 +86,19 @@ impl Runner<'_> {
                     });
                 }
             };
+            // Cancellation first: an interrupt that raced the last tool result must
+            // not let one more request reach the model.
+            if self.cancel.is_cancelled() {
+                self.notice("interrupted by the operator before the next model request");
+                return TurnEnd::Interrupted;
+            }
             let reply = tokio::select! {
-                reply = self.model.complete(request, &mut on_event) => reply,
+                biased;
                 _ = self.cancel.cancelled() => {
                     self.notice("interrupted by the operator while the model was answering");
                     return TurnEnd::Interrupted;
                 }
+                reply = self.model.complete(request, &mut on_event) => reply,
             };
             let reply = match reply {
                 Ok(reply) => reply,
@@ -169,8 +176,8 @@ impl Runner<'_> {
                 )))
             } else {
                 let started = std::time::Instant::now();
-                tokio::select! {
-                    run = self.tools.run(call, snapshot, self.cancel) => run,
+                let run = tokio::select! {
+                    biased;
                     _ = self.cancel.cancelled() => {
                         interrupted = true;
                         let mut run = ToolRun::local(Err(interruption(call, "interrupted by the operator; the call was cancelled")));
@@ -178,7 +185,12 @@ impl Runner<'_> {
                         run.elapsed = started.elapsed();
                         run
                     }
-                }
+                    run = self.tools.run(call, snapshot, self.cancel) => run,
+                };
+                // A call that ended because of the interrupt (an approval denied
+                // as the operator pressed Ctrl-C) ends the turn all the same.
+                interrupted |= self.cancel.is_cancelled();
+                run
             };
             self.events.emit(AgentEvent::ToolResult {
                 agent: self.agent.clone(),

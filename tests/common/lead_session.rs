@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use mcp_harness::config::{self, ConfigSource};
-use mcp_harness::mcp::FlagApprover;
+use mcp_harness::mcp::{Approver, FlagApprover};
 use mcp_harness::session::{self, Session, SessionOptions};
 use serde_json::Value;
 
@@ -21,6 +21,23 @@ pub async fn session(
     alpha_extra: &[&str],
     extra: &str,
 ) -> Session {
+    session_with(
+        env,
+        stub,
+        alpha_extra,
+        extra,
+        Arc::new(FlagApprover { approve: true }),
+    )
+}
+
+/// [`session`] with `approver` deciding the `confirm` calls.
+pub fn session_with(
+    env: &TestEnv,
+    stub: &ModelStub,
+    alpha_extra: &[&str],
+    extra: &str,
+    approver: Arc<dyn Approver>,
+) -> Session {
     let text = format!(
         "[model]\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"gpt-test\"\n{extra}{}[servers.demo_alpha.tools]\n{POLICY}{}[servers.demo_beta.tools]\n{POLICY}",
         stub.url(),
@@ -33,7 +50,7 @@ pub async fn session(
         persist: false,
         workspace: Some(env.dir.path().to_path_buf()),
     };
-    session::start(&config, Arc::new(FlagApprover { approve: true }), options).expect("session")
+    session::start(&config, approver, options).expect("session")
 }
 
 pub fn tool_names(request: &Recorded) -> Vec<String> {

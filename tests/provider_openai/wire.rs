@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::model_stub::sse_event;
+use crate::common::model_stub::{Reply, sse_event};
 
 /// One `data:` chunk with a single choice.
 pub fn chunk(delta: Value, finish: Option<&str>) -> String {
@@ -48,4 +48,24 @@ pub fn text_reply(parts: &[&str]) -> Vec<String> {
 
 pub fn error_body(message: &str, kind: &str, code: Value) -> Value {
     json!({"error": {"message": message, "type": kind, "param": null, "code": code}})
+}
+
+/// A whole reply with these tool calls (name, arguments), ids `call_{i}_{name}`.
+pub fn calls(list: &[(&str, Value)]) -> Reply {
+    let mut chunks = vec![chunk(json!({"role": "assistant", "content": null}), None)];
+    for (i, (name, args)) in list.iter().enumerate() {
+        chunks.push(tool_fragment(
+            i as u64,
+            Some(&format!("call_{i}_{name}")),
+            Some(name),
+            &args.to_string(),
+        ));
+    }
+    chunks.extend(end("tool_calls"));
+    Reply::sse(chunks)
+}
+
+/// A whole reply of plain text.
+pub fn text(t: &str) -> Reply {
+    Reply::sse(text_reply(&[t]))
 }
