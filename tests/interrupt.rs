@@ -62,6 +62,19 @@ async fn an_interrupt_during_an_approval_ends_the_turn_without_another_request()
             2,
             "round {round}: one request too many"
         );
+        // It ended at the call, not later while a new model request was starting.
+        let notices: Vec<String> = std::iter::from_fn(|| s.events.try_recv().ok())
+            .filter_map(|e| match e {
+                SessionEvent::Agent(AgentEvent::Notice { text, .. }) => Some(text),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            notices
+                .iter()
+                .any(|n| n.contains("in-flight tool calls were cancelled")),
+            "round {round}: {notices:?}"
+        );
         s.hub.shutdown().await;
     }
     env.assert_no_leaks();
