@@ -222,6 +222,10 @@ fn escapes_from_a_server_stay_inert_in_every_view() {
         "the elicitation form",
         tmux.wait("the form", |s| s.contains("Input requested")),
     );
+    // Like an approval, the form takes keys after a quiet moment.
+    tmux.wait("the form to arm", |s| {
+        s.contains("Input requested") && !s.contains("arming:")
+    });
     tmux.keys(&["Enter"]);
     look(
         "the elicitation result",

@@ -269,5 +269,7 @@ fn health_pane_and_no_raw_control_bytes_anywhere() {
 fn elicitation_form() {
     let mut s = session();
     backend(&mut s, BackendEvent::ElicitationRequested(elicitation(1)));
+    snapshot("elicitation_arming", &mut s);
+    s.now += Duration::from_secs(2);
     snapshot("elicitation", &mut s);
 }

@@ -54,6 +54,9 @@ pub fn key(state: &mut AppState, key: &KeyEvent) -> Answer {
     // The next prompt gets its own quiet moment: a double `y` decides one call.
     if let Some(next) = state.approvals.front_mut() {
         next.opened = now;
+    } else if let Some(form) = state.elicitations.front_mut() {
+        // A form that waited behind the prompt comes to the front now.
+        form.opened = now;
     }
     Answer::Taken(vec![Effect::Send(Command::Approval { id, decision })])
 }

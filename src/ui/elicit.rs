@@ -2,6 +2,8 @@
 //! field; Space toggles a boolean; ←/→ pick a choice; Enter sends; the values are
 //! checked against the fields' kinds before anything is sent.
 
+use std::time::Instant;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Map, Value};
 
@@ -11,7 +13,7 @@ use super::update::Effect;
 use crate::protocol::{Command, ElicitAnswer, ElicitationView, FieldKind};
 
 /// A new form with the schema's defaults filled in.
-pub fn form(view: ElicitationView) -> ElicitForm {
+pub fn form(view: ElicitationView, now: Instant) -> ElicitForm {
     let values = view
         .fields
         .iter()
@@ -29,6 +31,7 @@ pub fn form(view: ElicitationView) -> ElicitForm {
         values,
         selected: 0,
         problem: None,
+        opened: now,
     }
 }
 
@@ -61,6 +64,11 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
         }
     };
     state.elicitations.pop_front();
+    // The next form gets its own quiet moment.
+    let now = state.now;
+    if let Some(next) = state.elicitations.front_mut() {
+        next.opened = now;
+    }
     vec![Effect::Send(Command::Elicitation { id, answer })]
 }
 

@@ -28,18 +28,20 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     {
         return effects;
     }
+    // An armed form takes every key (they are not "typing elsewhere"); one that
+    // has not armed yet lets keys go where they were going.
+    if state.form_armed() {
+        return super::elicit::key(state, key);
+    }
     // Every other key counts as typing: it pushes the prompt's arming back.
     let effects = dispatch(state, key);
     state.last_key = Some(state.now);
     effects
 }
 
-/// A key that is not for the approval prompt: elicitation form → overlay →
-/// focused pane → global keys.
+/// A key that is not for the approval prompt or a form: overlay → focused
+/// pane → global keys.
 fn dispatch(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
-    if !state.elicitations.is_empty() {
-        return super::elicit::key(state, key);
-    }
     if state.overlay.is_some() {
         return super::overlay::key(state, key);
     }
@@ -298,18 +300,19 @@ pub fn clamp_tool(state: &mut AppState) {
 }
 
 pub fn paste(state: &mut AppState, text: &str) -> Vec<Effect> {
-    // Pasting is typing: a prompt waiting to arm waits on.
-    state.last_key = Some(state.now);
     // Bracketed paste delivers line breaks as CR (what the Enter key sends);
     // the text areas split lines on LF only.
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    // An armed form is on top of everything but an approval prompt.
+    if state.form_armed() {
+        super::elicit::paste(state, &text);
+        return Vec::new();
+    }
+    // Pasting is typing: a prompt waiting to arm waits on.
+    state.last_key = Some(state.now);
     if let Some(Overlay::CallTool(editor)) = &mut state.overlay {
         editor.area.insert_str(&text);
         super::overlay::revalidate(state);
-        return Vec::new();
-    }
-    if !state.elicitations.is_empty() {
-        super::elicit::paste(state, &text);
         return Vec::new();
     }
     if state.overlay.is_some() {

@@ -164,6 +164,10 @@ pub struct ElicitForm {
     pub selected: usize,
     /// Why the last submit was refused.
     pub problem: Option<String>,
+    /// When it came to the front: like an approval prompt, a form takes keys
+    /// only after a quiet moment, so an Enter meant for the input box never
+    /// sends it.
+    pub opened: Instant,
 }
 
 /// A queued approval prompt.
@@ -280,6 +284,7 @@ impl AppState {
             self.revoked.iter().map(|r| r.until).min(),
             self.status.as_ref().map(|(_, until)| *until),
             self.arms_at().filter(|t| *t > self.now),
+            self.form_arms_at().filter(|t| *t > self.now),
             self.health_tick(),
         ];
         deadlines.into_iter().flatten().min()
@@ -300,16 +305,26 @@ impl AppState {
     /// When the front approval prompt starts taking decisions: [`APPROVAL_ARM`]
     /// after it came to the front or after the last key, whichever is later.
     pub fn arms_at(&self) -> Option<Instant> {
-        let prompt = self.approvals.front()?;
-        let quiet_since = self
-            .last_key
-            .map_or(prompt.opened, |k| k.max(prompt.opened));
-        Some(quiet_since + APPROVAL_ARM)
+        Some(self.armed_after(self.approvals.front()?.opened))
     }
 
     /// The front approval prompt takes decisions now (see [`Self::arms_at`]).
     pub fn prompt_armed(&self) -> bool {
         self.arms_at().is_some_and(|t| self.now >= t)
+    }
+
+    /// When the front elicitation form starts taking keys (as [`Self::arms_at`]).
+    pub fn form_arms_at(&self) -> Option<Instant> {
+        Some(self.armed_after(self.elicitations.front()?.opened))
+    }
+
+    /// The front elicitation form takes keys now.
+    pub fn form_armed(&self) -> bool {
+        self.form_arms_at().is_some_and(|t| self.now >= t)
+    }
+
+    fn armed_after(&self, opened: Instant) -> Instant {
+        self.last_key.map_or(opened, |k| k.max(opened)) + APPROVAL_ARM
     }
 
     /// Whether anything will change by itself (see [`Self::next_wakeup`]).

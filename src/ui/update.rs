@@ -166,9 +166,9 @@ fn backend(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
             });
         }
         BackendEvent::ApprovalWithdrawn(id) => state.approvals.retain(|p| p.view.id != id),
-        BackendEvent::ElicitationRequested(view) => {
-            state.elicitations.push_back(super::elicit::form(view))
-        }
+        BackendEvent::ElicitationRequested(view) => state
+            .elicitations
+            .push_back(super::elicit::form(view, state.now)),
         BackendEvent::ElicitationWithdrawn(id) => state.elicitations.retain(|f| f.view.id != id),
         BackendEvent::Status(text) => status(state, text),
         BackendEvent::Stopped => return vec![Effect::Exit],

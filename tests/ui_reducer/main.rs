@@ -294,6 +294,7 @@ fn pasted_line_breaks_survive_as_lines() {
     assert_eq!(s.input.lines(), ["one", "two", "three"]);
     // With a form open, a paste fills its selected text field, on one line.
     backend(&mut s, BackendEvent::ElicitationRequested(elicitation(9)));
+    s.now += Duration::from_secs(2);
     update(&mut s, key(KeyCode::Down));
     update(&mut s, Msg::Paste("7\r".into()));
     assert_eq!(s.elicitations[0].values[1], "57 ");
@@ -309,6 +310,7 @@ fn an_elicitation_form_is_prefilled_edited_checked_and_sent() {
     let mut s = AppState::new(Instant::now());
     backend(&mut s, BackendEvent::ElicitationRequested(elicitation(3)));
     assert_eq!(s.elicitations[0].values, ["green", "5", "false"]);
+    s.now += Duration::from_secs(2);
     // ← picks the other choice; ↓ moves to the shade; typing edits it.
     update(&mut s, key(KeyCode::Left));
     update(&mut s, key(KeyCode::Down));
@@ -344,6 +346,7 @@ fn an_elicitation_form_is_prefilled_edited_checked_and_sent() {
     assert!(s.elicitations.is_empty());
     // Esc cancels, Ctrl-D declines.
     backend(&mut s, BackendEvent::ElicitationRequested(elicitation(4)));
+    s.now += Duration::from_secs(2);
     assert_eq!(
         update(&mut s, key(KeyCode::Esc)),
         vec![Effect::Send(Command::Elicitation {
@@ -352,11 +355,42 @@ fn an_elicitation_form_is_prefilled_edited_checked_and_sent() {
         })]
     );
     backend(&mut s, BackendEvent::ElicitationRequested(elicitation(5)));
+    s.now += Duration::from_secs(2);
     assert_eq!(
         update(&mut s, ctrl('d')),
         vec![Effect::Send(Command::Elicitation {
             id: 5,
             answer: ElicitAnswer::Decline
         })]
+    );
+}
+
+#[test]
+fn a_form_that_arrives_while_the_operator_types_does_not_take_their_enter() {
+    let mut s = AppState::new(Instant::now());
+    typed(&mut s, "hel");
+    backend(&mut s, BackendEvent::ElicitationRequested(elicitation(7)));
+    // Still typing: the keys, Enter included, go to the input box.
+    s.now += Duration::from_millis(300);
+    typed(&mut s, "lo");
+    s.now += Duration::from_millis(300);
+    let effects = update(&mut s, key(KeyCode::Enter));
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::Send(Command::Prompt(text)) if text == "hello")),
+        "{effects:?}"
+    );
+    assert_eq!(s.elicitations.len(), 1, "the form is still waiting");
+    // After a quiet second the form takes keys.
+    s.now += Duration::from_secs(1);
+    assert!(s.form_armed());
+    let effects = update(&mut s, key(KeyCode::Enter));
+    assert!(
+        matches!(
+            &effects[..],
+            [Effect::Send(Command::Elicitation { id: 7, .. })]
+        ),
+        "{effects:?}"
     );
 }

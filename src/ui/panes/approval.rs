@@ -108,9 +108,9 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
 }
 
 /// Where a key goes while the prompt is arming.
-fn where_keys_go(state: &AppState) -> String {
+pub(super) fn where_keys_go(state: &AppState) -> String {
     match (&state.overlay, state.focus) {
-        _ if !state.elicitations.is_empty() => "input form".into(),
+        _ if state.form_armed() => "input form".into(),
         (Some(_), _) => "window behind this one".into(),
         (None, Focus::Input) => "input box".into(),
         (None, focus) => format!("{} pane", focus.label()),

@@ -62,10 +62,23 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
         .filter(|(k, _)| *k != "Ctrl-C" && *k != "Tab")
         .map(|(k, d)| format!("{k} {d}"))
         .collect();
+    let armed = state.form_armed();
+    if !armed {
+        let arming = format!(
+            "arming: keys go to the {} until you pause for a second",
+            super::approval::where_keys_go(state)
+        );
+        lines.extend(
+            wrapped(&arming, inner_width)
+                .into_iter()
+                .map(|l| Line::styled(l, theme::warn())),
+        );
+    }
+    let key_style = if armed { theme::accent() } else { theme::dim() };
     lines.extend(
         wrapped(&keys.join(" · "), inner_width)
             .into_iter()
-            .map(|l| Line::styled(l, theme::accent())),
+            .map(|l| Line::styled(l, key_style)),
     );
     let height = (lines.len() as u16 + 2).min(frame.area().height.saturating_sub(2));
     let area = centered(frame.area(), width, height);
