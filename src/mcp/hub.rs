@@ -57,7 +57,8 @@ pub(super) struct Slot {
     /// Set while connecting; cancelled by a disconnect during the attempt.
     attempt: Option<CancellationToken>,
     pub(super) connection: Option<Arc<Connection>>,
-    /// The outcome of the last connection attempt (for the operator's views).
+    /// The outcome of the last connection attempt (for the operator's views);
+    /// after a success only the server's identity (its tools are in the registry).
     last_report: Option<ConnectReport>,
 }
 
@@ -175,8 +176,9 @@ impl Hub {
         Ok(())
     }
 
-    /// What the last connection attempt of this alias produced (published tools,
-    /// and the rejection if there was one).
+    /// What the last connection attempt of this alias produced: for a rejection
+    /// or failure the published tools and why; for a success only who answered
+    /// (the snapshot has its tools).
     pub fn last_report(&self, alias: &str) -> Option<ConnectReport> {
         self.lock()
             .slots
@@ -240,9 +242,19 @@ impl Hub {
                     exposed: exposed.len(),
                 };
                 slot.connection = Some(Arc::clone(&connection));
-                slot.last_report = Some(report.clone());
+                // While it is connected the registry holds its tools; the slot
+                // keeps only who answered (not a second reference to every tool,
+                // which would outlive the connection).
+                let previous = slot.last_report.replace(ConnectReport {
+                    alias: report.alias.clone(),
+                    server: report.server.clone(),
+                    published: Arc::from(Vec::new()),
+                    outcome: Ok(Vec::new()),
+                });
                 self.set_state(&alias, slot, ready);
                 drop(state);
+                // An earlier attempt's tools are freed outside the lock.
+                drop(previous);
                 self.follow_list_changes(Arc::clone(&connection));
                 self.watch_end(connection);
             }
