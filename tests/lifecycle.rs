@@ -261,3 +261,20 @@ async fn shutdown_reaps_stubborn_servers_and_their_grandchildren() {
     hub.shutdown().await;
     env.assert_no_leaks();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disconnected_servers_tools_are_freed() {
+    let env = TestEnv::new();
+    let (hub, _rx) = hub(&env, &two_servers(&env, &[]));
+    hub.connect("demo_alpha").await.unwrap().outcome.unwrap();
+    let tool =
+        std::sync::Arc::downgrade(hub.snapshot().resolve("mcp__demo_alpha__lookup").unwrap());
+    hub.disconnect("demo_alpha").unwrap();
+    // Nothing in the hub holds on to a revoked tool (its schema, its validator).
+    assert!(
+        tool.upgrade().is_none(),
+        "the hub still holds alpha's tools"
+    );
+    hub.shutdown().await;
+    env.assert_no_leaks();
+}
