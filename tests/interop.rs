@@ -5,13 +5,11 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use common::interop::Interop;
-use common::{BIN, TestEnv, json, stderr, stdout};
-use mcp_harness::config::{self, ConfigSource};
-use mcp_harness::mcp::{AliasState, EventSink, FlagApprover, Hub, McpEvent, Vars};
+use common::{TestEnv, json, stderr, stdout};
+use mcp_harness::mcp::{AliasState, FlagApprover, McpEvent};
 use serde_json::{Value, json as j};
 
 /// `[servers.ALIAS]` for a third-party server, tagged through its environment.
@@ -244,15 +242,7 @@ async fn everything_announcing_list_changed_right_after_initialize_is_handled() 
     };
     let env = TestEnv::new();
     let text = with_printed_policies(&env, &servers(&env, &interop));
-    let config = config::parse(&text, ConfigSource::Embedded).expect("config");
-    let (events, mut rx) = EventSink::new();
-    let hub = Hub::new(
-        config.servers,
-        config.limits,
-        Vars::new(PathBuf::from(BIN)),
-        Vec::new(),
-        events,
-    );
+    let (hub, mut rx) = common::hubs::hub(&env, &text);
     hub.connect("everything").await.unwrap().outcome.unwrap();
     let notified = tokio::time::timeout(Duration::from_secs(30), async {
         loop {

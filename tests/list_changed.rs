@@ -7,14 +7,12 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use common::{BIN, TestEnv, all_records};
-use mcp_harness::config::{self, ConfigSource};
+use common::hubs::wait_for;
+use common::{TestEnv, all_records};
 use mcp_harness::mcp::{
-    AliasState, ConnectErrorCode, EventSink, FlagApprover, Hub, McpEvent, RevokeCause, Snapshot,
-    ToolErrorCode, Vars,
+    AliasState, ConnectErrorCode, FlagApprover, Hub, McpEvent, RevokeCause, Snapshot, ToolErrorCode,
 };
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -22,33 +20,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 const POLICY: &str = "[servers.s.tools]\nlookup = \"allow\"\nset = \"allow\"\nreset = \"allow\"\nfail = \"allow\"\nslow = \"allow\"\n";
 
 fn hub(env: &TestEnv, faults: &[&str]) -> (Hub, UnboundedReceiver<McpEvent>) {
-    let text = format!("{}{POLICY}", env.demo("s", "alpha", faults));
-    let config = config::parse(&env.fill(&text), ConfigSource::Embedded).expect("config");
-    let (events, rx) = EventSink::new();
-    let hub = Hub::new(
-        config.servers,
-        config.limits,
-        Vars::new(PathBuf::from(BIN)),
-        Vec::new(),
-        events,
-    );
-    (hub, rx)
-}
-
-async fn next_matching(
-    rx: &mut UnboundedReceiver<McpEvent>,
-    pred: impl Fn(&McpEvent) -> bool,
-) -> McpEvent {
-    tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            let event = rx.recv().await.expect("event channel open");
-            if pred(&event) {
-                return event;
-            }
-        }
-    })
-    .await
-    .expect("the event did not arrive")
+    common::hubs::hub(env, &format!("{}{POLICY}", env.demo("s", "alpha", faults)))
 }
 
 async fn call(
@@ -83,7 +55,7 @@ async fn a_storm_of_notifications_causes_a_handful_of_relists() {
     );
     hub.connect("s").await.unwrap().outcome.unwrap();
     for _ in 0..5000 {
-        next_matching(&mut rx, |e| matches!(e, McpEvent::ToolListChanged { .. })).await;
+        wait_for(&mut rx, |e| matches!(e, McpEvent::ToolListChanged { .. })).await;
     }
     // Let the last coalesced re-list run (at most one per 250 ms).
     tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -123,7 +95,7 @@ async fn a_changed_schema_is_revalidated_and_replaces_the_tool() {
     )
     .await
     .unwrap();
-    let event = next_matching(&mut rx, |e| matches!(e, McpEvent::ToolsChanged { .. })).await;
+    let event = wait_for(&mut rx, |e| matches!(e, McpEvent::ToolsChanged { .. })).await;
     let McpEvent::ToolsChanged {
         added,
         removed,
@@ -193,7 +165,7 @@ async fn a_description_change_on_an_idle_connection_is_reported() {
         ],
     );
     hub.connect("s").await.unwrap().outcome.unwrap();
-    let event = next_matching(&mut rx, |e| matches!(e, McpEvent::ToolsChanged { .. })).await;
+    let event = wait_for(&mut rx, |e| matches!(e, McpEvent::ToolsChanged { .. })).await;
     let McpEvent::ToolsChanged { changed, .. } = event else {
         unreachable!()
     };
@@ -226,7 +198,7 @@ async fn rejected_after(kind: &str) -> (RevokeCause, AliasState) {
     )
     .await
     .unwrap();
-    let event = next_matching(&mut rx, |e| matches!(e, McpEvent::Revoked { .. })).await;
+    let event = wait_for(&mut rx, |e| matches!(e, McpEvent::Revoked { .. })).await;
     let McpEvent::Revoked { cause, tools, .. } = event else {
         unreachable!()
     };

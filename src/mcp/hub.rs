@@ -46,6 +46,16 @@ pub(super) struct State {
 }
 
 impl State {
+    /// The slot whose current connection is `connection` (by identity, never by
+    /// alias: a newer connection of the same alias is someone else's).
+    pub(super) fn slot_of(&mut self, connection: &Connection) -> Option<&mut Slot> {
+        self.slots.get_mut(connection.alias()).filter(|slot| {
+            slot.connection
+                .as_ref()
+                .is_some_and(|c| c.id() == connection.id())
+        })
+    }
+
     pub(super) fn closing(&mut self, connection: Arc<Connection>) {
         self.closing.retain(|c| !c.is_finished());
         self.closing.push(connection);

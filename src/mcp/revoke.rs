@@ -21,12 +21,7 @@ impl Hub {
             _ => connection.kill(),
         }
         let mut state = self.lock();
-        if let Some(slot) = state.slots.get_mut(connection.alias())
-            && slot
-                .connection
-                .as_ref()
-                .is_some_and(|c| c.id() == connection.id())
-        {
+        if let Some(slot) = state.slot_of(connection) {
             slot.connection = None;
             self.inner.registry.revoke(connection.id(), cause.clone());
             let next = match cause {
@@ -50,12 +45,7 @@ impl Hub {
     /// After a re-list replaced a connection's tools: its alias shows the new count.
     pub(super) fn refresh_ready(&self, connection: &Connection, exposed: usize) {
         let mut state = self.lock();
-        if let Some(slot) = state.slots.get_mut(connection.alias())
-            && slot
-                .connection
-                .as_ref()
-                .is_some_and(|c| c.id() == connection.id())
-        {
+        if let Some(slot) = state.slot_of(connection) {
             let ready = AliasState::Ready {
                 connection: connection.id(),
                 exposed,
