@@ -184,6 +184,7 @@ pub fn all_records(path: &Path) -> Vec<serde_json::Value> {
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
 }
+pub mod headless;
 pub mod hubs;
 pub mod interop;
 pub mod lead_session;
