@@ -139,18 +139,7 @@ fn a_flood_on_stderr_neither_blocks_the_server_nor_reaches_the_output() {
 #[test]
 fn a_server_deaf_to_eof_and_sigterm_is_killed_after_the_grace_periods() {
     let env = TestEnv::new();
-    alpha(
-        &env,
-        &[
-            "--fault",
-            "ignore-term",
-            "--fault",
-            "grandchild",
-            "--fault",
-            "grandchild-setsid",
-        ],
-        "close_grace_ms = 300\n",
-    );
+    alpha(&env, &common::STUBBORN, "close_grace_ms = 300\n");
     let (code, out, elapsed) = lookup(&env);
     assert_eq!(code, Some(0), "{out}");
     assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");

@@ -38,14 +38,7 @@ const PROCESSES: usize = 4;
 fn start(env: &TestEnv, cmd: Cmd, exit: Exit) -> Child {
     // Normal: slow enough to see every process up; otherwise stuck for good.
     let stuck = exit != Exit::Normal;
-    let mut faults = vec![
-        "--fault",
-        "ignore-term",
-        "--fault",
-        "grandchild",
-        "--fault",
-        "grandchild-setsid",
-    ];
+    let mut faults = common::STUBBORN.to_vec();
     match (cmd, stuck) {
         (Cmd::Check, true) => faults.extend(["--fault", "hang-on-initialize"]),
         (Cmd::Check, false) => faults.extend(["--fault", "slow-initialize=1500"]),

@@ -7,6 +7,7 @@ mod common;
 use std::time::Duration;
 
 use common::TestEnv;
+use common::hubs::DEMO_POLICY;
 use mcp_harness::backend::{self, BackendHandle};
 use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::protocol::{
@@ -30,6 +31,15 @@ async fn next(
     })
     .await
     .unwrap_or_else(|_| panic!("no {what}"))
+}
+
+/// The backend over demo_alpha alone, with the demo policy (`set`, `reset` confirm).
+fn start_alpha(env: &TestEnv) -> BackendHandle {
+    let server = env.demo("demo_alpha", "alpha", &[]);
+    start(
+        env,
+        &format!("{server}[servers.demo_alpha.tools]\n{DEMO_POLICY}"),
+    )
 }
 
 fn start(env: &TestEnv, servers: &str) -> BackendHandle {
@@ -192,12 +202,7 @@ async fn a_server_asking_for_input_gets_the_operators_answer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hand_made_call_of_a_confirm_tool_waits_for_approval() {
     let env = TestEnv::new();
-    let server = env.demo("demo_alpha", "alpha", &[]);
-    let policy = "lookup = \"allow\"\nset = \"confirm\"\nreset = \"confirm\"\nfail = \"allow\"\nslow = \"allow\"\n";
-    let mut handle = start(
-        &env,
-        &format!("{server}[servers.demo_alpha.tools]\n{policy}"),
-    );
+    let mut handle = start_alpha(&env);
     handle
         .commands
         .send(Command::Connect("demo_alpha".into()))
@@ -340,12 +345,7 @@ async fn approve_always_holds_for_one_definition_on_one_connection() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interrupt_cancels_a_hand_made_call_on_the_wire_and_keeps_the_connection() {
     let env = TestEnv::new();
-    let server = env.demo("demo_alpha", "alpha", &[]);
-    let policy = "lookup = \"allow\"\nset = \"confirm\"\nreset = \"confirm\"\nfail = \"allow\"\nslow = \"allow\"\n";
-    let mut handle = start(
-        &env,
-        &format!("{server}[servers.demo_alpha.tools]\n{policy}"),
-    );
+    let mut handle = start_alpha(&env);
     connect(&mut handle, "demo_alpha").await;
     handle
         .commands

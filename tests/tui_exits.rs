@@ -54,18 +54,7 @@ impl Exit {
 }
 
 fn config(env: &TestEnv) {
-    let deaf = env.demo(
-        "deaf",
-        "alpha",
-        &[
-            "--fault",
-            "ignore-term",
-            "--fault",
-            "grandchild",
-            "--fault",
-            "grandchild-setsid",
-        ],
-    );
+    let deaf = env.demo("deaf", "alpha", &common::STUBBORN);
     let kids = env.demo("kids", "beta", &["--fault", "grandchild-setsid"]);
     env.config(&format!(
         "[limits]\nclose_grace_ms = 300\n[model]\nprovider = \"scripted\"\n\

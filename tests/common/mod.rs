@@ -10,6 +10,17 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
 
+/// Demo-server faults of a server that is hard to get rid of: it ignores
+/// SIGTERM and leaves a grandchild in its group and one that called setsid().
+pub const STUBBORN: [&str; 6] = [
+    "--fault",
+    "ignore-term",
+    "--fault",
+    "grandchild",
+    "--fault",
+    "grandchild-setsid",
+];
+
 /// A temp dir with isolated config/data dirs and a unique tag for this test.
 pub struct TestEnv {
     pub dir: tempfile::TempDir,
