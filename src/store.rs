@@ -101,7 +101,8 @@ impl Store {
             McpEvent::AliasState { .. }
             | McpEvent::Registered { .. }
             | McpEvent::Revoked { .. }
-            | McpEvent::ToolsChanged { .. } => {
+            | McpEvent::ToolsChanged { .. }
+            | McpEvent::Task { .. } => {
                 self.audit(event);
             }
             McpEvent::ToolListChanged { .. } | McpEvent::Progress { .. } => {}

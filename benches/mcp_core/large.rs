@@ -44,6 +44,9 @@ pub async fn large_server(tools: usize, distinct: bool) {
         connect_timeout: Duration::from_secs(60),
         call_timeout: Duration::from_secs(60),
         policy: policy.clone(),
+        protocol: Default::default(),
+        tasks: Default::default(),
+        task_timeout: Duration::from_secs(600),
     };
     let limits = mcp_harness::mcp::Limits {
         max_tools: 20_000,
@@ -57,6 +60,7 @@ pub async fn large_server(tools: usize, distinct: bool) {
         vars: &vars,
         events: EventSink::discard(),
         elicitor: Arc::new(mcp_harness::mcp::DecliningElicitor),
+        known_era: None,
     })
     .await
     .expect("open");

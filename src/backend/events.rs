@@ -180,6 +180,9 @@ impl Backend {
                 return;
             }
             McpEvent::ToolListChanged { .. } => return,
+            // Shown with its call once the conversation knows tasks (see
+            // `protocol.rs`); counted in the servers' health meanwhile.
+            McpEvent::Task { .. } => {}
         }
         self.servers();
     }

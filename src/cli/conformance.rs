@@ -76,6 +76,9 @@ fn hub(url: &str, policy: ToolPolicy) -> Hub {
         connect_timeout: TIMEOUT,
         call_timeout: TIMEOUT,
         policy,
+        protocol: Default::default(),
+        tasks: Default::default(),
+        task_timeout: TIMEOUT,
     };
     let limits = Limits {
         connect_timeout: TIMEOUT,

@@ -51,6 +51,9 @@ impl Hub {
             }
         };
         report.server = Some(conn.server().clone());
+        // Subscribe to tool-list changes (2026-07-28) before the first listing,
+        // so no change made after it goes unannounced.
+        super::listen::start(&conn, deadline.saturating_duration_since(Instant::now())).await;
         let (published, outcome) = self.list_and_expose(&conn, spec, deadline).await;
         report.published = published.unwrap_or_else(|| Arc::from(Vec::new()));
         report.outcome = outcome;
@@ -100,15 +103,20 @@ impl Hub {
     }
 
     async fn open(&self, spec: &ServerSpec) -> Result<Arc<Connection>, ConnectError> {
-        connection::open(OpenParams {
+        let opened = connection::open(OpenParams {
             id: ConnectionId::next(),
             spec,
             limits: &self.inner.limits,
             vars: &self.inner.vars,
             events: self.inner.events.clone(),
             elicitor: self.elicitor(),
+            known_era: self.known_era(&spec.alias),
         })
-        .await
+        .await;
+        // Remember the era for the next connect; forget it when negotiation
+        // failed (the server may have been replaced).
+        self.remember_era(&spec.alias, opened.as_ref().ok().map(|c| c.era()));
+        opened
     }
 
     /// Connects without registering anything, lists what the server publishes,

@@ -29,6 +29,9 @@ pub enum ConnectErrorCode {
     McpConnectionLost,
     /// An HTTP server answered 401/403: it wants credentials we did not send.
     AuthRequired,
+    /// The server answered a protocol revision the harness did not offer, or
+    /// speaks none the harness does (SPEC rule 17).
+    ProtocolVersionMismatch,
 }
 
 /// Where an alias ends up after a connection attempt that did not succeed.
@@ -45,9 +48,12 @@ impl ConnectErrorCode {
     pub fn kind(self) -> FailureKind {
         use ConnectErrorCode::*;
         match self {
-            SpawnFailed | InitializeFailed | McpTimeout | McpConnectionLost | AuthRequired => {
-                FailureKind::Failed
-            }
+            SpawnFailed
+            | InitializeFailed
+            | McpTimeout
+            | McpConnectionLost
+            | AuthRequired
+            | ProtocolVersionMismatch => FailureKind::Failed,
             _ => FailureKind::Rejected,
         }
     }
@@ -69,6 +75,7 @@ impl ConnectErrorCode {
             McpTimeout => "mcp_timeout",
             McpConnectionLost => "mcp_connection_lost",
             AuthRequired => "auth_required",
+            ProtocolVersionMismatch => "protocol_version_mismatch",
         }
     }
 }

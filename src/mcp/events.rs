@@ -194,6 +194,17 @@ pub enum McpEvent {
         tools: Vec<String>,
         version: u64,
     },
+    /// A call runs as a task on the server; its status changed (`task` and
+    /// `message` are the server's words: untrusted).
+    Task {
+        alias: ServerAlias,
+        connection: ConnectionId,
+        /// The exposed name of the tool.
+        tool: String,
+        task: String,
+        state: super::tasks::TaskState,
+        message: Option<String>,
+    },
     /// Progress of a running call, as reported by the server.
     Progress {
         alias: ServerAlias,

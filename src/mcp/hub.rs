@@ -13,6 +13,7 @@ use super::elicit::{DecliningElicitor, Elicitor};
 use super::error::{ConnectError, HubError};
 use super::events::{AliasState, EventSink, McpEvent, RevokeCause};
 use super::names::ServerAlias;
+use super::negotiate::Era;
 use super::registry::{ConnectionEntry, Registry, Snapshot};
 use super::spec::{Limits, ServerSpec};
 use super::vars::Vars;
@@ -33,6 +34,8 @@ pub(super) struct Inner {
     pub(super) events: EventSink,
     /// Answers elicitation requests of connections opened from now on.
     pub(super) elicitor: Mutex<Arc<dyn Elicitor>>,
+    /// The protocol era each alias's server was last found to speak.
+    eras: Mutex<BTreeMap<ServerAlias, Era>>,
     state: Mutex<State>,
 }
 
@@ -103,6 +106,7 @@ impl Hub {
                 registry: Registry::new(reserved, events.clone()),
                 events,
                 elicitor: Mutex::new(Arc::new(DecliningElicitor)),
+                eras: Mutex::new(BTreeMap::new()),
                 state: Mutex::new(State {
                     slots,
                     ..State::default()
@@ -130,6 +134,23 @@ impl Hub {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner()),
         )
+    }
+
+    pub(super) fn known_era(&self, alias: &ServerAlias) -> Option<Era> {
+        self.inner
+            .eras
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(alias)
+            .copied()
+    }
+
+    pub(super) fn remember_era(&self, alias: &ServerAlias, era: Option<Era>) {
+        let mut eras = self.inner.eras.lock().unwrap_or_else(|e| e.into_inner());
+        match era {
+            Some(era) => eras.insert(alias.clone(), era),
+            None => eras.remove(alias),
+        };
     }
 
     /// The current registry snapshot: O(1).

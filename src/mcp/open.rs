@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
-use rmcp::service::{ClientInitializeError, RoleClient, RunningService, serve_client};
+use rmcp::service::ClientInitializeError;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::{
@@ -15,16 +15,21 @@ use rmcp::transport::streamable_http_client::{
 };
 use tokio::sync::{mpsc, watch};
 
-use super::client::HarnessClient;
+use super::client::HandlerParts;
 use super::connection::{Connection, Endpoint, ServerIdentity};
 use super::elicit::Elicitor;
 use super::error::{ConnectError, ConnectErrorCode as Code};
 use super::events::{ConnectionId, EventSink};
 use super::linecap::{LineCap, MAX_MESSAGE_BYTES};
+use super::listen::ListenSlot;
+use super::negotiate::{self, Era, Failure, Plan, Session};
 use super::process::{ServerProcess, StderrTail};
+use super::rawhttp::RawHttpClient;
+use super::rawtap::RawTap;
 use super::spec::{Limits, ResolvedTransport, ServerSpec};
+use super::tasks::TaskBook;
 use super::vars::Vars;
-use super::watchdog::{self, BoundedReconnect, Lifeline, TransportSignals};
+use super::watchdog::{self, BoundedReconnect, Closing, Lifeline, TransportSignals};
 
 /// Bytes of stderr kept per connection.
 const STDERR_TAIL_BYTES: usize = 64 * 1024;
@@ -43,9 +48,10 @@ pub struct OpenParams<'a> {
     /// Answers the server's elicitation requests (and decides whether the
     /// capability is advertised at all).
     pub elicitor: Arc<dyn Elicitor>,
+    /// The era the last connect of this alias found, if any (no re-probe of a
+    /// server known to be legacy).
+    pub known_era: Option<Era>,
 }
-
-type Session = RunningService<RoleClient, HarnessClient>;
 
 /// Starts or reaches the server and runs `initialize` (bounded by the connect timeout).
 pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
@@ -58,11 +64,19 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         )
     })?;
     let (list_changed, list_changes) = watch::channel(0u64);
-    let handler = HarnessClient::new(alias.clone(), p.id, p.events, list_changed, p.elicitor);
+    let parts = HandlerParts {
+        alias: alias.clone(),
+        id: p.id,
+        events: p.events,
+        list_changed: Arc::new(list_changed),
+        elicitor: p.elicitor,
+    };
+    let plan = Plan::new(p.spec.protocol, p.known_era);
     let timeout = p.spec.connect_timeout;
     let stderr = Arc::new(StderrTail::new(STDERR_TAIL_BYTES));
     let signals = TransportSignals::default();
-    let (session, process) = match transport {
+    let tap = Arc::new(RawTap::default());
+    let ((session, era), process) = match transport {
         ResolvedTransport::Stdio(launch) => {
             let (mut process, pipes) = ServerProcess::spawn(&launch, Arc::clone(&stderr))
                 .await
@@ -77,10 +91,13 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
                 pipes.stdout,
                 MAX_MESSAGE_BYTES,
                 Arc::clone(&signals.oversized),
-            );
+            )
+            .with_tap(Arc::clone(&tap));
             let transport = AsyncRwTransport::new_client(stdout, pipes.stdin);
+            let probe_window = negotiate::PROBE_WINDOW.min(timeout / 2);
+            let negotiation = negotiate::over_stdio(transport, plan, &parts, probe_window);
             let session = tokio::select! {
-                result = tokio::time::timeout(timeout, serve_client(handler, transport)) => result,
+                result = tokio::time::timeout(timeout, negotiation) => result,
                 status = process.wait() => return Err(exited_during_init(status, &stderr).await),
             };
             if !matches!(session, Ok(Ok(_))) {
@@ -94,16 +111,19 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         ResolvedTransport::Http { url, headers } => {
             let mut config = http_config(&url, &headers)?;
             config.retry_config = Arc::new(BoundedReconnect::new(signals.unreachable.clone()));
-            let transport = StreamableHttpClientTransport::from_config(config);
-            let session =
-                match tokio::time::timeout(timeout, serve_client(handler, transport)).await {
-                    Ok(Err(e)) => return Err(http_init_failed(&e, &url)),
-                    other => other,
-                };
+            let client = RawHttpClient::new(reqwest::Client::new(), Arc::clone(&tap));
+            let transport =
+                || StreamableHttpClientTransport::with_client(client.clone(), config.clone());
+            let negotiation = negotiate::over_http(transport, plan, &parts);
+            let session = match tokio::time::timeout(timeout, negotiation).await {
+                Ok(Err(Failure::Init(e))) => return Err(http_init_failed(&e, &url)),
+                other => other,
+            };
             (finish_init(session, timeout, &stderr)?, None)
         }
     };
     let info = session.peer().peer_info();
+    let stateless = era == Era::Stateless;
     let server = ServerIdentity {
         name: info
             .as_ref()
@@ -130,6 +150,9 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let (stop, stop_rx) = mpsc::unbounded_channel();
     let life = Arc::new(Lifeline::default());
     let peer = session.peer().clone();
+    let tasks = Arc::new(TaskBook::default());
+    let listening = Arc::new(ListenSlot::default());
+    let unreachable = signals.unreachable.clone();
     tokio::spawn(watchdog::watch(
         session,
         process,
@@ -137,6 +160,10 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         Arc::clone(&life),
         p.limits.close_grace,
         signals,
+        Closing {
+            tasks: Arc::clone(&tasks),
+            listening: Arc::clone(&listening),
+        },
     ));
     Ok(Arc::new(Connection {
         id: p.id,
@@ -147,22 +174,46 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         opened: Instant::now(),
         call_timeout: p.spec.call_timeout,
         has_tools,
+        era,
+        listens: stateless
+            && info
+                .as_ref()
+                .and_then(|i| i.capabilities.tools.as_ref())
+                .and_then(|t| t.list_changed)
+                .unwrap_or(false),
+        parts,
+        tap,
         stderr,
         stop,
         life,
         list_changes,
         listed: AtomicU64::new(0),
+        listing: tokio::sync::Mutex::new(()),
+        list_expires: std::sync::Mutex::new(None),
+        listening,
+        unreachable,
+        tasks,
+        task_timeout: p.spec.task_timeout,
+        task_mode: p.spec.tasks,
     }))
 }
 
-fn finish_init<E: std::fmt::Display>(
-    result: Result<Result<Session, E>, tokio::time::error::Elapsed>,
+fn finish_init(
+    result: Result<Result<(Session, Era), Failure>, tokio::time::error::Elapsed>,
     timeout: Duration,
     stderr: &StderrTail,
-) -> Result<Session, ConnectError> {
+) -> Result<(Session, Era), ConnectError> {
     match result {
         Ok(Ok(session)) => Ok(session),
-        Ok(Err(e)) => Err(init_failed(format!("initialize failed: {e}"), stderr)),
+        Ok(Err(Failure::Mismatch(message))) => Err(with_stderr(
+            ConnectError::new(
+                Code::ProtocolVersionMismatch,
+                message,
+                "set `protocol` for this server to a revision it speaks (\"auto\", \"2026-07-28\" or \"2025-11-25\"), or update the server",
+            ),
+            stderr,
+        )),
+        Ok(Err(Failure::Init(e))) => Err(init_failed(format!("initialize failed: {e}"), stderr)),
         Err(_) => Err(with_stderr(
             ConnectError::new(
                 Code::McpTimeout,

@@ -19,6 +19,20 @@ pub struct PublishedTool {
     pub input_schema: Arc<Value>,
     /// `annotations` as published (`readOnlyHint`, `destructiveHint`, …): claims only.
     pub annotations: Option<Value>,
+    /// The schema of `structuredContent`, if declared; results are checked against it.
+    pub output_schema: Option<Arc<Value>>,
+    /// `execution.taskSupport`: whether calls run as tasks.
+    pub task_support: TaskSupport,
+}
+
+/// `execution.taskSupport` of a tool (2025-11-25 tasks): `forbidden` when absent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskSupport {
+    #[default]
+    Forbidden,
+    Optional,
+    Required,
 }
 
 /// Where a tool sat in the listing, for messages about tools without a usable name.
@@ -82,12 +96,34 @@ impl PublishedTool {
                 ));
             }
         };
+        let output_schema = match obj.get("outputSchema") {
+            None | Some(Value::Null) => None,
+            Some(v @ Value::Object(_)) => Some(Arc::new(v.clone())),
+            Some(other) => {
+                return Err(format!(
+                    "{}: `outputSchema` must be a JSON object, found {}",
+                    named(),
+                    kind(other)
+                ));
+            }
+        };
+        let task_support = match obj
+            .get("execution")
+            .and_then(|e| e.get("taskSupport"))
+            .and_then(Value::as_str)
+        {
+            Some("required") => TaskSupport::Required,
+            Some("optional") => TaskSupport::Optional,
+            _ => TaskSupport::Forbidden,
+        };
         Ok(Self {
             title: text("title")?,
             description: text("description")?,
             name,
             input_schema,
             annotations,
+            output_schema,
+            task_support,
         })
     }
 }

@@ -29,6 +29,10 @@ pub struct ExposedTool {
     /// `Allow` or `Confirm`; denied tools are never exposed.
     pub effect: Effect,
     pub validator: Arc<Validator>,
+    /// Checks `structuredContent` when the tool declared an `outputSchema`.
+    pub output_validator: Option<Arc<Validator>>,
+    /// `execution.taskSupport`: whether calls run as tasks (2025-11-25).
+    pub task_support: super::published::TaskSupport,
     pub connection: Arc<Connection>,
 }
 

@@ -157,6 +157,8 @@ mod tests {
             description: Some(description.into()),
             input_schema: Arc::new(json!({"type": "object"})),
             annotations: None,
+            output_schema: None,
+            task_support: Default::default(),
         }
     }
 
