@@ -5,13 +5,11 @@
 //! model gets; the operator sees it as `server_output`. And a server that hangs
 //! on `initialize` is a timeout even when it exits on the EOF our giving up causes.
 
-mod common;
-#[path = "provider_openai/wire.rs"]
-mod wire;
+use crate::provider_openai::wire;
 
-use common::headless::{of, run};
-use common::model_stub::{ModelStub, Reply};
-use common::{TestEnv, json};
+use crate::common::headless::{of, run};
+use crate::common::model_stub::{ModelStub, Reply};
+use crate::common::{TestEnv, json};
 use serde_json::{Value, json as j};
 
 /// What the hostile server's error texts hold (`hostile::INJECTION`).
@@ -62,7 +60,7 @@ fn not_found() -> Reply {
         headers: vec![("content-type".into(), "text/plain".into())],
         chunks: vec![format!("no MCP here. {INJECTION}").into_bytes()],
         pause: std::time::Duration::ZERO,
-        framing: common::model_stub::Framing::Length,
+        framing: crate::common::model_stub::Framing::Length,
     }
 }
 
@@ -134,7 +132,12 @@ async fn check_and_call_keep_the_servers_words_out_of_error() {
         ("exits", "initialize_failed", "exited with status 7"),
     ] {
         let s = checked(&report, alias);
-        assert_eq!(s["error"]["code"], code, "{s}");
+        // `exit-after-ms=0` races the handshake: the exit lands during
+        // `initialize` or just after it, during `tools/list`.
+        let lost = alias == "exits" && s["error"]["code"] == "mcp_connection_lost";
+        if !lost {
+            assert_eq!(s["error"]["code"], code, "{s}");
+        }
         let message = s["error"]["message"].as_str().unwrap();
         assert!(message.contains(names), "{alias}: {message}");
         assert_no_server_words(&format!("check --json error of {alias}"), &s["error"]);
@@ -145,7 +148,7 @@ async fn check_and_call_keep_the_servers_words_out_of_error() {
     }
     // The human report shows the same, the server's words marked as theirs.
     let human = tokio::task::block_in_place(|| env.run(&["check"]));
-    let text = common::stdout(&human);
+    let text = crate::common::stdout(&human);
     assert!(text.contains("server output (untrusted"), "{text}");
 
     // `call --json`: the same error object.
@@ -214,7 +217,12 @@ async fn the_model_gets_the_harness_words_and_the_operator_the_servers() {
     ));
     let (out, events) =
         tokio::task::block_in_place(|| run(&env, &["--prompt", "connect them", "--json"]));
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&out)
+    );
     let requests = model.requests();
     assert_eq!(requests.len(), 2, "{requests:#?}");
     // The envelopes the model got: mcp_connect_failed, with what happened.
