@@ -2,13 +2,11 @@
 //! written as `\uXXXX`, losslessly), and the sizes the model chooses for the
 //! read-only tools are capped, with the caps in the descriptions it reads.
 
-mod common;
-#[path = "provider_openai/wire.rs"]
-mod wire;
+use crate::provider_openai::wire;
 
-use common::TestEnv;
-use common::headless::{of, run};
-use common::model_stub::{ModelStub, Reply};
+use crate::common::TestEnv;
+use crate::common::headless::{of, run};
+use crate::common::model_stub::{ModelStub, Reply};
 use serde_json::{Value, json};
 
 /// A model reply with these tool calls (ids `{prefix}_{i}`), in one message.
@@ -63,7 +61,12 @@ async fn session_logs_escape_c1_and_bidi_characters_and_keep_the_data() {
     // The operator's own prompt carries them too.
     let prompt = "look \u{202e}up\u{9b}31m \u{2066}x\u{7f}";
     let (out, events) = tokio::task::block_in_place(|| run(&env, &["--prompt", prompt, "--json"]));
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&out)
+    );
     let done = of(&events, "done")[0];
     let dir = env
         .dir
@@ -128,7 +131,12 @@ async fn read_only_tools_cap_what_the_model_asks_for_and_say_so() {
         let out = command.output().unwrap();
         (out, ())
     });
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&out)
+    );
     let requests = stub.requests();
     // The caps are in what the model reads.
     let tools = requests[0].body["tools"].as_array().unwrap();

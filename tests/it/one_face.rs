@@ -5,17 +5,15 @@
 //! shows `policy`, `check`, `call`, `run` and the TUI's backend one tool set,
 //! and the block `policy` prints is the policy the TUI needs.
 
-mod common;
-#[path = "provider_openai/wire.rs"]
-mod wire;
+use crate::provider_openai::wire;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::headless::{of, run};
-use common::interop::Interop;
-use common::model_stub::{ModelStub, Reply};
-use common::{TestEnv, json, stderr, stdout};
+use crate::common::headless::{of, run};
+use crate::common::interop::Interop;
+use crate::common::model_stub::{ModelStub, Reply};
+use crate::common::{TestEnv, json, stderr, stdout};
 use mcp_harness::backend;
 use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::protocol::{BackendEvent, Command};
