@@ -3,6 +3,8 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
+use crate::protocol::{AliasStatus, PolicyEffect};
+
 pub fn ok() -> Style {
     Style::new().fg(Color::Green)
 }
@@ -48,20 +50,20 @@ pub fn border(focused: bool) -> Style {
 }
 
 /// The colour of an alias state.
-pub fn state(state: &str) -> Style {
+pub fn state(state: AliasStatus) -> Style {
     match state {
-        "ready" => ok(),
-        "connecting" => warn(),
-        "rejected" | "failed" | "lost" => error(),
-        _ => dim(),
+        AliasStatus::Ready => ok(),
+        AliasStatus::Connecting => warn(),
+        AliasStatus::Rejected | AliasStatus::Failed | AliasStatus::Lost => error(),
+        AliasStatus::Disconnected => dim(),
     }
 }
 
 /// The colour of a local effect.
-pub fn effect(effect: &str) -> Style {
+pub fn effect(effect: PolicyEffect) -> Style {
     match effect {
-        "allow" => ok(),
-        "confirm" => warn(),
-        _ => error(),
+        PolicyEffect::Allow => ok(),
+        PolicyEffect::Confirm => warn(),
+        PolicyEffect::Deny => error(),
     }
 }

@@ -5,7 +5,8 @@ use ratatui::Frame;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use super::{centered, pane_block};
+use super::pane_block;
+use crate::ui::layout::centered;
 use crate::protocol::FieldKind;
 use crate::ui::keymap::{Scope, hints};
 use crate::ui::sanitize::{line, wrapped};

@@ -33,7 +33,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     };
     lines.push(Line::from(vec![
         Span::styled(format!("{:<9}", "state"), theme::dim()),
-        Span::styled(server.state.clone(), theme::state(&server.state)),
+        Span::styled(server.state.label(), theme::state(server.state)),
     ]));
     let Some(h) = &server.health else {
         lines.push(Line::styled("not connected", theme::dim()));
