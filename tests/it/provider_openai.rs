@@ -1,12 +1,10 @@
 //! The OpenAI-compatible provider against a loopback server speaking the Chat
 //! Completions stream format byte for byte (tests/common/model_stub.rs).
 
-mod common;
-#[path = "provider_openai/wire.rs"]
-mod wire;
+pub mod wire;
 
-use common::model_run::{ask, round_trip_conversation, settings, started, texts, tool_inputs};
-use common::model_stub::{Framing, ModelStub, Reply, refused_url, split_at, sse_event};
+use crate::common::model_run::{ask, round_trip_conversation, settings, started, texts, tool_inputs};
+use crate::common::model_stub::{Framing, ModelStub, Reply, refused_url, split_at, sse_event};
 use mcp_harness::agent::conversation::{Block, Message, ToolCall, ToolDef};
 use mcp_harness::agent::model::{
     ModelError, ModelReply, OpenAiProvider, StopReason, StreamEvent, Usage,

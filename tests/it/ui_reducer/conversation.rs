@@ -10,7 +10,7 @@ use mcp_harness::ui::update::update;
 use ratatui::layout::Rect;
 
 use crate::fixtures::call_started;
-use crate::{backend, key};
+use super::{backend, key};
 
 /// Forty entries at 80×24: the conversation shows a handful at a time.
 fn long_session() -> AppState {

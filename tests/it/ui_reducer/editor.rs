@@ -9,7 +9,7 @@ use mcp_harness::ui::state::{AppState, CallEditor, Focus, Overlay};
 use mcp_harness::ui::update::{Effect, Msg, update};
 
 use crate::fixtures::servers;
-use crate::{backend, ctrl, key, typed};
+use super::{backend, ctrl, key, typed};
 
 fn editor(s: &AppState) -> &CallEditor {
     match &s.overlay {

@@ -1,13 +1,11 @@
 //! A snapshot of each pane and overlay at 80×24 and 120×40 (ratatui
 //! `TestBackend` + insta), plus style checks where the style is the point.
 
-mod fixtures;
-#[path = "ui_snapshots/more.rs"]
 mod more;
 
 use std::time::{Duration, Instant};
 
-use fixtures::{approval, approval_for, call_started, elicitation, long_text, servers_at};
+use crate::fixtures::{approval, approval_for, call_started, elicitation, long_text, servers_at};
 use mcp_harness::protocol::{BackendEvent, SessionInfo, ToolOutcomeView};
 use mcp_harness::ui::panes;
 use mcp_harness::ui::state::{AppState, Cell, Focus, Overlay};
@@ -131,7 +129,7 @@ fn first_run_banner() {
             ..SessionInfo::default()
         }),
     );
-    backend(&mut s, BackendEvent::Servers(fixtures::servers()));
+    backend(&mut s, BackendEvent::Servers(crate::fixtures::servers()));
     snapshot("first_run", &mut s);
 }
 

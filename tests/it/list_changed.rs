@@ -5,12 +5,11 @@
 //! tools whose schema or description changed. `run --json` and the session's
 //! audit log report both.
 
-mod common;
 
 use std::time::Duration;
 
-use common::hubs::wait_for;
-use common::{TestEnv, all_records};
+use crate::common::hubs::wait_for;
+use crate::common::{TestEnv, all_records};
 use mcp_harness::mcp::{
     AliasState, ConnectErrorCode, FlagApprover, Hub, McpEvent, RevokeCause, Snapshot, ToolErrorCode,
 };
@@ -20,7 +19,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 const POLICY: &str = "[servers.s.tools]\nlookup = \"allow\"\nset = \"allow\"\nreset = \"allow\"\nfail = \"allow\"\nslow = \"allow\"\n";
 
 fn hub(env: &TestEnv, faults: &[&str]) -> (Hub, UnboundedReceiver<McpEvent>) {
-    common::hubs::hub(env, &format!("{}{POLICY}", env.demo("s", "alpha", faults)))
+    crate::common::hubs::hub(env, &format!("{}{POLICY}", env.demo("s", "alpha", faults)))
 }
 
 async fn call(
@@ -276,8 +275,8 @@ fn run_with_mutation(kind: &str) -> (Vec<Value>, Vec<Value>) {
         .env_remove("OPENAI_API_KEY")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
-    let events: Vec<Value> = common::stdout(&out)
+    assert_eq!(out.status.code(), Some(0), "{}", crate::common::stderr(&out));
+    let events: Vec<Value> = crate::common::stdout(&out)
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect();

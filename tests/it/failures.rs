@@ -3,10 +3,9 @@
 //! code, the revocation event and its cause, the alias state, the snapshot, and
 //! (for the two that drop the connection) the server's processes gone.
 
-mod common;
 
-use common::TestEnv;
-use common::hubs::{DEMO_POLICY, hub, lookup, wait_for};
+use crate::common::TestEnv;
+use crate::common::hubs::{DEMO_POLICY, hub, lookup, wait_for};
 use mcp_harness::mcp::{AliasState, FlagApprover, Hub, McpEvent, RevokeCause, ToolErrorCode};
 use serde_json::json;
 

@@ -2,10 +2,9 @@
 //! to end, and a server that dies — in the middle of a call or while idle — is
 //! noticed and revoked as `mcp_connection_lost`, long before any call timeout.
 
-mod common;
 
-use common::TestEnv;
-use common::hubs::{DEMO_POLICY, http_demo, hub, lookup, wait_for};
+use crate::common::TestEnv;
+use crate::common::hubs::{DEMO_POLICY, http_demo, hub, lookup, wait_for};
 use mcp_harness::mcp::{AliasState, FlagApprover, McpEvent, RevokeCause, ToolErrorCode};
 use serde_json::json;
 
@@ -141,7 +140,7 @@ fn connect_errors_over_http_say_what_happened_and_what_to_do() {
     ));
     let out = env.run(&["check", "--json"]);
     assert_eq!(out.status.code(), Some(1));
-    let report = common::json(&out);
+    let report = crate::common::json(&out);
     let error = |i: usize| report["servers"][i]["error"].clone();
     assert_eq!(error(0)["code"], "auth_required", "{report}");
     assert!(error(0)["hint"].as_str().unwrap().contains("Authorization"));

@@ -2,12 +2,11 @@
 //! commands decline without advertising the capability; an installed elicitor
 //! answers, and its answer is checked against the server's own schema.
 
-mod common;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use common::{BIN, TestEnv, json};
+use crate::common::{BIN, TestEnv, json};
 use futures::future::BoxFuture;
 use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::mcp::{

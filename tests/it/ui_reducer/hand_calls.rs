@@ -8,7 +8,7 @@ use mcp_harness::ui::state::{AppState, Cell};
 use mcp_harness::ui::update::{Effect, update};
 
 use crate::fixtures::call_started;
-use crate::{backend, ctrl};
+use super::{backend, ctrl};
 
 fn interrupted(id: &str) -> BackendEvent {
     BackendEvent::ToolCallFinished(ToolOutcomeView {

@@ -11,7 +11,7 @@ use mcp_harness::ui::state::{AppState, Focus, Overlay};
 use mcp_harness::ui::update::{Msg, update};
 
 use crate::fixtures::{call_started, servers_after_a_kill};
-use crate::{backend, render, session, snapshot};
+use super::{backend, render, session, snapshot};
 
 fn screen(state: &mut AppState, size: (u16, u16)) -> String {
     let terminal = render(state, size);

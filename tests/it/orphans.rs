@@ -4,12 +4,11 @@
 //! here a server that ignores stdin EOF and SIGTERM, with one grandchild in its
 //! process group and one that called `setsid()` to escape it.
 
-mod common;
 
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::TestEnv;
+use crate::common::TestEnv;
 
 const POLICY: &str = "[servers.s.tools]\nlookup = \"allow\"\nset = \"allow\"\nreset = \"allow\"\nfail = \"allow\"\nslow = \"allow\"\n";
 
@@ -38,7 +37,7 @@ const PROCESSES: usize = 4;
 fn start(env: &TestEnv, cmd: Cmd, exit: Exit) -> Child {
     // Normal: slow enough to see every process up; otherwise stuck for good.
     let stuck = exit != Exit::Normal;
-    let mut faults = common::STUBBORN.to_vec();
+    let mut faults = crate::common::STUBBORN.to_vec();
     match (cmd, stuck) {
         (Cmd::Check, true) => faults.extend(["--fault", "hang-on-initialize"]),
         (Cmd::Check, false) => faults.extend(["--fault", "slow-initialize=1500"]),
@@ -184,7 +183,7 @@ fn a_server_killed_by_the_operator_takes_its_setsid_grandchild_along() {
         let hub = mcp_harness::mcp::Hub::new(
             config.servers,
             config.limits,
-            mcp_harness::mcp::Vars::new(common::BIN.into()),
+            mcp_harness::mcp::Vars::new(crate::common::BIN.into()),
             Vec::new(),
             events,
         );

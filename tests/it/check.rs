@@ -1,9 +1,8 @@
 //! `mcp-harness check` against real demo-server processes: the JSON contract, the
 //! exposure rules (SPEC rules 3, 4, 5) and the failure codes.
 
-mod common;
 
-use common::{TestEnv, json, stderr};
+use crate::common::{TestEnv, json, stderr};
 use serde_json::Value;
 
 const ALPHA_POLICY: &str = "[servers.demo_alpha.tools]\nlookup = \"allow\"\nset = \"confirm\"\nreset = \"confirm\"\nfail = \"allow\"\nslow = \"allow\"\n";
@@ -97,7 +96,7 @@ fn human_output_is_a_readable_table() {
     ));
     let out = env.run(&["check"]);
     assert_eq!(out.status.code(), Some(0));
-    let text = common::stdout(&out);
+    let text = crate::common::stdout(&out);
     assert!(text.contains("demo_alpha: ready"), "{text}");
     assert!(text.contains("mcp__demo_alpha__lookup"), "{text}");
     assert!(text.contains("1 of 1 servers ready"), "{text}");
@@ -370,8 +369,8 @@ fn the_printed_policy_block_makes_check_pass() {
     assert_eq!(before["servers"][0]["error"]["code"], "policy_mismatch");
     // …`policy` prints exactly what the server publishes, every tool "confirm"…
     let out = env.run(&["policy", "s"]);
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
-    let block = common::stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", crate::common::stderr(&out));
+    let block = crate::common::stdout(&out);
     let parsed: toml::Table = toml::from_str(&block).expect("valid TOML");
     let tools = parsed["servers"]["s"]["tools"].as_table().unwrap();
     let mut names: Vec<&str> = tools.keys().map(String::as_str).collect();

@@ -2,12 +2,11 @@
 //! identity (SPEC rule 7), snapshots (rule 6), the watchdog (rule 8), cleanup
 //! (rule 12). Streamable HTTP is `http.rs`.
 
-mod common;
 
 use std::time::Duration;
 
-use common::TestEnv;
-use common::hubs::{DEMO_POLICY as POLICY, hub, lookup, wait_for};
+use crate::common::TestEnv;
+use crate::common::hubs::{DEMO_POLICY as POLICY, hub, lookup, wait_for};
 use mcp_harness::mcp::{
     AliasState, ApprovalDecision, ApprovalRequest, Approver, FlagApprover, McpEvent, RevokeCause,
     ToolErrorCode,

@@ -2,12 +2,11 @@
 //! that asks for input mid-call gets the operator's form answer; an operator's
 //! hand-made call of a `confirm` tool waits for the approval prompt.
 
-mod common;
 
 use std::time::Duration;
 
-use common::TestEnv;
-use common::hubs::DEMO_POLICY;
+use crate::common::TestEnv;
+use crate::common::hubs::DEMO_POLICY;
 use mcp_harness::backend::{self, BackendHandle};
 use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::protocol::{

@@ -1,13 +1,11 @@
 //! `mcp-harness run` as a script uses it: JSON event lines, `--approve`, the
 //! session files and `--resume`.
 
-mod common;
-#[path = "provider_openai/wire.rs"]
-mod wire;
+use crate::provider_openai::wire;
 
-use common::TestEnv;
-use common::headless::{of, run};
-use common::model_stub::{ModelStub, Reply};
+use crate::common::TestEnv;
+use crate::common::headless::{of, run};
+use crate::common::model_stub::{ModelStub, Reply};
 use serde_json::{Value, json};
 
 const POLICY: &str = "lookup = \"allow\"\nset = \"confirm\"\nreset = \"confirm\"\nfail = \"allow\"\nslow = \"allow\"\n";
@@ -178,7 +176,7 @@ fn the_scripted_demo_runs_headless_with_json_events() {
     // No [model] and no key in the environment: the scripted demo.
     env.config(&embedded_default());
     let (out, events) = run(&env, &["--prompt", "show me", "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", crate::common::stderr(&out));
     assert_demo_story(&events, false);
     let done = events.last().unwrap();
     assert_eq!(done["event"], "done");
@@ -233,7 +231,7 @@ fn a_reader_that_stops_early_does_not_crash_the_run() {
     );
     drop(reader);
     let out = child.wait_with_output().unwrap();
-    let stderr = common::stderr(&out);
+    let stderr = crate::common::stderr(&out);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(
         out.status.code(),
@@ -274,11 +272,11 @@ async fn resume_restores_the_conversation_and_tells_the_model_what_was_connected
     // The harness is a child process; the model stub keeps running on the runtime.
     let (out, _) =
         tokio::task::block_in_place(|| run(&env, &["--prompt", "first question", "--json"]));
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", crate::common::stderr(&out));
     let (out, events) = tokio::task::block_in_place(|| {
         run(&env, &["--prompt", "second question", "--json", "--resume"])
     });
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", crate::common::stderr(&out));
     assert_eq!(of(&events, "assistant_text")[0]["text"], "welcome back");
     let requests = stub.requests();
     let resumed = requests[2].body["messages"].to_string();

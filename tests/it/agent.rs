@@ -2,20 +2,17 @@
 //! demo-server processes: snapshot semantics (SPEC rule 6), roles (rule 10),
 //! interruption, provider failures and bad tool calls.
 
-mod common;
 // Only the few Messages API events this file needs are used.
 #[allow(dead_code)]
-#[path = "provider_anthropic/wire.rs"]
-mod anthropic_wire;
-#[path = "provider_openai/wire.rs"]
-mod wire;
+use crate::provider_anthropic::wire as anthropic_wire;
+use crate::provider_openai::wire;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::TestEnv;
-use common::lead_session::{session, tool_names, tool_result};
-use common::model_stub::{ModelStub, Reply};
+use crate::common::TestEnv;
+use crate::common::lead_session::{session, tool_names, tool_result};
+use crate::common::model_stub::{ModelStub, Reply};
 use mcp_harness::agent::events::{AgentEvent, TurnEnd};
 use mcp_harness::agent::model::{AnthropicProvider, HttpSettings, RetryPolicy};
 use mcp_harness::session::SessionEvent;
@@ -244,7 +241,7 @@ async fn an_interrupted_turn_cancels_its_call_and_keeps_the_conversation_well_fo
     );
     // The server was told.
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !common::records(&record)
+    while !crate::common::records(&record)
         .iter()
         .any(|r| r["event"] == "cancelled")
     {
@@ -267,7 +264,7 @@ async fn an_interrupted_turn_cancels_its_call_and_keeps_the_conversation_well_fo
 async fn provider_failures_leave_the_conversation_intact_and_retryable() {
     let env = TestEnv::new();
     let cut = Reply::sse(vec![wire::content("half a ")])
-        .framing(common::model_stub::Framing::ChunkedCutOff);
+        .framing(crate::common::model_stub::Framing::ChunkedCutOff);
     let stub = ModelStub::start(vec![
         Reply::json(
             401,

@@ -4,12 +4,11 @@
 //! view; keys typed as an approval prompt opens do not decide it, and pasted
 //! lines stay lines. (Every way of ending the TUI is in tui_exits.rs.)
 
-mod common;
 
 use std::time::{Duration, Instant};
 
-use common::TestEnv;
-use common::tmux::{Tmux, tui_command};
+use crate::common::TestEnv;
+use crate::common::tmux::{Tmux, tui_command};
 
 const POLICY: &str = "lookup = \"allow\"\nset = \"confirm\"\nreset = \"confirm\"\nfail = \"allow\"\nslow = \"allow\"\n";
 

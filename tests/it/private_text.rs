@@ -3,13 +3,11 @@
 //! lines, timeouts and escape sequences, checked in the request bodies a model API
 //! on loopback received during a headless run.
 
-mod common;
-#[path = "provider_openai/wire.rs"]
-mod wire;
+use crate::provider_openai::wire;
 
-use common::TestEnv;
-use common::headless::{of, run};
-use common::model_stub::{ModelStub, Reply};
+use crate::common::TestEnv;
+use crate::common::headless::{of, run};
+use crate::common::model_stub::{ModelStub, Reply};
 use serde_json::{Value, json};
 
 /// A model reply with these tool calls (ids `{prefix}_{i}`), in one streamed message.
@@ -105,7 +103,7 @@ async fn no_server_text_reaches_the_model_whatever_the_server_does() {
     ));
     let (out, events) =
         tokio::task::block_in_place(|| run(&env, &["--prompt", "call them all", "--json"]));
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", crate::common::stderr(&out));
     let requests = stub.requests();
     assert_eq!(requests.len(), 3, "{requests:#?}");
 

@@ -10,7 +10,7 @@ use mcp_harness::ui::state::{AppState, CallStatus, Cell, Focus};
 use mcp_harness::ui::update::{Effect, update};
 
 use crate::fixtures::{approval, approval_for, call_started};
-use crate::{backend, key, typed};
+use super::{backend, key, typed};
 
 fn approvals_sent(effects: &[Effect]) -> usize {
     effects

@@ -1,14 +1,12 @@
 //! The Anthropic provider against a loopback server speaking the Messages API
 //! stream format byte for byte (tests/common/model_stub.rs).
 
-mod common;
-#[path = "provider_anthropic/wire.rs"]
-mod wire;
+pub mod wire;
 
 use std::time::Duration;
 
-use common::model_run::{ask, round_trip_conversation, settings, started, texts, tool_inputs};
-use common::model_stub::{Framing, ModelStub, Reply, refused_url, split_at};
+use crate::common::model_run::{ask, round_trip_conversation, settings, started, texts, tool_inputs};
+use crate::common::model_stub::{Framing, ModelStub, Reply, refused_url, split_at};
 use mcp_harness::agent::conversation::{Block, Message, ToolCall, ToolDef};
 use mcp_harness::agent::model::{
     AnthropicProvider, ModelError, ModelProvider, ModelReply, ModelRequest, StopReason,

@@ -3,12 +3,11 @@
 //! mcp-server-time (PyPI), pinned in `interop/` and installed by
 //! `interop/install.sh`. Through the real binary, as an operator would use it.
 
-mod common;
 
 use std::time::Duration;
 
-use common::interop::Interop;
-use common::{TestEnv, json, stderr, stdout};
+use crate::common::interop::Interop;
+use crate::common::{TestEnv, json, stderr, stdout};
 use mcp_harness::mcp::{AliasState, FlagApprover, McpEvent};
 use serde_json::{Value, json as j};
 
@@ -242,7 +241,7 @@ async fn everything_announcing_list_changed_right_after_initialize_is_handled() 
     };
     let env = TestEnv::new();
     let text = with_printed_policies(&env, &servers(&env, &interop));
-    let (hub, mut rx) = common::hubs::hub(&env, &text);
+    let (hub, mut rx) = crate::common::hubs::hub(&env, &text);
     hub.connect("everything").await.unwrap().outcome.unwrap();
     let notified = tokio::time::timeout(Duration::from_secs(30), async {
         loop {

@@ -4,11 +4,10 @@
 //! terminal. (Crashes, hangs, malformed listings and pagination are covered in
 //! call.rs and check.rs; tool-list storms in list_changed.rs; memory in memory.rs.)
 
-mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{TestEnv, json, stderr, stdout};
+use crate::common::{TestEnv, json, stderr, stdout};
 use serde_json::Value;
 
 const POLICY: &str = "[servers.s.tools]\nlookup = \"allow\"\nset = \"allow\"\nreset = \"allow\"\nfail = \"allow\"\nslow = \"allow\"\n";
@@ -139,7 +138,7 @@ fn a_flood_on_stderr_neither_blocks_the_server_nor_reaches_the_output() {
 #[test]
 fn a_server_deaf_to_eof_and_sigterm_is_killed_after_the_grace_periods() {
     let env = TestEnv::new();
-    alpha(&env, &common::STUBBORN, "close_grace_ms = 300\n");
+    alpha(&env, &crate::common::STUBBORN, "close_grace_ms = 300\n");
     let (code, out, elapsed) = lookup(&env);
     assert_eq!(code, Some(0), "{out}");
     assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");

@@ -2,11 +2,10 @@
 //! processes: validation before the wire, policy, the three failure transitions
 //! (SPEC rule 8) and locally built envelopes (rule 9).
 
-mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{TestEnv, json, records, stderr};
+use crate::common::{TestEnv, json, records, stderr};
 use serde_json::{Value, json};
 
 const POLICY: &str = "[servers.demo_alpha.tools]\nlookup = \"allow\"\nset = \"confirm\"\nreset = \"deny\"\nfail = \"allow\"\nslow = \"allow\"\n";
@@ -239,7 +238,7 @@ fn server_text_cannot_reach_the_terminal_raw() {
         assert!(!String::from_utf8_lossy(&out.stdout).trim().is_empty());
     }
     let out = env.run(&["check"]);
-    let all = format!("{}{}", common::stdout(&out), stderr(&out));
+    let all = format!("{}{}", crate::common::stdout(&out), stderr(&out));
     assert!(
         !all.contains('\u{1b}') && !all.contains('\u{9b}') && !all.contains('\u{202e}'),
         "{all:?}"

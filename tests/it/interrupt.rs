@@ -3,15 +3,13 @@
 //! the turn is cancelled. The turn must end there — not send one more request
 //! to the model with the denial in it.
 
-mod common;
-#[path = "provider_openai/wire.rs"]
-mod wire;
+use crate::provider_openai::wire;
 
 use std::sync::Arc;
 
-use common::TestEnv;
-use common::lead_session::session_with;
-use common::model_stub::ModelStub;
+use crate::common::TestEnv;
+use crate::common::lead_session::session_with;
+use crate::common::model_stub::ModelStub;
 use futures::future::BoxFuture;
 use mcp_harness::agent::events::{AgentEvent, TurnEnd};
 use mcp_harness::mcp::{ApprovalDecision, ApprovalRequest, Approver};

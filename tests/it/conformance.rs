@@ -2,12 +2,11 @@
 //! pinned in `interop/`) grading `mcp-harness conformance-client`, which performs
 //! each scenario with the product's own connection code.
 
-mod common;
 
 use std::process::Command;
 
-use common::BIN;
-use common::interop::Interop;
+use crate::common::BIN;
+use crate::common::interop::Interop;
 
 /// Runs one scenario; the suite exits 0 only when every check passed.
 fn scenario(interop: &Interop, name: &str) -> (bool, String) {

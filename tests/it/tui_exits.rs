@@ -8,10 +8,9 @@
 //! except after SIGKILL, when no code of the harness runs — the terminal is
 //! restored: main screen, cursor shown, mouse reporting off, cooked mode.
 
-mod common;
 
-use common::TestEnv;
-use common::tmux::{Tmux, harness_pids, signal_harness, tui_command};
+use crate::common::TestEnv;
+use crate::common::tmux::{Tmux, harness_pids, signal_harness, tui_command};
 
 const POLICY: &str = "lookup = \"allow\"\nset = \"confirm\"\nreset = \"confirm\"\nfail = \"allow\"\nslow = \"allow\"\n";
 
@@ -54,7 +53,7 @@ impl Exit {
 }
 
 fn config(env: &TestEnv) {
-    let deaf = env.demo("deaf", "alpha", &common::STUBBORN);
+    let deaf = env.demo("deaf", "alpha", &crate::common::STUBBORN);
     let kids = env.demo("kids", "beta", &["--fault", "grandchild-setsid"]);
     env.config(&format!(
         "[limits]\nclose_grace_ms = 300\n[model]\nprovider = \"scripted\"\n\
@@ -140,7 +139,7 @@ fn exercise(exit: Exit) {
 
 /// Waits (generously) until every server and grandchild is up.
 fn wait_for(env: &TestEnv, count: usize) {
-    let deadline = std::time::Instant::now() + common::tmux::PATIENCE;
+    let deadline = std::time::Instant::now() + crate::common::tmux::PATIENCE;
     while env.tagged_processes().len() < count {
         assert!(
             std::time::Instant::now() < deadline,
