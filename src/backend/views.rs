@@ -13,9 +13,7 @@ use crate::mcp::{
     AliasState, ConnectErrorCode, Connection, Effect, ExposedTool, Hub, PublishedTool, ServerSpec,
     connection::Endpoint, schema,
 };
-use crate::protocol::{
-    ArgProblem, ArgsCheck, EndedView, HealthView, ServerView, ToolView, Views,
-};
+use crate::protocol::{ArgProblem, ArgsCheck, EndedView, HealthView, ServerView, ToolView, Views};
 
 /// Call statistics per alias, kept by the backend.
 #[derive(Debug, Clone, Default)]

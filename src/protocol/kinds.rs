@@ -93,7 +93,10 @@ impl fmt::Display for Origin {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
     Builtin,
-    Mcp { alias: String, remote_name: String },
+    Mcp {
+        alias: String,
+        remote_name: String,
+    },
     /// Not in the tool set of the request it came from.
     Unknown,
 }
@@ -105,7 +108,9 @@ pub enum TurnEnd {
     /// The operator interrupted it (the agent said so in a notice).
     Interrupted,
     /// It kept calling tools past the step limit (the agent said so).
-    StepLimit { steps: u32 },
+    StepLimit {
+        steps: u32,
+    },
     /// The model provider failed; `r` retries.
     Failed,
     /// The agent's task panicked; the conversation is gone with it.

@@ -123,4 +123,3 @@ pub enum BackendEvent {
     /// The backend has closed everything; the UI may exit.
     Stopped,
 }
-

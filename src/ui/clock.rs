@@ -44,5 +44,4 @@ impl AppState {
     pub fn animating(&self) -> bool {
         self.next_wakeup(Duration::from_millis(100)).is_some()
     }
-
 }

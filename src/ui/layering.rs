@@ -84,7 +84,9 @@ fn paths(text: &str, here: &[String], children: &[String]) -> Vec<Vec<String>> {
         {
             i += 3;
             Some(vec!["ui".to_string()])
-        } else if tokens[i] == "super" || tokens[i] == "self" {
+        } else if (tokens[i] == "super" || tokens[i] == "self")
+            && !(i >= 2 && tokens[i - 1] == "(" && tokens[i - 2] == "pub")
+        {
             let mut base = here.to_vec();
             while tokens.get(i).is_some_and(|t| t == "super" || t == "self") {
                 if tokens[i] == "super" {
@@ -126,14 +128,25 @@ fn collect(tokens: &[String], i: &mut usize, mut base: Vec<String>, found: &mut 
                             return;
                         }
                         Some(",") => *i += 1,
-                        _ => collect(tokens, i, base.clone(), found),
+                        _ => {
+                            let before = *i;
+                            collect(tokens, i, base.clone(), found);
+                            // `*`, `as x`: nothing more to read here.
+                            if *i == before {
+                                *i += 1;
+                            }
+                        }
                     }
                 }
             }
-            Some(t) if t.chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_') => {
+            Some(t)
+                if t.chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_') =>
+            {
                 base.push(t.to_string());
                 *i += 1;
-                if !tokens.get(*i).is_some_and(|t| t == "::") {
+                if tokens.get(*i).is_none_or(|t| t != "::") {
                     found.push(base);
                     return;
                 }
@@ -276,7 +289,7 @@ fn the_reducer_and_the_renderer_never_reach_each_other_and_nothing_loops() {
 #[test]
 fn the_reader_sees_every_form_of_path() {
     let here = vec!["ui".to_string(), "update".to_string(), "keys".to_string()];
-    let text = "use crate::ui::{layout::{layout, Areas}, panes};\nlet x = super::scroll::by(s);\nuse super::super::state::AppState;";
+    let text = "use crate::ui::{layout::{layout, Areas}, panes};\nlet x = super::scroll::by(s);\nuse super::super::state::AppState;\npub(super) fn f() {}";
     let found = paths(&code(text), &here, &[]);
     let names: Vec<String> = found.iter().map(|p| p.join("::")).collect();
     for wanted in [
@@ -288,4 +301,5 @@ fn the_reader_sees_every_form_of_path() {
     ] {
         assert!(names.contains(&wanted.to_string()), "{wanted} in {names:?}");
     }
+    assert_eq!(found.len(), 5, "`pub(super)` is not a path: {names:?}");
 }

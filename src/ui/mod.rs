@@ -157,8 +157,7 @@ where
                 match effect {
                     Effect::Send(command) => {
                         if command == Command::Quit {
-                            quit_deadline
-                                .get_or_insert(tokio::time::Instant::now() + QUIT_BOUND);
+                            quit_deadline.get_or_insert(tokio::time::Instant::now() + QUIT_BOUND);
                         }
                         let _ = channels.commands.send(command);
                     }
@@ -202,7 +201,8 @@ async fn pending<S: Stream<Item = Event> + Unpin>(
     // Polled with this task's own waker, so a `Pending` here still wakes the
     // loop when the input arrives.
     while batch.len() < BATCH {
-        let next = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *input).poll_next(cx))).await;
+        let next =
+            std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *input).poll_next(cx))).await;
         match next {
             Poll::Ready(Some(event)) => batch.extend(input_msg(event)),
             // The end of input is the select's to notice.

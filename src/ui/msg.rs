@@ -17,7 +17,10 @@ pub enum Msg {
     /// Time passed (only sent while something animates).
     Tick,
     /// The terminal is now this big.
-    Resize { width: u16, height: u16 },
+    Resize {
+        width: u16,
+        height: u16,
+    },
 }
 
 /// What the loop must do after an update.

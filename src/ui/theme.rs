@@ -2,6 +2,8 @@
 //! terminals (no fixed backgrounds except for the selection and badges).
 
 use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Span;
+use ratatui::widgets::{Block, Borders};
 
 use crate::protocol::{AliasStatus, PolicyEffect};
 
@@ -66,4 +68,15 @@ pub fn effect(effect: PolicyEffect) -> Style {
         PolicyEffect::Confirm => warn(),
         PolicyEffect::Deny => error(),
     }
+}
+
+/// A bordered pane with its title; the focused one stands out.
+pub fn pane_block(title: &str, focused: bool) -> Block<'static> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(border(focused))
+        .title(Span::styled(
+            format!(" {title} "),
+            if focused { strong() } else { dim() },
+        ))
 }

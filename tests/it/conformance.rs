@@ -2,7 +2,6 @@
 //! pinned in `interop/`) grading `mcp-harness conformance-client`, which performs
 //! each scenario with the product's own connection code.
 
-
 use std::process::Command;
 
 use crate::common::BIN;

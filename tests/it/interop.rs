@@ -3,7 +3,6 @@
 //! mcp-server-time (PyPI), pinned in `interop/` and installed by
 //! `interop/install.sh`. Through the real binary, as an operator would use it.
 
-
 use std::time::Duration;
 
 use crate::common::interop::Interop;

@@ -5,7 +5,6 @@
 //! tools whose schema or description changed. `run --json` and the session's
 //! audit log report both.
 
-
 use std::time::Duration;
 
 use crate::common::hubs::wait_for;
@@ -275,7 +274,12 @@ fn run_with_mutation(kind: &str) -> (Vec<Value>, Vec<Value>) {
         .env_remove("OPENAI_API_KEY")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", crate::common::stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&out)
+    );
     let events: Vec<Value> = crate::common::stdout(&out)
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))

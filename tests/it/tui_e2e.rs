@@ -4,7 +4,6 @@
 //! view; keys typed as an approval prompt opens do not decide it, and pasted
 //! lines stay lines. (Every way of ending the TUI is in tui_exits.rs.)
 
-
 use std::time::{Duration, Instant};
 
 use crate::common::TestEnv;

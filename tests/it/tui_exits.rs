@@ -8,7 +8,6 @@
 //! except after SIGKILL, when no code of the harness runs — the terminal is
 //! restored: main screen, cursor shown, mouse reporting off, cooked mode.
 
-
 use crate::common::TestEnv;
 use crate::common::tmux::{Tmux, harness_pids, signal_harness, tui_command};
 

@@ -6,11 +6,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::pane_block;
 use crate::ui::cells::banner;
 use crate::ui::layout::conversation_text_width;
 use crate::ui::state::{AppState, Focus};
 use crate::ui::theme;
+use crate::ui::theme::pane_block;
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let focused = state.focus == Focus::Conversation;

@@ -3,9 +3,9 @@
 use ratatui::Frame;
 use ratatui::widgets::{Clear, Paragraph};
 
-use super::pane_block;
 use crate::ui::content::help_lines;
 use crate::ui::layout::{help_area, max_scroll};
+use crate::ui::theme::pane_block;
 
 pub fn draw(frame: &mut Frame, scroll: u16) {
     let area = help_area(frame.area());

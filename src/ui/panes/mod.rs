@@ -13,7 +13,6 @@ mod status_bar;
 
 use ratatui::Frame;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders};
 
 use super::layout::{TABS, layout, tab};
 use super::state::{AppState, Focus, Overlay};
@@ -40,7 +39,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     }
     if let Some(r) = areas.input {
         let mut input = state.input.clone();
-        input.set_block(pane_block("Message", state.focus == Focus::Input));
+        input.set_block(theme::pane_block("Message", state.focus == Focus::Input));
         frame.render_widget(&input, r);
     }
     if let Some(r) = areas.servers {
@@ -63,19 +62,4 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     } else if !state.elicitations.is_empty() {
         elicitation::draw(frame, state);
     }
-}
-
-/// A bordered pane with its title; the focused one stands out.
-pub fn pane_block(title: &str, focused: bool) -> Block<'static> {
-    Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme::border(focused))
-        .title(Span::styled(
-            format!(" {title} "),
-            if focused {
-                theme::strong()
-            } else {
-                theme::dim()
-            },
-        ))
 }

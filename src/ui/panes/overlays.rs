@@ -6,13 +6,13 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use super::pane_block;
 use crate::ui::content::{detail_lines, keys_of};
 use crate::ui::keymap::Scope;
 use crate::ui::layout::{max_scroll, overlay_area};
 use crate::ui::sanitize::{line, wrapped};
 use crate::ui::state::{AppState, CallEditor, Overlay};
 use crate::ui::theme;
+use crate::ui::theme::pane_block;
 
 pub fn draw(frame: &mut Frame, state: &AppState, overlay: &Overlay) {
     let area = overlay_area(frame.area());

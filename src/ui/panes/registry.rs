@@ -6,7 +6,6 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::pane_block;
 use crate::protocol::AliasStatus;
 use crate::ui::content::registry_header;
 use crate::ui::layout::registry_geometry;
@@ -14,6 +13,7 @@ use crate::ui::rows::{RegistryRow, registry_rows};
 use crate::ui::sanitize::line;
 use crate::ui::state::{AppState, Focus};
 use crate::ui::theme;
+use crate::ui::theme::pane_block;
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let focused = state.focus == Focus::Registry;

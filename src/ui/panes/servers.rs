@@ -6,9 +6,9 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::widgets::Paragraph;
 
-use super::pane_block;
 use crate::ui::content::servers_lines;
 use crate::ui::state::{AppState, Focus};
+use crate::ui::theme::pane_block;
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let focused = state.focus == Focus::Servers;

@@ -1,11 +1,11 @@
 //! What a key does in a list pane (servers, registry, conversation, health),
 //! as actions the keys and the mouse both call.
 
+use crate::protocol::Command;
 use crate::ui::keymap::Action;
 use crate::ui::msg::Effect;
 use crate::ui::rows::{RegistryRow, registry_rows};
 use crate::ui::state::{AppState, Cell, Focus, Overlay};
-use crate::protocol::Command;
 
 pub fn pane(state: &mut AppState, action: Action) -> Vec<Effect> {
     let alias = state.selected_server().map(|s| s.alias.clone());
@@ -23,7 +23,8 @@ pub fn pane(state: &mut AppState, action: Action) -> Vec<Effect> {
                 .is_some_and(|s| !s.policy_missing.is_empty() || !s.policy_extra.is_empty());
             match (alias, mismatch) {
                 (Some(alias), true) => state.overlay = Some(Overlay::WritePolicy { alias }),
-                _ => state.say("its policy already matches what it publishes (p is for a policy_mismatch)",
+                _ => state.say(
+                    "its policy already matches what it publishes (p is for a policy_mismatch)",
                 ),
             }
         }
@@ -126,4 +127,3 @@ pub fn clamp_tool(state: &mut AppState) {
     let rows = registry_rows(state).len();
     state.selected_tool = state.selected_tool.min(rows.saturating_sub(1));
 }
-

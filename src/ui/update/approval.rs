@@ -4,10 +4,10 @@
 
 use crossterm::event::KeyEvent;
 
+use crate::protocol::{Command, Decision};
 use crate::ui::keymap::{self, Action, Scope};
 use crate::ui::msg::Effect;
 use crate::ui::state::{AppState, CallStatus};
-use crate::protocol::{Command, Decision};
 
 /// What the armed prompt made of a key.
 pub enum Answer {

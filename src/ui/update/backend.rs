@@ -2,9 +2,11 @@
 
 use std::time::Instant;
 
-use crate::ui::msg::Effect;
-use crate::ui::state::{AppState, CallStatus, Cell, Prompt, REVOKED_VISIBLE, Revoked, ToolCallCell};
 use crate::protocol::{BackendEvent, Origin, ToolCallView, ToolOutcomeView, TurnEnd, Views};
+use crate::ui::msg::Effect;
+use crate::ui::state::{
+    AppState, CallStatus, Cell, Prompt, REVOKED_VISIBLE, Revoked, ToolCallCell,
+};
 
 pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
     match event {
@@ -134,9 +136,7 @@ fn delta(state: &mut AppState, agent: Origin, text: &str) {
         state.cells.last(),
         Some(Cell::Assistant { agent: a, streaming: true, .. }) if *a == agent
     );
-    if streaming_here
-        && let Some(Cell::Assistant { text: t, .. }) = state.cells.last_mut()
-    {
+    if streaming_here && let Some(Cell::Assistant { text: t, .. }) = state.cells.last_mut() {
         t.push_str(text);
         return;
     }
@@ -151,8 +151,13 @@ fn delta(state: &mut AppState, agent: Origin, text: &str) {
 fn finish_streaming(state: &mut AppState) {
     let len = state.cells.len();
     for i in (len.saturating_sub(4)..len).rev() {
-        if matches!(state.cells[i], Cell::Assistant { streaming: true, .. })
-            && let Some(Cell::Assistant { streaming, .. }) = state.cells.get_mut(i)
+        if matches!(
+            state.cells[i],
+            Cell::Assistant {
+                streaming: true,
+                ..
+            }
+        ) && let Some(Cell::Assistant { streaming, .. }) = state.cells.get_mut(i)
         {
             *streaming = false;
         }

@@ -7,10 +7,10 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Map, Value};
 
+use crate::protocol::{Command, ElicitAnswer, ElicitationView, FieldKind};
 use crate::ui::keymap::{self, Action, Scope};
 use crate::ui::msg::Effect;
 use crate::ui::state::{AppState, ElicitForm};
-use crate::protocol::{Command, ElicitAnswer, ElicitationView, FieldKind};
 
 /// A new form with the schema's defaults filled in.
 pub fn form(view: ElicitationView, now: Instant) -> ElicitForm {

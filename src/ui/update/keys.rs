@@ -5,10 +5,10 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui_textarea::{CursorMove, Input};
 
+use crate::protocol::Command;
 use crate::ui::keymap::{self, Action, Scope};
 use crate::ui::msg::Effect;
 use crate::ui::state::{AppState, Cell, Focus, Overlay};
-use crate::protocol::Command;
 
 /// The status while an interruption is on its way (cleared once nothing runs).
 pub const INTERRUPTING: &str = "interrupting…";
@@ -139,8 +139,7 @@ fn send(state: &mut AppState) -> Vec<Effect> {
         return Vec::new();
     }
     if state.busy {
-        state.say("a turn is running: wait for it, or press Ctrl-C to interrupt it",
-        );
+        state.say("a turn is running: wait for it, or press Ctrl-C to interrupt it");
         return Vec::new();
     }
     state.input = AppState::new(state.now).input;
@@ -195,8 +194,7 @@ pub fn paste(state: &mut AppState, text: &str) -> Vec<Effect> {
     }
     if state.overlay.is_some() {
         // Not into the box hidden behind a window that takes no text.
-        state.say("nothing here takes text: close this window to paste into the input box",
-        );
+        state.say("nothing here takes text: close this window to paste into the input box");
         return Vec::new();
     }
     // The textarea drops paste events; insert the text ourselves.

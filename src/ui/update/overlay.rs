@@ -6,12 +6,12 @@ use ratatui_textarea::{CursorMove, Input, TextArea};
 use serde_json::{Map, Value};
 
 use crate::protocol::Command;
+use crate::ui::content;
 use crate::ui::keymap::{self, Action, Scope};
 use crate::ui::layout::{help_area, max_scroll, overlay_area};
 use crate::ui::msg::Effect;
 use crate::ui::rows::{RegistryRow, registry_rows};
 use crate::ui::state::{AppState, CallEditor, Overlay};
-use crate::ui::content;
 
 pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     let scope = match &state.overlay {
@@ -69,10 +69,7 @@ fn scroll(state: &mut AppState, step: i32) {
         Some(Overlay::ToolDetail { alias, tool, .. }) => {
             let area = overlay_area(state.area);
             let width = area.width.saturating_sub(2) as usize;
-            max_scroll(
-                area,
-                content::detail_lines(state, alias, tool, width).len(),
-            )
+            max_scroll(area, content::detail_lines(state, alias, tool, width).len())
         }
         _ => return,
     };
@@ -97,10 +94,9 @@ pub fn open_call_editor(state: &mut AppState) {
             .clone()
             .unwrap_or_else(|| "it is not exposed".into());
         state.say(format!(
-                "cannot call {}: {why}",
-                crate::sanitize::inert_line(&tool.name, 60)
-            ),
-        );
+            "cannot call {}: {why}",
+            crate::sanitize::inert_line(&tool.name, 60)
+        ));
         return;
     };
     let text =
