@@ -2,7 +2,6 @@
 //! processes: validation before the wire, policy, the three failure transitions
 //! (SPEC rule 8) and locally built envelopes (rule 9).
 
-
 use std::time::{Duration, Instant};
 
 use crate::common::{TestEnv, json, records, stderr};

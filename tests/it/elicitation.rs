@@ -2,7 +2,6 @@
 //! commands decline without advertising the capability; an installed elicitor
 //! answers, and its answer is checked against the server's own schema.
 
-
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -103,7 +103,12 @@ async fn no_server_text_reaches_the_model_whatever_the_server_does() {
     ));
     let (out, events) =
         tokio::task::block_in_place(|| run(&env, &["--prompt", "call them all", "--json"]));
-    assert_eq!(out.status.code(), Some(0), "{}", crate::common::stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&out)
+    );
     let requests = stub.requests();
     assert_eq!(requests.len(), 3, "{requests:#?}");
 

@@ -2,7 +2,6 @@
 //! that asks for input mid-call gets the operator's form answer; an operator's
 //! hand-made call of a `confirm` tool waits for the approval prompt.
 
-
 use std::time::Duration;
 
 use crate::common::TestEnv;

@@ -1,7 +1,6 @@
 //! The reducer without a terminal: whole-state changes for keys, paste and
 //! backend events, and the effects it asks for.
 
-
 mod approvals;
 mod conversation;
 mod editor;
@@ -9,8 +8,8 @@ mod hand_calls;
 
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use crate::fixtures::{approval, approval_for, call_started, elicitation, servers};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use mcp_harness::protocol::{BackendEvent, Command, Decision, ElicitAnswer, ToolOutcomeView};
 use mcp_harness::ui::state::{AppState, CallStatus, Cell, Focus, Overlay};
 use mcp_harness::ui::update::{Effect, Msg, update};

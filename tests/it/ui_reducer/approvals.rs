@@ -9,8 +9,8 @@ use mcp_harness::protocol::{BackendEvent, Command, Decision, ToolCallView};
 use mcp_harness::ui::state::{AppState, CallStatus, Cell, Focus};
 use mcp_harness::ui::update::{Effect, update};
 
-use crate::fixtures::{approval, approval_for, call_started};
 use super::{backend, key, typed};
+use crate::fixtures::{approval, approval_for, call_started};
 
 fn approvals_sent(effects: &[Effect]) -> usize {
     effects

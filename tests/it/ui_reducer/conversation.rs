@@ -9,8 +9,8 @@ use mcp_harness::ui::state::{AppState, Cell, Focus};
 use mcp_harness::ui::update::update;
 use ratatui::layout::Rect;
 
-use crate::fixtures::call_started;
 use super::{backend, key};
+use crate::fixtures::call_started;
 
 /// Forty entries at 80×24: the conversation shows a handful at a time.
 fn long_session() -> AppState {

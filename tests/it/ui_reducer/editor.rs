@@ -8,8 +8,8 @@ use mcp_harness::protocol::{BackendEvent, Command};
 use mcp_harness::ui::state::{AppState, CallEditor, Focus, Overlay};
 use mcp_harness::ui::update::{Effect, Msg, update};
 
-use crate::fixtures::servers;
 use super::{backend, ctrl, key, typed};
+use crate::fixtures::servers;
 
 fn editor(s: &AppState) -> &CallEditor {
     match &s.overlay {

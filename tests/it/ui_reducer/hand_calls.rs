@@ -7,8 +7,8 @@ use mcp_harness::protocol::{BackendEvent, Command, ToolCallView, ToolOutcomeView
 use mcp_harness::ui::state::{AppState, Cell};
 use mcp_harness::ui::update::{Effect, update};
 
-use crate::fixtures::call_started;
 use super::{backend, ctrl};
+use crate::fixtures::call_started;
 
 fn interrupted(id: &str) -> BackendEvent {
     BackendEvent::ToolCallFinished(ToolOutcomeView {

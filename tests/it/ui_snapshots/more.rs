@@ -10,8 +10,8 @@ use mcp_harness::protocol::{BackendEvent, ToolCallView};
 use mcp_harness::ui::state::{AppState, Focus, Overlay};
 use mcp_harness::ui::update::{Msg, update};
 
-use crate::fixtures::{call_started, servers_after_a_kill};
 use super::{backend, render, session, snapshot};
+use crate::fixtures::{call_started, servers_after_a_kill};
 
 fn screen(state: &mut AppState, size: (u16, u16)) -> String {
     let terminal = render(state, size);
