@@ -12,6 +12,7 @@ mod agent;
 mod call;
 mod check;
 mod conformance;
+mod connect_errors;
 mod elicitation;
 mod failures;
 mod fuzz_seeds;
