@@ -5,6 +5,8 @@
 //!
 //! `cargo bench --bench hot_path`
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
+
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;

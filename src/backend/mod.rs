@@ -167,7 +167,13 @@ impl Backend {
                     }
                     self.internal(message);
                 }
-                finished = async { turn.as_mut().expect("guarded").await }, if turn.is_some() => {
+                // (Without a turn this branch is disabled; `pending` is never reached.)
+                finished = async {
+                    match turn.as_mut() {
+                        Some(turn) => turn.await,
+                        None => std::future::pending().await,
+                    }
+                }, if turn.is_some() => {
                     turn = None;
                     // The turn's last notices come before the word that it ended.
                     self.drain_session(&mut ch.session);
