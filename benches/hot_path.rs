@@ -167,6 +167,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
             exposed_as: Some(format!("mcp__big__tool_{i:05}")),
             effect: Some("allow".into()),
             why_not: None,
+            hidden_text: false,
         })
         .collect();
     state.servers = vec![ServerView {

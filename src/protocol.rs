@@ -207,6 +207,9 @@ pub struct ToolView {
     pub effect: Option<String>,
     /// Why it is not exposed, when it is not.
     pub why_not: Option<String>,
+    /// The definition holds invisible code points (SPEC rule 15): shown as
+    /// `<U+XXXX>`, removed for the model.
+    pub hidden_text: bool,
 }
 
 /// How a connection is doing — or, once it ended, how it was doing (kept for

@@ -151,6 +151,7 @@ fn tool_view(
         exposed_as,
         effect: effect.map(|e| e.to_string()),
         why_not,
+        hidden_text: t.has_hidden_text(),
     }
 }
 

@@ -63,7 +63,8 @@ fn fits(rows: &[RegistryRow<'_>], width: usize, show_alias: bool) -> bool {
             let prefix = if show_alias { alias.len() + 1 } else { 0 };
             let exposed = tool.exposed_as.as_ref().map_or(0, String::len);
             let effect = tool.effect.as_ref().map_or(0, String::len);
-            prefix + tool.name.chars().count() + 3 + exposed + 1 + effect <= width
+            let mark = if tool.hidden_text { 14 } else { 0 };
+            prefix + tool.name.chars().count() + mark + 3 + exposed + 1 + effect <= width
         }
         RegistryRow::Revoked { .. } => true,
     })
@@ -95,6 +96,12 @@ fn render_row(
     match row {
         RegistryRow::Tool { tool, .. } => {
             let name = line(&format!("{prefix}{}", tool.name), (width / 2).max(8));
+            // Invisible characters in its definition (rule 15): marked, always.
+            let name = if tool.hidden_text {
+                Span::styled(format!("{name} [hidden text]"), theme::warn())
+            } else {
+                Span::raw(name)
+            };
             match (&tool.exposed_as, &tool.effect) {
                 (Some(exposed), effect) => {
                     let effect = effect.clone().unwrap_or_default();
@@ -106,7 +113,7 @@ fn render_row(
                         exposed.clone()
                     };
                     Line::from(vec![
-                        Span::raw(name),
+                        name,
                         Span::styled(" → ", theme::dim()),
                         Span::raw(shown),
                         Span::styled(format!(" {effect}"), theme::effect(&effect)),
@@ -115,7 +122,7 @@ fn render_row(
                 (None, _) => {
                     let why = tool.why_not.clone().unwrap_or_else(|| "not exposed".into());
                     Line::from(vec![
-                        Span::raw(name),
+                        name,
                         Span::styled(format!(" ✗ {why}"), theme::error()),
                     ])
                 }
