@@ -171,6 +171,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
             effect: Some(PolicyEffect::Allow),
             why_not: None,
             check: None,
+            hidden_text: false,
         })
         .collect();
     state.servers = Arc::from(vec![ServerView {

@@ -16,6 +16,7 @@ mod connect_errors;
 mod elicitation;
 mod failures;
 mod fuzz_seeds;
+mod hidden_text;
 mod http;
 mod interop;
 mod interrupt;
