@@ -83,6 +83,29 @@ pub fn locate(explicit: Option<&Path>) -> ConfigSource {
     }
 }
 
+impl Config {
+    /// `mcp-harness.lock`, where the tools' pins live: beside the config file,
+    /// or in the data dir for the embedded default.
+    pub fn lock_path(&self) -> Option<PathBuf> {
+        let lock = crate::mcp::pins::book::LOCK_FILE;
+        match &self.source {
+            ConfigSource::File(path) => Some(match path.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => dir.join(lock),
+                _ => PathBuf::from(lock),
+            }),
+            ConfigSource::Embedded => crate::logging::data_dir().map(|d| d.join(lock)),
+        }
+    }
+
+    /// The pin book for this config (in memory only if there is no data dir).
+    pub fn pin_book(&self) -> crate::mcp::PinBook {
+        match self.lock_path() {
+            Some(path) => crate::mcp::PinBook::file(path),
+            None => crate::mcp::PinBook::in_memory(),
+        }
+    }
+}
+
 /// `~/.config/mcp-harness/config.toml` on Linux.
 pub fn default_path() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "mcp-harness")
