@@ -47,6 +47,7 @@ pub async fn large_server(tools: usize, distinct: bool) {
         protocol: Default::default(),
         tasks: Default::default(),
         task_timeout: Duration::from_secs(600),
+        pin: mcp_harness::mcp::PinMode::Off,
     };
     let limits = mcp_harness::mcp::Limits {
         max_tools: 20_000,

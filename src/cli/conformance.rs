@@ -79,6 +79,7 @@ fn hub(url: &str, policy: ToolPolicy) -> Hub {
         protocol: Default::default(),
         tasks: Default::default(),
         task_timeout: TIMEOUT,
+        pin: Default::default(),
     };
     let limits = Limits {
         connect_timeout: TIMEOUT,

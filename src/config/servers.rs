@@ -7,7 +7,9 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::mcp::spec::{ProtocolChoice, TaskMode};
-use crate::mcp::{Effect, Limits, ServerAlias, ServerSpec, ToolPolicy, TransportSpec, vars};
+use crate::mcp::{
+    Effect, Limits, PinMode, ServerAlias, ServerSpec, ToolPolicy, TransportSpec, vars,
+};
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -37,6 +39,7 @@ pub(super) struct RawServer {
     task_timeout_ms: Option<u64>,
     protocol: Option<ProtocolChoice>,
     tasks: Option<TaskMode>,
+    pin: Option<PinMode>,
     tools: Option<BTreeMap<String, Effect>>,
 }
 
@@ -153,6 +156,7 @@ pub(super) fn server_spec(
         protocol: raw.protocol.unwrap_or_default(),
         tasks: raw.tasks.unwrap_or_default(),
         task_timeout: timeout("task_timeout_ms", raw.task_timeout_ms, limits.task_timeout)?,
+        pin: raw.pin.unwrap_or_default(),
     })
 }
 

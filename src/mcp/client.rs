@@ -82,15 +82,10 @@ impl HarnessClient {
     }
 }
 
-/// The client capabilities of every connection in `era`: the same in every
-/// mode (SPEC rule 16).
-pub(super) fn capabilities(elicitor: &dyn Elicitor, era: Era) -> ClientCapabilities {
-    let mut capabilities = ClientCapabilities::default();
-    if elicitor.advertise() {
-        // Form mode only: URL mode would send the operator to a server-chosen page.
-        capabilities.elicitation =
-            Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
-    }
+/// The client capabilities of a connection in `era`: the same in every mode
+/// (SPEC rule 16); 2026-07-28 adds the tasks extension.
+pub(super) fn capabilities(era: Era) -> ClientCapabilities {
+    let mut capabilities = client_capabilities();
     if era == Era::Stateless {
         // The tasks extension (2026-07-28): the server may answer a call with a task.
         capabilities
@@ -106,7 +101,7 @@ impl ClientHandler for HarnessClient {
         // The handshake offers the newest revision that has one; a stateless
         // attempt names its revision in `server/discover` instead.
         ClientConfig::new(
-            capabilities(self.parts.elicitor.as_ref(), self.era),
+            capabilities(self.era),
             Implementation::new("mcp-harness", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
@@ -149,4 +144,15 @@ impl ClientHandler for HarnessClient {
         Ok(serde_json::from_value(answer)
             .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Cancel)))
     }
+}
+
+/// What the harness advertises (in `initialize`, or in every request's `_meta`):
+/// one set for every mode (SPEC rule 16), so a server publishes the same tools to
+/// `policy`, `check`, `call`, `run` and the TUI. Elicitation is form mode only: URL mode would send the
+/// operator to a server-chosen page.
+pub fn client_capabilities() -> ClientCapabilities {
+    let mut capabilities = ClientCapabilities::default();
+    capabilities.elicitation =
+        Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+    capabilities
 }

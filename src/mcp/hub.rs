@@ -14,6 +14,7 @@ use super::error::{ConnectError, HubError};
 use super::events::{AliasState, EventSink, McpEvent, RevokeCause};
 use super::names::ServerAlias;
 use super::negotiate::Era;
+use super::pins::PinBook;
 use super::registry::{ConnectionEntry, Registry, Snapshot};
 use super::spec::{Limits, ServerSpec};
 use super::vars::Vars;
@@ -36,6 +37,8 @@ pub(super) struct Inner {
     pub(super) elicitor: Mutex<Arc<dyn Elicitor>>,
     /// The protocol era each alias's server was last found to speak.
     eras: Mutex<BTreeMap<ServerAlias, Era>>,
+    /// Where the tools' pins are kept (rule 14).
+    pub(super) pins: Mutex<Arc<PinBook>>,
     state: Mutex<State>,
 }
 
@@ -107,6 +110,7 @@ impl Hub {
                 events,
                 elicitor: Mutex::new(Arc::new(DecliningElicitor)),
                 eras: Mutex::new(BTreeMap::new()),
+                pins: Mutex::new(Arc::new(PinBook::in_memory())),
                 state: Mutex::new(State {
                     slots,
                     ..State::default()
@@ -116,8 +120,8 @@ impl Hub {
     }
 
     /// Who answers servers' elicitation requests on connections opened from now
-    /// on (default: [`DecliningElicitor`], which also keeps the capability
-    /// unadvertised). The TUI installs one that shows the operator a form.
+    /// on (default: [`DecliningElicitor`]). The TUI installs one that shows the
+    /// operator a form. The advertised capabilities do not depend on it.
     pub fn set_elicitor(&self, elicitor: Arc<dyn Elicitor>) {
         *self
             .inner
@@ -281,6 +285,10 @@ impl Hub {
                     server: report.server.clone(),
                     published: Arc::from(Vec::new()),
                     outcome: Ok(Vec::new()),
+                    pins: super::pins::PinSummary {
+                        states: Vec::new(),
+                        ..report.pins.clone()
+                    },
                 });
                 self.set_state(&alias, slot, ready);
                 drop(state);

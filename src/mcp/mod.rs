@@ -24,6 +24,7 @@ pub mod events;
 mod exchange;
 pub mod exposure;
 pub mod hub;
+mod initfail;
 pub mod linecap;
 mod listen;
 pub mod listing;
@@ -32,6 +33,7 @@ pub mod names;
 pub mod negotiate;
 mod nulls;
 mod open;
+pub mod pins;
 pub mod policy;
 mod probe;
 pub mod process;
@@ -59,12 +61,16 @@ pub use elicit::{
 };
 pub use envelope::{ToolError, ToolErrorCode};
 pub use error::{ConnectError, ConnectErrorCode, FailureKind, HubError};
-pub use events::{AliasState, ConnectionId, EventSink, McpEvent, RevokeCause, ToolChanges};
+pub use events::{
+    AliasState, ConnectionId, EventSink, McpEvent, PinChange, RevokeCause, ToolChanges,
+};
 pub use hub::{ConnectReport, Hub};
 pub use names::ServerAlias;
 pub use negotiate::Era;
+pub use pins::{DefinitionChange, PinBook, PinMode, PinState};
 pub use policy::{Effect, ToolPolicy};
 pub use published::PublishedTool;
 pub use registry::{ExposedTool, Snapshot};
+pub use relist::RELIST_INTERVAL;
 pub use spec::{Limits, ProtocolChoice, ServerSpec, TaskMode, TransportSpec};
 pub use vars::Vars;

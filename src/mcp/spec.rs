@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::names::ServerAlias;
+use super::pins::PinMode;
 use super::policy::ToolPolicy;
 use super::process::LaunchSpec;
 use super::vars::Vars;
@@ -24,6 +25,8 @@ pub struct ServerSpec {
     pub tasks: TaskMode,
     /// How long a task may run before it is cancelled (`task_timeout_ms`).
     pub task_timeout: Duration,
+    /// How its tools' definitions are pinned (rule 14).
+    pub pin: PinMode,
 }
 
 /// `[servers.ALIAS] protocol`: the revision to speak.

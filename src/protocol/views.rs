@@ -1,0 +1,235 @@
+//! The plain views the backend sends: what the UI shows, built from local
+//! facts; every text that came from a server is marked as such.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::kinds::{AliasStatus, Origin, PolicyEffect, Target};
+use super::{ApprovalId, ElicitationId};
+
+/// What the UI shows that replaces itself whole (sent over a `watch` channel:
+/// a newer value makes every older one irrelevant).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Views {
+    /// Every configured server, in config order. A server whose tools did not
+    /// change shares them (`Arc`) with the previous value.
+    pub servers: Arc<[ServerView]>,
+    /// The registry's snapshot version.
+    pub snapshot: u64,
+}
+
+/// Who the operator is talking to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionInfo {
+    pub provider: String,
+    pub model: String,
+    /// A scripted replay, not a live model.
+    pub replay: bool,
+    /// Where the config came from (a path, or "the embedded default config").
+    pub config: String,
+    /// The config file in use, if any: the write-policy step edits it.
+    pub config_file: Option<String>,
+    /// Where the harness looks for a config file (said when there is none).
+    pub config_default_path: Option<String>,
+    pub session_id: Option<String>,
+    /// No config file and no API key: show the first-run banner.
+    pub first_run: bool,
+}
+
+/// A tool call as the conversation shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallView {
+    pub id: String,
+    pub by: Origin,
+    /// The name the model called (exposed name for MCP tools).
+    pub name: String,
+    pub target: Target,
+    /// `allow` or `confirm`; none when the tool is unknown.
+    pub effect: Option<PolicyEffect>,
+    pub arguments: Value,
+}
+
+/// How a call ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcomeView {
+    pub id: String,
+    pub ok: bool,
+    /// The text the model got (result, or the envelope's message).
+    pub text: String,
+    /// The envelope's code when it failed.
+    pub code: Option<String>,
+    /// What the server said that the model did not see (untrusted).
+    pub server_output: Option<String>,
+    pub elapsed_ms: u64,
+}
+
+/// One configured server: side panel, registry and health read from this.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerView {
+    pub alias: String,
+    pub state: AliasStatus,
+    /// Why it is rejected/failed/lost (locally built).
+    pub detail: Option<String>,
+    /// The error code for rejected/failed.
+    pub code: Option<String>,
+    /// `stdio: cmd args…` or `http: url` (no secrets: the unexpanded config text).
+    pub transport: String,
+    pub exposed: usize,
+    /// In listing order; shared with earlier views while it does not change.
+    pub published: Arc<[ToolView]>,
+    /// For `policy_mismatch`: published tools without a policy, and policies without a tool.
+    pub policy_missing: Vec<String>,
+    pub policy_extra: Vec<String>,
+    pub health: Option<HealthView>,
+}
+
+/// A published tool and what became of it locally.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolView {
+    /// As published (untrusted).
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    /// As published: claims, not facts.
+    pub annotations: Option<Value>,
+    /// Shared with the registry (never deep-copied for a view).
+    pub input_schema: Arc<Value>,
+    /// `mcp__alias__tool` when exposed.
+    pub exposed_as: Option<String>,
+    /// The local effect, if the policy has one.
+    pub effect: Option<PolicyEffect>,
+    /// Why it is not exposed, when it is not.
+    pub why_not: Option<String>,
+    /// The exposed tool's own compiled validator (when exposed): the call-by-hand
+    /// editor checks with exactly what the call path will check.
+    pub check: Option<ArgsCheck>,
+    /// The definition holds invisible code points (SPEC rule 15): shown as
+    /// `<U+XXXX>`, removed for the model.
+    pub hidden_text: bool,
+}
+
+/// One problem with a call's arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgProblem {
+    /// JSON pointer into the arguments (`""` for the whole object).
+    pub path: String,
+    /// Inert text (it may quote the schema).
+    pub message: String,
+}
+
+/// Checks arguments, returning every problem.
+type CheckFn = dyn Fn(&Value) -> Vec<ArgProblem> + Send + Sync;
+
+/// A handle on an exposed tool's compiled argument validator.
+#[derive(Clone)]
+pub struct ArgsCheck(Arc<CheckFn>);
+
+impl ArgsCheck {
+    pub fn new(check: impl Fn(&Value) -> Vec<ArgProblem> + Send + Sync + 'static) -> Self {
+        Self(Arc::new(check))
+    }
+
+    /// Every problem (bounded), or none when the call path would accept them.
+    pub fn check(&self, arguments: &Value) -> Vec<ArgProblem> {
+        (self.0)(arguments)
+    }
+}
+
+impl PartialEq for ArgsCheck {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for ArgsCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ArgsCheck")
+    }
+}
+
+/// How a connection is doing — or, once it ended, how it was doing (kept for
+/// the post-mortem until the alias connects again).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HealthView {
+    pub pid: Option<u32>,
+    /// When the connection opened, on the wall clock (`HH:MM:SS UTC`).
+    pub connected_at: String,
+    /// The same moment on the monotonic clock: the UI shows the age from it,
+    /// so it never freezes between updates.
+    pub opened: Instant,
+    pub protocol_version: String,
+    pub server_name: String,
+    pub server_version: String,
+    pub calls_ok: u64,
+    pub calls_failed: u64,
+    pub last_latency_ms: Option<u64>,
+    /// When and what.
+    pub last_error: Option<(String, String)>,
+    /// The last lines of stderr (untrusted).
+    pub stderr_tail: Vec<String>,
+    /// Set once this connection ended.
+    pub ended: Option<EndedView>,
+}
+
+/// When and why a connection ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndedView {
+    /// Wall clock, `HH:MM:SS UTC`.
+    pub at: String,
+    /// Locally built (a revocation cause, the process's exit).
+    pub why: String,
+    /// How long it had been open.
+    pub lasted: Duration,
+}
+
+/// A `confirm` call waiting for the operator: local facts only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalView {
+    pub id: ApprovalId,
+    /// The id of the tool call this prompt is about (its conversation cell), when
+    /// known: two queued calls of the same tool are told apart by it.
+    pub call_id: Option<String>,
+    pub tool: String,
+    /// `None` for built-in tools.
+    pub alias: Option<String>,
+    pub remote_name: Option<String>,
+    pub arguments: Value,
+    /// The reason for asking (`confirm`).
+    pub effect: PolicyEffect,
+    pub requested_by: Origin,
+}
+
+/// A server's request for input, as a form: its words (untrusted) and fields
+/// built from the requested schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElicitationView {
+    pub id: ElicitationId,
+    pub alias: String,
+    /// The server's message (untrusted: shown as its words).
+    pub message: String,
+    pub fields: Vec<FieldView>,
+}
+
+/// One field of an elicitation form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldView {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub kind: FieldKind,
+    pub required: bool,
+    /// The schema's default, as text for the form.
+    pub default: Option<String>,
+}
+
+/// What a field takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldKind {
+    Text,
+    Number,
+    Integer,
+    Boolean,
+    Choice(Vec<String>),
+}

@@ -1,0 +1,198 @@
+//! Keys of the overlays: help, tool detail, write-policy confirmation and the
+//! arguments editor of a hand-made call (validated live against the schema).
+
+use crossterm::event::KeyEvent;
+use ratatui_textarea::{CursorMove, Input, TextArea};
+use serde_json::{Map, Value};
+
+use crate::protocol::Command;
+use crate::ui::content;
+use crate::ui::keymap::{self, Action, Scope};
+use crate::ui::layout::{help_area, max_scroll, overlay_area};
+use crate::ui::msg::Effect;
+use crate::ui::rows::{RegistryRow, registry_rows};
+use crate::ui::state::{AppState, CallEditor, Overlay};
+
+pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
+    let scope = match &state.overlay {
+        Some(Overlay::Help { .. }) => Scope::Help,
+        Some(Overlay::ToolDetail { .. }) => Scope::Detail,
+        Some(Overlay::WritePolicy { .. }) => state.write_policy_scope(),
+        Some(Overlay::CallTool(_)) => Scope::CallTool,
+        None => return Vec::new(),
+    };
+    let action = keymap::lookup(scope, &key);
+    if let Some(step) = scroll_step(action, state.area.height) {
+        scroll(state, step);
+        return Vec::new();
+    }
+    match (action, &mut state.overlay) {
+        (Some(Action::Close), _) => state.overlay = None,
+        (Some(Action::CallByHand), Some(Overlay::ToolDetail { .. })) => open_call_editor(state),
+        (Some(Action::Confirm), Some(Overlay::WritePolicy { alias })) => {
+            let alias = alias.clone();
+            state.overlay = None;
+            return vec![Effect::Send(Command::WritePolicy(alias))];
+        }
+        (Some(Action::Submit), Some(Overlay::CallTool(editor))) => {
+            return submit((**editor).clone(), state);
+        }
+        (Some(Action::Edit) | None, Some(Overlay::CallTool(editor))) => {
+            editor.area.input(Input::from(key));
+            revalidate(state);
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// Lines an overlay key scrolls (a page is most of the screen).
+fn scroll_step(action: Option<Action>, screen_height: u16) -> Option<i32> {
+    let page = i32::from(screen_height.saturating_sub(8).max(1));
+    match action? {
+        Action::Up => Some(-1),
+        Action::Down => Some(1),
+        Action::PageUp => Some(-page),
+        Action::PageDown => Some(page),
+        _ => None,
+    }
+}
+
+/// Scrolls help or the detail view, never past its last line.
+fn scroll(state: &mut AppState, step: i32) {
+    let max = match &state.overlay {
+        Some(Overlay::Help { .. }) => {
+            let area = help_area(state.area);
+            let width = area.width.saturating_sub(2) as usize;
+            max_scroll(area, content::help_lines(width).len())
+        }
+        Some(Overlay::ToolDetail { alias, tool, .. }) => {
+            let area = overlay_area(state.area);
+            let width = area.width.saturating_sub(2) as usize;
+            max_scroll(area, content::detail_lines(state, alias, tool, width).len())
+        }
+        _ => return,
+    };
+    if let Some(Overlay::Help { scroll } | Overlay::ToolDetail { scroll, .. }) = &mut state.overlay
+    {
+        let next = i32::from(*scroll)
+            .saturating_add(step)
+            .clamp(0, i32::from(max));
+        *scroll = u16::try_from(next).unwrap_or(max);
+    }
+}
+
+/// Opens the editor for the selected registry tool, prefilled from its schema.
+pub fn open_call_editor(state: &mut AppState) {
+    let row = registry_rows(state).get(state.selected_tool).copied();
+    let Some(RegistryRow::Tool { tool, .. }) = row else {
+        return;
+    };
+    let Some(exposed) = tool.exposed_as.clone() else {
+        let why = tool
+            .why_not
+            .clone()
+            .unwrap_or_else(|| "it is not exposed".into());
+        state.say(format!(
+            "cannot call {}: {why}",
+            crate::sanitize::inert_line(&tool.name, 60)
+        ));
+        return;
+    };
+    let text =
+        serde_json::to_string_pretty(&prefill(&tool.input_schema)).unwrap_or_else(|_| "{}".into());
+    // The exposed tool's own compiled validator: the editor's verdict is the
+    // call path's.
+    let check = tool.check.clone();
+    let mut area = TextArea::default();
+    area.set_tab_length(2);
+    area.insert_str(&text);
+    // Start inside the first empty string (a required key to fill in), else at
+    // the end of the first line.
+    let empty = text
+        .lines()
+        .enumerate()
+        .find_map(|(row, l)| l.find("\"\"").map(|at| (row, l[..at].chars().count() + 1)));
+    match empty {
+        Some((row, col)) => area.move_cursor(CursorMove::Jump(
+            u16::try_from(row).unwrap_or(u16::MAX),
+            u16::try_from(col).unwrap_or(u16::MAX),
+        )),
+        None => {
+            area.move_cursor(CursorMove::Top);
+            area.move_cursor(CursorMove::End);
+        }
+    }
+    state.overlay = Some(Overlay::CallTool(Box::new(CallEditor {
+        tool: exposed,
+        area,
+        check,
+        problem: None,
+    })));
+    revalidate(state);
+}
+
+/// `{}` with each property's `default`, and a placeholder for required ones.
+pub fn prefill(schema: &Value) -> Value {
+    let mut args = Map::new();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if let Some(properties) = schema["properties"].as_object() {
+        for (name, property) in properties {
+            if let Some(default) = property.get("default") {
+                args.insert(name.clone(), default.clone());
+            } else if required.contains(&name.as_str()) {
+                let placeholder = match property["type"].as_str() {
+                    Some("integer" | "number") => Value::from(0),
+                    Some("boolean") => Value::Bool(false),
+                    Some("array") => Value::Array(Vec::new()),
+                    Some("object") => Value::Object(Map::new()),
+                    _ => Value::String(String::new()),
+                };
+                args.insert(name.clone(), placeholder);
+            }
+        }
+    }
+    Value::Object(args)
+}
+
+/// Parses and validates the editor's text; the problem is shown under it.
+pub fn revalidate(state: &mut AppState) {
+    let Some(Overlay::CallTool(editor)) = &mut state.overlay else {
+        return;
+    };
+    editor.problem = match serde_json::from_str::<Value>(&editor.text()) {
+        Err(e) => Some(format!("not valid JSON yet: {e}")),
+        Ok(args) => match &editor.check {
+            None => Some("this tool is not exposed now: it cannot be called".into()),
+            Some(check) => {
+                let errors: Vec<String> = check
+                    .check(&args)
+                    .into_iter()
+                    .take(3)
+                    .map(|e| format!("at `{}`: {}", e.path, e.message))
+                    .collect();
+                (!errors.is_empty()).then(|| errors.join("; "))
+            }
+        },
+    };
+}
+
+fn submit(editor: CallEditor, state: &mut AppState) -> Vec<Effect> {
+    if let Some(problem) = &editor.problem {
+        state.say(format!("fix the arguments first: {problem}"));
+        return Vec::new();
+    }
+    let Ok(arguments) = serde_json::from_str(&editor.text()) else {
+        return Vec::new();
+    };
+    state.overlay = None;
+    vec![Effect::Send(Command::CallTool {
+        name: editor.tool,
+        arguments,
+    })]
+}
