@@ -4,6 +4,7 @@
 mod call;
 mod check;
 pub mod conformance;
+mod conformance_calls;
 pub mod json;
 mod out;
 mod pin;

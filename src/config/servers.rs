@@ -23,6 +23,7 @@ pub(super) struct RawLimits {
     task_timeout_ms: Option<u64>,
     max_input_rounds: Option<usize>,
     max_request_state_bytes: Option<usize>,
+    discover_timeout_ms: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -74,6 +75,11 @@ pub(super) fn limits(raw: &RawLimits) -> Result<Limits, KeyError> {
             "max_request_state_bytes",
             raw.max_request_state_bytes,
             d.max_request_state_bytes,
+        )?,
+        discover_timeout: ms(
+            "discover_timeout_ms",
+            raw.discover_timeout_ms,
+            d.discover_timeout,
         )?,
     })
 }

@@ -41,6 +41,17 @@ pub(super) struct Listed {
     pub hashes: Vec<Option<PinHash>>,
 }
 
+/// Closes a connection nobody took over.
+struct CloseUnclaimed(Option<Arc<Connection>>);
+
+impl Drop for CloseUnclaimed {
+    fn drop(&mut self) {
+        if let Some(conn) = self.0.take() {
+            conn.close();
+        }
+    }
+}
+
 impl Hub {
     pub(super) async fn attempt(
         &self,
@@ -65,6 +76,10 @@ impl Hub {
                 return (None, report);
             }
         };
+        // A connect given up half-way (disconnect, Ctrl-C) drops this future:
+        // the connection must close then, or the tasks that follow it (the
+        // subscription) would keep it, and its server, alive.
+        let mut unclaimed = CloseUnclaimed(Some(Arc::clone(&conn)));
         report.server = Some(conn.server().clone());
         // Subscribe to tool-list changes (2026-07-28) before the first listing,
         // so no change made after it goes unannounced.
@@ -86,6 +101,7 @@ impl Hub {
             conn.close();
             return (None, report);
         }
+        unclaimed.0 = None;
         (Some(conn), report)
     }
 

@@ -136,6 +136,14 @@ impl Connection {
         self.call_timeout
     }
 
+    /// Whether the tool list's `ttlMs` has run out at `now`.
+    pub(super) fn list_expired(&self, now: tokio::time::Instant) -> bool {
+        self.list_expires
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some_and(|at| at <= now)
+    }
+
     /// Tasks running on this connection now.
     pub fn running_tasks(&self) -> usize {
         self.tasks.len()

@@ -33,11 +33,6 @@ pub const HANDSHAKE_OFFER: &str = "2025-11-25";
 /// the harness speaks.
 pub const HANDSHAKE_REVISIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-/// The longest a stdio server may stay silent on `server/discover` before it
-/// counts as legacy (the spec's "reasonable timeout"); at most half the
-/// connect timeout.
-pub const PROBE_WINDOW: Duration = Duration::from_secs(5);
-
 /// The era of a server: decided once per connect, remembered per alias so a
 /// reconnect skips a probe the server cannot answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -90,7 +90,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             )
             .with_tap(Arc::clone(&tap));
             let transport = AsyncRwTransport::new_client(stdout, pipes.stdin);
-            let probe_window = negotiate::PROBE_WINDOW.min(timeout / 2);
+            let probe_window = p.limits.discover_timeout.min(timeout / 2);
             let negotiation = negotiate::over_stdio(transport, plan, &parts, probe_window);
             let session = tokio::select! {
                 result = tokio::time::timeout(timeout, negotiation) => result,

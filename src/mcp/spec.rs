@@ -174,6 +174,9 @@ pub struct Limits {
     pub max_input_rounds: usize,
     /// The largest `requestState` echoed back to a server, in bytes.
     pub max_request_state_bytes: usize,
+    /// How long a stdio server may stay silent on `server/discover` before it
+    /// is taken for a legacy one (at most half the connect timeout is used).
+    pub discover_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -188,6 +191,7 @@ impl Default for Limits {
             task_timeout: Duration::from_millis(600_000),
             max_input_rounds: 10,
             max_request_state_bytes: 1024 * 1024,
+            discover_timeout: Duration::from_millis(5_000),
         }
     }
 }

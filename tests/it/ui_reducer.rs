@@ -175,6 +175,7 @@ fn streamed_text_merges_and_calls_finish() {
             code: Some("mcp_timeout".into()),
             server_output: None,
             elapsed_ms: 1500,
+            dropped_nulls: Vec::new(),
         }),
     );
     assert_eq!(

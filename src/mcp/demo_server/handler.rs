@@ -105,6 +105,11 @@ impl ServerHandler for DemoHandler {
     /// starts on a handshake connection starts here.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         self.sinks().push(context.sink().clone());
+        self.inner
+            .subscriptions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(context.sink().id().clone());
         log("subscriptions/listen: a client listens for tool-list changes");
         self.after_connect(None).await;
         context.cancelled().await;
@@ -268,7 +273,17 @@ impl ServerHandler for DemoHandler {
             "notifications/cancelled {request_id} ({})",
             notification.reason.as_deref().unwrap_or("no reason")
         ));
-        if let Some(recorder) = &self.inner.recorder {
+        // A client ending its subscription is no call being cancelled.
+        let subscription = notification.request_id.as_ref().is_some_and(|id| {
+            self.inner
+                .subscriptions
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .contains(id)
+        });
+        if let Some(recorder) = &self.inner.recorder
+            && !subscription
+        {
             recorder.cancelled(&notification);
         }
     }

@@ -95,6 +95,8 @@ pub(super) struct Inner {
     pub(super) tasks: TaskStore,
     /// Open `subscriptions/listen` requests (2026-07-28 clients), for list changes.
     pub(super) sinks: Mutex<Vec<SubscriptionSink>>,
+    /// Every subscription ever opened (their cancellation is not a call's).
+    pub(super) subscriptions: Mutex<Vec<rmcp::model::RequestId>>,
 }
 
 /// Text a misconfigured server might put into an error: a stack trace, a private path and a
@@ -137,6 +139,7 @@ impl DemoHandler {
                 extras,
                 tasks: TaskStore::default(),
                 sinks: Mutex::new(Vec::new()),
+                subscriptions: Mutex::new(Vec::new()),
                 table: Mutex::new(flavor.initial_table()),
                 mutant: faults
                     .mutate_tools
