@@ -187,10 +187,7 @@ impl Backend {
             } => {
                 // Progress names no call; it is the running call of that
                 // server's when there is exactly one.
-                let mut running = self
-                    .calls
-                    .iter()
-                    .filter(|(_, (a, _))| *a == alias.as_str());
+                let mut running = self.calls.iter().filter(|(_, (a, _))| *a == alias.as_str());
                 if let (Some((id, _)), None) = (running.next(), running.next()) {
                     self.send(BackendEvent::CallProgress {
                         id: id.clone(),

@@ -271,13 +271,14 @@ fn print_mcp(out: &mut Out, event: &McpEvent, json_mode: bool) {
         McpEvent::Registered {
             alias,
             connection,
+            protocol_version,
             tools,
             flags,
             version,
         } => with_flags(
             json!({
                 "event": "registry", "change": "registered", "alias": alias, "connection": connection,
-                "tools": tools, "version": version,
+                "protocol_version": protocol_version, "tools": tools, "version": version,
             }),
             flags,
         ),

@@ -193,6 +193,8 @@ pub enum McpEvent {
     Registered {
         alias: ServerAlias,
         connection: ConnectionId,
+        /// The protocol revision the connection speaks.
+        protocol_version: String,
         tools: Vec<String>,
         #[serde(skip_serializing_if = "ToolFlags::is_empty")]
         flags: ToolFlags,

@@ -152,6 +152,7 @@ impl Registry {
         let mut current = self.lock();
         let id = entry.connection.id();
         let alias = entry.alias().clone();
+        let protocol_version = entry.connection.server().protocol_version.clone();
         if let Some(existing) = current.connection_for(&alias) {
             return Err(ConnectError::new(
                 ConnectErrorCode::NameCollision,
@@ -183,6 +184,7 @@ impl Registry {
         self.events.emit(McpEvent::Registered {
             alias,
             connection: id,
+            protocol_version,
             tools: names,
             flags,
             version,

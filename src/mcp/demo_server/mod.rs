@@ -9,6 +9,7 @@ mod extras;
 mod faults;
 mod handler;
 mod hostile;
+mod hostile_eras;
 mod record;
 mod service;
 mod taint;
