@@ -15,6 +15,8 @@ use rmcp::transport::streamable_http_client::{
 };
 use tokio::sync::{mpsc, watch};
 
+use super::auth::budget::Elapsed;
+use super::auth::{AuthContext, AuthSession, Budget, Failure};
 use super::client::HarnessClient;
 use super::connection::{Connection, Endpoint, ServerIdentity};
 use super::elicit::Elicitor;
@@ -43,6 +45,8 @@ pub struct OpenParams<'a> {
     /// Answers the server's elicitation requests (and decides whether the
     /// capability is advertised at all).
     pub elicitor: Arc<dyn Elicitor>,
+    /// OAuth for HTTP servers: the token store and who signs in.
+    pub auth: AuthContext,
 }
 
 type Session = RunningService<RoleClient, HarnessClient>;
@@ -61,7 +65,9 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let handler = HarnessClient::new(alias.clone(), p.id, p.events, list_changed, p.elicitor);
     let timeout = p.spec.connect_timeout;
     let stderr = Arc::new(StderrTail::new(STDERR_TAIL_BYTES));
-    let signals = TransportSignals::default();
+    let mut signals = TransportSignals::default();
+    let mut budget = Budget::default();
+    let mut auth = None;
     let (session, process) = match transport {
         ResolvedTransport::Stdio(launch) => {
             let (mut process, pipes) = ServerProcess::spawn(&launch, Arc::clone(&stderr))
@@ -80,7 +86,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             );
             let transport = AsyncRwTransport::new_client(stdout, pipes.stdin);
             let session = tokio::select! {
-                result = tokio::time::timeout(timeout, serve_client(handler, transport)) => result,
+                result = tokio::time::timeout(timeout, serve_client(handler, transport)) => result.map_err(|_| Elapsed),
                 status = process.wait() => return Err(exited_during_init(status, &stderr).await),
             };
             if !matches!(session, Ok(Ok(_))) {
@@ -94,12 +100,31 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         ResolvedTransport::Http { url, headers } => {
             let mut config = http_config(&url, &headers)?;
             config.retry_config = Arc::new(BoundedReconnect::new(signals.unreachable.clone()));
-            let transport = StreamableHttpClientTransport::from_config(config);
-            let session =
-                match tokio::time::timeout(timeout, serve_client(handler, transport)).await {
-                    Ok(Err(e)) => return Err(http_init_failed(&e, &url)),
-                    other => other,
-                };
+            let oauth = super::auth::for_connection(
+                alias.as_str(),
+                &url,
+                &headers,
+                &p.spec.transport.auth().cloned().unwrap_or_default(),
+                p.vars,
+                timeout,
+                &p.auth,
+            )
+            .map_err(|e| auth_failed(alias.as_str(), e.into()))?;
+            if let Some(session) = &oauth.session {
+                signals.auth_lost = session.lost.clone();
+            }
+            budget = oauth.budget.clone();
+            auth = oauth.session.clone();
+            let transport = StreamableHttpClientTransport::with_client(oauth.client, config);
+            let session = match budget
+                .timeout(timeout, serve_client(handler, transport))
+                .await
+            {
+                Ok(Err(e)) => {
+                    return Err(http_init_failed(&e, &url, alias.as_str(), auth.as_deref()));
+                }
+                other => other,
+            };
             (finish_init(session, timeout, &stderr)?, None)
         }
     };
@@ -152,11 +177,24 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         life,
         list_changes,
         listed: AtomicU64::new(0),
+        auth,
+        budget,
     }))
 }
 
+/// An OAuth failure as a connect error: the alias ends up `auth_required`.
+pub(super) fn auth_failed(alias: &str, failure: Failure) -> ConnectError {
+    let mut error = ConnectError::new(
+        Code::AuthRequired,
+        failure.error.to_string(),
+        failure.error.hint(alias),
+    );
+    error.server_output = failure.server_output;
+    error
+}
+
 fn finish_init<E: std::fmt::Display>(
-    result: Result<Result<Session, E>, tokio::time::error::Elapsed>,
+    result: Result<Result<Session, E>, Elapsed>,
     timeout: Duration,
     stderr: &StderrTail,
 ) -> Result<Session, ConnectError> {
@@ -201,13 +239,21 @@ fn init_failed(message: String, stderr: &StderrTail) -> ConnectError {
 
 /// An HTTP server that did not initialize: authorization, or what the transport
 /// hit (refused, an HTTP status), without rmcp's type names.
-fn http_init_failed(error: &ClientInitializeError, url: &str) -> ConnectError {
+fn http_init_failed(
+    error: &ClientInitializeError,
+    url: &str,
+    alias: &str,
+    auth: Option<&AuthSession>,
+) -> ConnectError {
     if error.is_authorization_required() {
+        if let Some(failure) = auth.and_then(|a| a.failure()) {
+            return auth_failed(alias, failure);
+        }
+        let denial = super::connection::AuthDenial::plain(alias);
         return ConnectError::new(
             Code::AuthRequired,
             format!("{url} requires authorization (HTTP 401/403) and refused the request"),
-            "give this server a token: headers = { Authorization = \"Bearer ${TOKEN}\" }; \
-             OAuth sign-in is not supported yet",
+            denial.hint,
         );
     }
     let what = match error {
