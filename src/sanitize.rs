@@ -4,6 +4,8 @@
 //! [`inert`] before it reaches a terminal, so server output can never move the cursor,
 //! set the window title, write the clipboard or reorder text with bidi overrides.
 
+pub mod json;
+
 /// Replaces every character that a terminal could interpret with a visible stand-in.
 ///
 /// - C0 controls (except `\n` and `\t`), DEL and C1 controls become `�`-free

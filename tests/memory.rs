@@ -2,6 +2,7 @@
 //! result, 100 MB on stderr. Library-level, alone in its test binary, so the
 //! high-water mark of this process (`VmHWM`) is the harness's own.
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use std::path::PathBuf;

@@ -1,5 +1,5 @@
 //! Fuzz target `sanitize`: the checks live in `mcp_harness::fuzz_checks::sanitize`, so
-//! the normal test suite replays the seeds through them too (tests/fuzz_seeds.rs).
+//! the normal test suite replays the seeds through them too (tests/it/fuzz_seeds.rs).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

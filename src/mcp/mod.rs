@@ -24,6 +24,7 @@ pub mod error;
 pub mod events;
 pub mod exposure;
 pub mod hub;
+mod initfail;
 pub mod linecap;
 pub mod listing;
 pub mod names;

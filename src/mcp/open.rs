@@ -7,21 +7,19 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
-use rmcp::service::{ClientInitializeError, RoleClient, RunningService, serve_client};
+use rmcp::service::{ClientInitializeError, serve_client};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClientTransportConfig, StreamableHttpError,
-};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::sync::{mpsc, watch};
 
-use super::auth::budget::Elapsed;
 use super::auth::{AuthContext, AuthSession, Budget, Failure};
 use super::client::HarnessClient;
 use super::connection::{Connection, Endpoint, ServerIdentity};
 use super::elicit::Elicitor;
 use super::error::{ConnectError, ConnectErrorCode as Code};
 use super::events::{ConnectionId, EventSink};
+use super::initfail::{self, Via};
 use super::linecap::{LineCap, MAX_MESSAGE_BYTES};
 use super::process::{ServerProcess, StderrTail};
 use super::spec::{Limits, ResolvedTransport, ServerSpec};
@@ -32,8 +30,6 @@ use super::watchdog::{self, BoundedReconnect, Lifeline, TransportSignals};
 const STDERR_TAIL_BYTES: usize = 64 * 1024;
 /// How long a failed start may wait for the server's exit status and last stderr.
 const LAST_WORDS: Duration = Duration::from_millis(500);
-/// Lines of stderr attached to a failed connection attempt.
-const STDERR_LINES_ON_FAILURE: usize = 12;
 
 /// Everything `open` needs.
 pub struct OpenParams<'a> {
@@ -42,14 +38,11 @@ pub struct OpenParams<'a> {
     pub limits: &'a Limits,
     pub vars: &'a Vars,
     pub events: EventSink,
-    /// Answers the server's elicitation requests (and decides whether the
-    /// capability is advertised at all).
+    /// Answers the server's elicitation requests.
     pub elicitor: Arc<dyn Elicitor>,
     /// OAuth for HTTP servers: the token store and who signs in.
     pub auth: AuthContext,
 }
-
-type Session = RunningService<RoleClient, HarnessClient>;
 
 /// Starts or reaches the server and runs `initialize` (bounded by the connect timeout).
 pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
@@ -86,16 +79,26 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             );
             let transport = AsyncRwTransport::new_client(stdout, pipes.stdin);
             let session = tokio::select! {
-                result = tokio::time::timeout(timeout, serve_client(handler, transport)) => result.map_err(|_| Elapsed),
+                result = tokio::time::timeout(timeout, serve_client(handler, transport)) => result,
                 status = process.wait() => return Err(exited_during_init(status, &stderr).await),
             };
-            if !matches!(session, Ok(Ok(_))) {
-                // A broken pipe or EOF usually means the server died: say how.
-                if let Ok(status) = tokio::time::timeout(LAST_WORDS, process.wait()).await {
-                    return Err(exited_during_init(status, &stderr).await);
+            let session = match session {
+                Ok(Ok(session)) => session,
+                // The deadline wins. Giving up dropped the handshake, which closed
+                // the server's stdin: an exit that follows is our doing, not the cause.
+                Err(_) => return Err(initfail::timed_out(timeout, &stderr)),
+                Ok(Err(e)) => {
+                    // A broken pipe or EOF usually means the server died: say how.
+                    // (An answer, such as a JSON-RPC error, is the cause itself.)
+                    if !initfail::is_answer(&e)
+                        && let Ok(status) = tokio::time::timeout(LAST_WORDS, process.wait()).await
+                    {
+                        return Err(exited_during_init(status, &stderr).await);
+                    }
+                    return Err(initfail::failed(&e, Via::Stdio, &stderr));
                 }
-            }
-            (finish_init(session, timeout, &stderr)?, Some(process))
+            };
+            (session, Some(process))
         }
         ResolvedTransport::Http { url, headers } => {
             let mut config = http_config(&url, &headers)?;
@@ -116,16 +119,24 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             budget = oauth.budget.clone();
             auth = oauth.session.clone();
             let transport = StreamableHttpClientTransport::with_client(oauth.client, config);
+            // The clock stops while a person signs in (the operator asked to).
             let session = match budget
                 .timeout(timeout, serve_client(handler, transport))
                 .await
             {
+                Ok(Ok(session)) => session,
                 Ok(Err(e)) => {
-                    return Err(http_init_failed(&e, &url, alias.as_str(), auth.as_deref()));
+                    return Err(http_init_failed(
+                        &e,
+                        &url,
+                        &stderr,
+                        alias.as_str(),
+                        auth.as_deref(),
+                    ));
                 }
-                other => other,
+                Err(_) => return Err(initfail::timed_out(timeout, &stderr)),
             };
-            (finish_init(session, timeout, &stderr)?, None)
+            (session, None)
         }
     };
     let info = session.peer().peer_info();
@@ -193,28 +204,6 @@ pub(super) fn auth_failed(alias: &str, failure: Failure) -> ConnectError {
     error
 }
 
-fn finish_init<E: std::fmt::Display>(
-    result: Result<Result<Session, E>, Elapsed>,
-    timeout: Duration,
-    stderr: &StderrTail,
-) -> Result<Session, ConnectError> {
-    match result {
-        Ok(Ok(session)) => Ok(session),
-        Ok(Err(e)) => Err(init_failed(format!("initialize failed: {e}"), stderr)),
-        Err(_) => Err(with_stderr(
-            ConnectError::new(
-                Code::McpTimeout,
-                format!(
-                    "the server did not complete initialize within {} ms",
-                    timeout.as_millis()
-                ),
-                "check that the command starts an MCP server on stdio, or raise connect_timeout_ms",
-            ),
-            stderr,
-        )),
-    }
-}
-
 async fn exited_during_init(
     status: std::io::Result<std::process::ExitStatus>,
     stderr: &StderrTail,
@@ -223,25 +212,16 @@ async fn exited_during_init(
     let how = status
         .map(|s| watchdog::describe_exit(&s))
         .unwrap_or_else(|e| format!("could not be waited for ({e})"));
-    init_failed(format!("the server {how} during initialize"), stderr)
+    initfail::exited(&how, stderr)
 }
 
-fn init_failed(message: String, stderr: &StderrTail) -> ConnectError {
-    with_stderr(
-        ConnectError::new(
-            Code::InitializeFailed,
-            message,
-            "check the server's command and arguments; its stderr tail is shown with this error",
-        ),
-        stderr,
-    )
-}
-
-/// An HTTP server that did not initialize: authorization, or what the transport
-/// hit (refused, an HTTP status), without rmcp's type names.
+/// An HTTP server that did not initialize: authorization (in the OAuth
+/// session's words when it tried), or what happened in the harness's words
+/// (see `initfail`).
 fn http_init_failed(
     error: &ClientInitializeError,
     url: &str,
+    stderr: &StderrTail,
     alias: &str,
     auth: Option<&AuthSession>,
 ) -> ConnectError {
@@ -256,46 +236,7 @@ fn http_init_failed(
             denial.hint,
         );
     }
-    let what = match error {
-        ClientInitializeError::TransportError { error, .. } => {
-            // rmcp's `Client(e)` does not name `e` as its source: unwrap it by hand
-            // so "connection refused" reaches the operator.
-            match error
-                .error
-                .downcast_ref::<StreamableHttpError<reqwest::Error>>()
-            {
-                Some(StreamableHttpError::Client(e)) => {
-                    format!("could not reach the server: {}", error_chain(e))
-                }
-                _ => error_chain(error.error.as_ref()),
-            }
-        }
-        other => other.to_string(),
-    };
-    ConnectError::new(
-        Code::InitializeFailed,
-        format!("initialize failed: {what}"),
-        "check `url`, and that an MCP server speaking Streamable HTTP is running there",
-    )
-}
-
-/// "outer: cause: root cause", each message once.
-pub(super) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut next = Some(error);
-    while let Some(current) = next {
-        let text = current.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        next = current.source();
-    }
-    parts.join(": ")
-}
-
-fn with_stderr(mut error: ConnectError, stderr: &StderrTail) -> ConnectError {
-    error.server_output = stderr.last_lines(STDERR_LINES_ON_FAILURE);
-    error
+    initfail::failed(error, Via::Http, stderr)
 }
 
 fn http_config(

@@ -215,7 +215,7 @@ impl Net {
         OAuthError::Unreachable {
             what,
             url: url.to_string(),
-            detail: super::super::open::error_chain(e),
+            detail: super::super::initfail::error_chain(e),
         }
     }
 }

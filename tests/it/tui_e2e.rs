@@ -1,0 +1,292 @@
+//! The real binary in tmux, used as a person uses it: connect `demo_alpha` from the
+//! side panel, see its tools exposed, kill its process, see them revoked, quit;
+//! and a server with escape sequences in every text it sends, shown inert in every
+//! view; keys typed as an approval prompt opens do not decide it, and pasted
+//! lines stay lines. (Every way of ending the TUI is in tui_exits.rs.)
+
+use std::time::{Duration, Instant};
+
+use crate::common::TestEnv;
+use crate::common::tmux::{Tmux, tui_command};
+
+const POLICY: &str = "lookup = \"allow\"\nset = \"confirm\"\nreset = \"confirm\"\nfail = \"allow\"\nslow = \"allow\"\n";
+
+fn setup(env: &TestEnv) -> String {
+    env.config(&format!(
+        "[model]\nprovider = \"scripted\"\n{}[servers.demo_alpha.tools]\n{POLICY}{}[servers.demo_beta.tools]\n{POLICY}",
+        env.demo("demo_alpha", "alpha", &[]),
+        env.demo("demo_beta", "beta", &[])
+    ));
+    tui_command(env)
+}
+
+#[test]
+fn connect_from_the_side_panel_then_kill_and_watch_the_revocation() {
+    if !Tmux::available() {
+        eprintln!("SKIPPED: tmux is not installed; install tmux to run the end-to-end TUI test");
+        return;
+    }
+    let env = TestEnv::new();
+    let tmux = Tmux::start(&env, &setup(&env), 120, 40);
+    tmux.wait("the main screen", |s| {
+        s.contains("Servers") && s.contains("demo_alpha")
+    });
+    // Input → Conversation → Servers; demo_alpha is selected; c connects it.
+    tmux.keys(&["Tab", "Tab"]);
+    tmux.keys(&["c"]);
+    let screen = tmux.wait("demo_alpha's tools in the registry", |s| {
+        s.contains("mcp__demo_alpha__lookup") && s.contains("ready")
+    });
+    assert!(screen.contains("Registry v1"), "{screen}");
+    assert!(
+        screen.contains("set → mcp__demo_alpha__set confirm"),
+        "{screen}"
+    );
+    // Health counts the connection's age by itself (no key pressed meanwhile).
+    let up = |s: &str| {
+        s.lines()
+            .find_map(|l| l.split("│up").nth(1).map(|r| r.trim().to_string()))
+            .unwrap_or_default()
+    };
+    let before = up(&screen);
+    tmux.wait("the age to move on", |s| {
+        !up(s).is_empty() && up(s) != before
+    });
+    // K kills the server's processes; the watchdog notices and revokes.
+    tmux.keys(&["K"]);
+    // (At 120 columns a revoked row shows its name's tail beside the cause.)
+    let screen = tmux.wait("the revocation", |s| {
+        s.contains("lost") && s.contains("lookup revoked:")
+    });
+    assert!(screen.contains("killed by signal 9"), "{screen}");
+    assert!(screen.contains("Registry v2"), "{screen}");
+    // The struck-out tools leave after a moment.
+    tmux.wait("the revoked tools to go", |s| {
+        !s.contains("lookup revoked:")
+    });
+    // Ctrl-C while idle quits, closing everything.
+    tmux.keys(&["C-c"]);
+    tmux.wait_gone();
+    env.assert_no_leaks();
+}
+
+/// No byte of `styled` (a `capture-pane -e` screen) is a control a terminal acts
+/// on, except the SGR styling tmux re-encodes from the harness's own cells.
+fn assert_only_styling(styled: &str, what: &str) {
+    let mut rest = styled;
+    while let Some(at) = rest.find('\u{1b}') {
+        let sequence = &rest[at + 1..];
+        let params = sequence
+            .strip_prefix('[')
+            .unwrap_or_else(|| panic!("{what}: an escape that is not CSI: {sequence:.20?}"));
+        let end = params
+            .find(|c: char| !(c.is_ascii_digit() || c == ';' || c == ':'))
+            .unwrap_or(params.len());
+        assert!(
+            params[end..].starts_with('m'),
+            "{what}: a CSI that is not SGR styling: {params:.20?}"
+        );
+        rest = &params[end + 1..];
+    }
+    assert_no_raw_controls(styled, what);
+}
+
+fn assert_no_raw_controls(text: &str, what: &str) {
+    for c in text.chars() {
+        let control = (c.is_control() && c != '\n' && c != '\u{1b}')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        assert!(!control, "{what}: raw {c:?} on the screen");
+    }
+}
+
+/// Every byte the harness wrote to its terminal: valid UTF-8 (so no lone 0x9b
+/// CSI), no OSC (title, clipboard), no BEL, no C1 control, no bidi override, and
+/// every escape a plain CSI (cursor position, styling, modes).
+fn assert_inert_stream(bytes: &[u8]) {
+    let text = std::str::from_utf8(bytes).expect("the terminal output is valid UTF-8");
+    assert!(!text.contains("\u{1b}]"), "an OSC reached the terminal");
+    let mut rest = text;
+    while let Some(at) = rest.find('\u{1b}') {
+        let sequence = &rest[at + 1..];
+        let params = sequence
+            .strip_prefix('[')
+            .unwrap_or_else(|| panic!("an escape that is not CSI: {sequence:.20?}"));
+        let end = params
+            .find(|c: char| !(c.is_ascii_digit() || c == ';' || c == '?'))
+            .unwrap_or(params.len());
+        assert!(
+            params[end..].starts_with(|c: char| c.is_ascii_alphabetic()),
+            "a malformed CSI: {params:.20?}"
+        );
+        rest = &params[end + 1..];
+    }
+    for c in text.chars() {
+        let bad = matches!(c, '\u{7}' | '\u{80}'..='\u{9f}')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        assert!(!bad, "raw {c:?} reached the terminal");
+    }
+}
+
+#[test]
+fn escapes_from_a_server_stay_inert_in_every_view() {
+    if !Tmux::available() {
+        eprintln!("SKIPPED: tmux is not installed");
+        return;
+    }
+    let env = TestEnv::new();
+    // Escapes in names, versions, descriptions, titles, inputSchema texts, results,
+    // an isError text (fail), a JSON-RPC error message (reset), stderr; and in the
+    // hostile server's elicitation message and field titles.
+    let tainted = env.demo(
+        "tainted",
+        "alpha",
+        &["--fault", "escapes", "--fault", "rpc-error-on=reset"],
+    );
+    let hostile = env.demo(
+        "hostile",
+        "hostile",
+        &["--scenario", "elicit-on-call", "--fault", "escapes"],
+    );
+    env.config(&format!(
+        "[model]\nprovider = \"scripted\"\n{tainted}[servers.tainted.tools]\n{}{hostile}[servers.hostile.tools]\nlookup = \"allow\"\n",
+        POLICY.replace("confirm", "allow")
+    ));
+    // Start the harness only once its output is being recorded.
+    let go = env.path("go");
+    let command = format!(
+        "sh -c 'while [ ! -e {} ]; do sleep 0.05; done; exec {}'",
+        go.display(),
+        tui_command(&env)
+    );
+    let tmux = Tmux::start(&env, &command, 120, 40);
+    let raw = env.path("terminal-output");
+    tmux.record_output(&raw);
+    std::fs::write(&go, "").unwrap();
+    let mut screens = Vec::new();
+    let mut look = |what: &str, screen: String| {
+        // Shown, neutralized: `^[]0;pw…` (or `\u001b]0;pw…` inside JSON).
+        assert!(
+            screen.contains("]0;pw"),
+            "{what}: the payload is not shown: {screen}"
+        );
+        screens.push((what.to_owned(), tmux.styled_screen()));
+    };
+    tmux.wait("the main screen", |s| s.contains("tainted"));
+    // Servers: `hostile` is first; connect both.
+    tmux.keys(&["Tab", "Tab", "c"]);
+    tmux.wait("hostile connected", |s| s.contains("ready 1 tools"));
+    tmux.keys(&["Down", "c"]);
+    let screen = tmux.wait("tainted connected", |s| {
+        s.contains("ready 5 tools") && s.contains("server   demo-alpha^[")
+    });
+    look("the health pane", screen);
+    // Registry → lookup's detail: server claims and the input schema.
+    tmux.keys(&["Tab", "Enter"]);
+    look(
+        "the detail view",
+        tmux.wait("the detail view", |s| s.contains("Input schema")),
+    );
+    // Call by hand: the editor prefilled from the schema (a tainted default).
+    tmux.keys(&["x"]);
+    look(
+        "the editor",
+        tmux.wait("the editor", |s| s.contains("prefilled")),
+    );
+    tmux.keys(&["C-s"]);
+    tmux.wait("the lookup result", |s| s.contains("no entry for"));
+    // reset (JSON-RPC error) and fail (isError), by hand too.
+    tmux.keys(&["Down", "Down", "x"]);
+    tmux.wait("reset's editor", |s| s.contains("Call mcp__tainted__reset"));
+    tmux.keys(&["C-s"]);
+    tmux.wait("reset's error", |s| s.contains("JSON-RPC error"));
+    tmux.keys(&["Down", "x"]);
+    tmux.wait("fail's editor", |s| s.contains("Call mcp__tainted__fail"));
+    tmux.keys(&["C-s"]);
+    tmux.wait("fail's error", |s| s.contains("__fail` reported"));
+    // Expand fail's entry: its server output, to the tainted last line.
+    tmux.keys(&["BTab", "BTab", "Enter"]);
+    look(
+        "a call's server output",
+        tmux.wait("fail expanded", |s| s.contains("ConnectionRefusedError")),
+    );
+    // The hostile server's lookup asks for input: the form shows its words.
+    // (The registry keeps its row from `tainted`: back to the first.)
+    tmux.keys(&["Tab", "Up", "Tab", "Up", "Up", "Up", "Up", "x"]);
+    tmux.wait("hostile's editor", |s| {
+        s.contains("Call mcp__hostile__lookup")
+    });
+    tmux.keys(&["C-s"]);
+    look(
+        "the elicitation form",
+        tmux.wait("the form", |s| s.contains("Input requested")),
+    );
+    // Like an approval, the form takes keys after a quiet moment.
+    tmux.wait("the form to arm", |s| {
+        s.contains("Input requested") && !s.contains("arming:")
+    });
+    tmux.keys(&["Enter"]);
+    look(
+        "the elicitation result",
+        tmux.wait("the answer", |s| s.contains("elicitation answered: accept")),
+    );
+    for (what, styled) in &screens {
+        assert_only_styling(styled, what);
+    }
+    assert!(
+        !tmux.pane_title().contains("pwned"),
+        "{}",
+        tmux.pane_title()
+    );
+    tmux.keys(&["C-q"]);
+    tmux.wait_gone();
+    assert_inert_stream(&std::fs::read(&raw).unwrap());
+    env.assert_no_leaks();
+}
+
+#[test]
+fn keys_typed_as_a_prompt_opens_do_not_decide_it_and_pasted_lines_stay_lines() {
+    if !Tmux::available() {
+        eprintln!("SKIPPED: tmux is not installed");
+        return;
+    }
+    let env = TestEnv::new();
+    let tmux = Tmux::start(&env, &setup(&env), 80, 24);
+    tmux.wait("the main screen", |s| s.contains("Chat"));
+    // A bracketed paste of two lines (tmux sends the line break as CR).
+    tmux.run(&["set-buffer", "-b", "p", "first line\nsecond line"]);
+    tmux.run(&["paste-buffer", "-p", "-b", "p", "-t", "t"]);
+    tmux.wait("two lines in the input box", |s| {
+        s.contains("│first line") && s.contains("│second line")
+    });
+    // Servers tab: connect demo_alpha; Registry tab: call `set` by hand.
+    tmux.keys(&["Tab", "Tab", "c"]);
+    tmux.wait("demo_alpha ready", |s| s.contains("ready 5 tools"));
+    tmux.keys(&["Tab", "Down", "x"]);
+    tmux.wait("the editor", |s| s.contains("Call mcp__demo_alpha__set"));
+    tmux.keys(&["C-s"]);
+    tmux.wait("the prompt", |s| s.contains("Approval needed"));
+    // Keys that arrive while it opens go where they were going.
+    tmux.keys(&["y", "y", "a", "n"]);
+    let screen = tmux.wait("the arming note", |s| s.contains("arming: keys go to the"));
+    assert!(screen.contains("Approval needed"), "{screen}");
+    std::thread::sleep(Duration::from_millis(1500));
+    let screen = tmux.screen();
+    assert!(!screen.contains("arming:"), "armed after a pause: {screen}");
+    tmux.keys(&["y"]);
+    let screen = tmux.wait("the approved call", |s| {
+        s.contains("operator → mcp__demo_alpha__set") && s.contains(" ok ")
+    });
+    assert!(!screen.contains("Approval needed"), "{screen}");
+    // The stray keys were typed into the input box (typing in a list pane
+    // goes there), after the pasted text.
+    tmux.wait("the typed keys in the input box", |s| {
+        s.contains("second lineyyan")
+    });
+    tmux.keys(&["C-q"]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while tmux.alive() {
+        assert!(Instant::now() < deadline, "the TUI did not quit");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    env.assert_no_leaks();
+}

@@ -1,0 +1,393 @@
+//! The reducer without a terminal: whole-state changes for keys, paste and
+//! backend events, and the effects it asks for.
+
+mod approvals;
+mod conversation;
+mod editor;
+mod hand_calls;
+
+use std::time::{Duration, Instant};
+
+use crate::fixtures::{approval, approval_for, call_started, elicitation, servers};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use mcp_harness::protocol::{BackendEvent, Command, Decision, ElicitAnswer, ToolOutcomeView};
+use mcp_harness::ui::state::{AppState, CallStatus, Cell, Focus, Overlay};
+use mcp_harness::ui::update::{Effect, Msg, update};
+use serde_json::Value;
+
+pub fn key(code: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+pub fn ctrl(c: char) -> Msg {
+    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+}
+
+pub fn typed(state: &mut AppState, text: &str) {
+    for c in text.chars() {
+        update(state, key(KeyCode::Char(c)));
+    }
+}
+
+pub fn backend(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
+    update(state, Msg::Backend(event))
+}
+
+#[test]
+fn enter_sends_and_alt_enter_adds_a_line() {
+    let mut s = AppState::new(Instant::now());
+    typed(&mut s, "hello");
+    update(
+        &mut s,
+        Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)),
+    );
+    typed(&mut s, "world");
+    let effects = update(&mut s, key(KeyCode::Enter));
+    assert_eq!(
+        effects,
+        vec![Effect::Send(Command::Prompt("hello\nworld".into()))]
+    );
+    assert_eq!(s.cells, vec![Cell::User("hello\nworld".into())]);
+    assert!(s.busy);
+    assert_eq!(s.input_text(), "");
+    // While busy, Enter does not send; it says why.
+    typed(&mut s, "more");
+    assert!(update(&mut s, key(KeyCode::Enter)).is_empty());
+    assert!(s.status.as_ref().unwrap().0.contains("a turn is running"));
+}
+
+#[test]
+fn up_and_down_recall_history() {
+    let mut s = AppState::new(Instant::now());
+    for text in ["first", "second"] {
+        typed(&mut s, text);
+        update(&mut s, key(KeyCode::Enter));
+        s.busy = false;
+    }
+    update(&mut s, key(KeyCode::Up));
+    assert_eq!(s.input_text(), "second");
+    update(&mut s, key(KeyCode::Up));
+    assert_eq!(s.input_text(), "first");
+    update(&mut s, key(KeyCode::Down));
+    update(&mut s, key(KeyCode::Down));
+    assert_eq!(s.input_text(), "");
+}
+
+#[test]
+fn paste_goes_into_the_input_box() {
+    let mut s = AppState::new(Instant::now());
+    s.focus = Focus::Registry;
+    update(&mut s, Msg::Paste("line one\nline two".into()));
+    assert_eq!(s.focus, Focus::Input);
+    assert_eq!(s.input_text(), "line one\nline two");
+}
+
+#[test]
+fn ctrl_c_interrupts_a_running_turn_and_quits_when_idle() {
+    let mut s = AppState::new(Instant::now());
+    s.busy = true;
+    assert_eq!(
+        update(&mut s, ctrl('c')),
+        vec![Effect::Send(Command::Interrupt)]
+    );
+    s.busy = false;
+    assert_eq!(update(&mut s, ctrl('c')), vec![Effect::Send(Command::Quit)]);
+    assert!(s.quitting);
+    assert_eq!(backend(&mut s, BackendEvent::Stopped), vec![Effect::Exit]);
+}
+
+#[test]
+fn approvals_queue_and_decide_with_y_a_n() {
+    let mut s = AppState::new(Instant::now());
+    backend(
+        &mut s,
+        BackendEvent::ToolCallStarted(call_started("c1", "mcp__demo_alpha__set")),
+    );
+    backend(
+        &mut s,
+        BackendEvent::ApprovalRequested(approval_for(7, "mcp__demo_alpha__set", "c1")),
+    );
+    backend(
+        &mut s,
+        BackendEvent::ApprovalRequested(approval(8, "mcp__demo_alpha__reset")),
+    );
+    assert_eq!(s.approvals.len(), 2);
+    let Cell::ToolCall(call) = &s.cells[0] else {
+        panic!()
+    };
+    assert_eq!(call.status, CallStatus::AwaitingApproval);
+    s.now += Duration::from_secs(2);
+    // Other keys do not vanish silently: they go where they were going, and the
+    // status bar says what the prompt wants.
+    assert!(update(&mut s, key(KeyCode::Char('x'))).is_empty());
+    assert_eq!(s.input_text(), "x");
+    assert!(s.status.as_ref().unwrap().0.contains("y approve once"));
+    // That key was typing: the prompt arms again after a pause.
+    s.now += Duration::from_secs(2);
+    assert_eq!(
+        update(&mut s, key(KeyCode::Char('y'))),
+        vec![Effect::Send(Command::Approval {
+            id: 7,
+            decision: Decision::Once
+        })]
+    );
+    let Cell::ToolCall(call) = &s.cells[0] else {
+        panic!()
+    };
+    assert!(matches!(call.status, CallStatus::Running { .. }));
+    // The next prompt gets its own quiet second.
+    s.now += Duration::from_secs(2);
+    assert_eq!(
+        update(&mut s, key(KeyCode::Esc)),
+        vec![Effect::Send(Command::Approval {
+            id: 8,
+            decision: Decision::Deny
+        })]
+    );
+    assert!(s.approvals.is_empty());
+}
+
+#[test]
+fn streamed_text_merges_and_calls_finish() {
+    let mut s = AppState::new(Instant::now());
+    for part in ["Hel", "lo"] {
+        backend(
+            &mut s,
+            BackendEvent::AssistantDelta {
+                agent: "lead".into(),
+                text: part.into(),
+            },
+        );
+    }
+    backend(
+        &mut s,
+        BackendEvent::ToolCallStarted(call_started("c1", "mcp__demo_alpha__lookup")),
+    );
+    backend(
+        &mut s,
+        BackendEvent::ToolCallFinished(ToolOutcomeView {
+            id: "c1".into(),
+            ok: false,
+            text: "did not answer".into(),
+            code: Some("mcp_timeout".into()),
+            server_output: None,
+            elapsed_ms: 1500,
+        }),
+    );
+    assert_eq!(
+        s.cells[0],
+        Cell::Assistant {
+            agent: "lead".into(),
+            text: "Hello".into(),
+            streaming: false
+        }
+    );
+    let Cell::ToolCall(call) = &s.cells[1] else {
+        panic!()
+    };
+    assert_eq!(
+        call.status,
+        CallStatus::Failed {
+            code: "mcp_timeout".into(),
+            elapsed_ms: 1500
+        }
+    );
+    assert!(!s.animating(), "nothing moves once the call ended");
+}
+
+#[test]
+fn revoked_tools_stay_struck_out_for_a_moment() {
+    let start = Instant::now();
+    let mut s = AppState::new(start);
+    backend(
+        &mut s,
+        BackendEvent::ToolsRevoked {
+            alias: "demo_alpha".into(),
+            tools: vec!["mcp__demo_alpha__lookup".into()],
+            cause: "disconnected".into(),
+        },
+    );
+    assert_eq!(s.revoked.len(), 1);
+    assert!(s.animating(), "the loop ticks while they fade");
+    s.now = start + Duration::from_secs(10);
+    update(&mut s, Msg::Tick);
+    assert!(s.revoked.is_empty());
+    assert!(matches!(s.cells.last(), Some(Cell::Notice(n)) if n.contains("revoked 1 tools")));
+}
+
+#[test]
+fn side_panel_keys_send_alias_commands() {
+    let mut s = AppState::new(Instant::now());
+    backend(&mut s, BackendEvent::Servers(servers()));
+    s.focus = Focus::Servers;
+    assert_eq!(
+        update(&mut s, key(KeyCode::Char('c'))),
+        vec![Effect::Send(Command::Connect("demo_alpha".into()))]
+    );
+    update(&mut s, key(KeyCode::Down));
+    assert_eq!(
+        update(&mut s, key(KeyCode::Char('K'))),
+        vec![Effect::Send(Command::KillServer("demo_beta".into()))]
+    );
+    // p on a policy_mismatch opens the confirmation; with no config file
+    // (the embedded default) there is nothing to write into, so y does nothing…
+    assert!(update(&mut s, key(KeyCode::Char('p'))).is_empty());
+    assert_eq!(
+        s.overlay,
+        Some(Overlay::WritePolicy {
+            alias: "demo_beta".into()
+        })
+    );
+    assert!(update(&mut s, key(KeyCode::Char('y'))).is_empty());
+    // …with one, y writes.
+    s.session.config_file = Some("/home/op/.config/mcp-harness/config.toml".into());
+    assert_eq!(
+        update(&mut s, key(KeyCode::Char('y'))),
+        vec![Effect::Send(Command::WritePolicy("demo_beta".into()))]
+    );
+}
+
+#[test]
+fn tab_cycles_focus_and_question_mark_opens_help_unless_typed_into_text() {
+    let mut s = AppState::new(Instant::now());
+    update(&mut s, key(KeyCode::Tab));
+    assert_eq!(s.focus, Focus::Conversation);
+    update(&mut s, key(KeyCode::Char('?')));
+    assert_eq!(s.overlay, Some(Overlay::Help { scroll: 0 }));
+    update(&mut s, key(KeyCode::Esc));
+    assert_eq!(s.overlay, None);
+    // In the empty input box, as its placeholder says, ? opens help…
+    s.focus = Focus::Input;
+    update(&mut s, key(KeyCode::Char('?')));
+    assert_eq!(s.overlay, Some(Overlay::Help { scroll: 0 }));
+    update(&mut s, key(KeyCode::Esc));
+    // …and in a message it is a question mark; F1 still opens help.
+    typed(&mut s, "why?");
+    assert_eq!(s.overlay, None);
+    assert_eq!(s.input_text(), "why?");
+    update(&mut s, key(KeyCode::F(1)));
+    assert_eq!(s.overlay, Some(Overlay::Help { scroll: 0 }));
+}
+
+#[test]
+fn ctrl_c_in_an_overlay_interrupts_a_turn_and_does_not_quit() {
+    let mut s = AppState::new(Instant::now());
+    s.busy = true;
+    s.overlay = Some(Overlay::Help { scroll: 0 });
+    assert_eq!(
+        update(&mut s, ctrl('c')),
+        vec![Effect::Send(Command::Interrupt)]
+    );
+    assert!(!s.quitting);
+    s.busy = false;
+    assert_eq!(update(&mut s, ctrl('c')), vec![Effect::Send(Command::Quit)]);
+}
+
+#[test]
+fn pasted_line_breaks_survive_as_lines() {
+    let mut s = AppState::new(Instant::now());
+    // Bracketed paste delivers the line breaks as CR (or CR LF).
+    update(&mut s, Msg::Paste("one\rtwo\r\nthree".into()));
+    assert_eq!(s.input.lines(), ["one", "two", "three"]);
+    // With a form open, a paste fills its selected text field, on one line.
+    backend(&mut s, BackendEvent::ElicitationRequested(elicitation(9)));
+    s.now += Duration::from_secs(2);
+    update(&mut s, key(KeyCode::Down));
+    update(&mut s, Msg::Paste("7\r".into()));
+    assert_eq!(s.elicitations[0].values[1], "57 ");
+    assert_eq!(
+        s.input.lines(),
+        ["one", "two", "three"],
+        "not behind the form"
+    );
+}
+
+#[test]
+fn an_elicitation_form_is_prefilled_edited_checked_and_sent() {
+    let mut s = AppState::new(Instant::now());
+    backend(&mut s, BackendEvent::ElicitationRequested(elicitation(3)));
+    assert_eq!(s.elicitations[0].values, ["green", "5", "false"]);
+    s.now += Duration::from_secs(2);
+    // ← picks the other choice; ↓ moves to the shade; typing edits it.
+    update(&mut s, key(KeyCode::Left));
+    update(&mut s, key(KeyCode::Down));
+    update(&mut s, key(KeyCode::Backspace));
+    typed(&mut s, "x");
+    assert!(
+        update(&mut s, key(KeyCode::Enter)).is_empty(),
+        "not a whole number: not sent"
+    );
+    assert!(
+        s.elicitations[0]
+            .problem
+            .as_deref()
+            .unwrap()
+            .contains("whole number")
+    );
+    update(&mut s, key(KeyCode::Backspace));
+    typed(&mut s, "7");
+    update(&mut s, key(KeyCode::Down));
+    update(&mut s, key(KeyCode::Char(' ')));
+    let effects = update(&mut s, key(KeyCode::Enter));
+    let expected = serde_json::json!({"colour": "red", "shade": 7, "bold": true});
+    let Value::Object(content) = expected else {
+        unreachable!()
+    };
+    assert_eq!(
+        effects,
+        vec![Effect::Send(Command::Elicitation {
+            id: 3,
+            answer: ElicitAnswer::Accept(content)
+        })]
+    );
+    assert!(s.elicitations.is_empty());
+    // Esc cancels, Ctrl-D declines.
+    backend(&mut s, BackendEvent::ElicitationRequested(elicitation(4)));
+    s.now += Duration::from_secs(2);
+    assert_eq!(
+        update(&mut s, key(KeyCode::Esc)),
+        vec![Effect::Send(Command::Elicitation {
+            id: 4,
+            answer: ElicitAnswer::Cancel
+        })]
+    );
+    backend(&mut s, BackendEvent::ElicitationRequested(elicitation(5)));
+    s.now += Duration::from_secs(2);
+    assert_eq!(
+        update(&mut s, ctrl('d')),
+        vec![Effect::Send(Command::Elicitation {
+            id: 5,
+            answer: ElicitAnswer::Decline
+        })]
+    );
+}
+
+#[test]
+fn a_form_that_arrives_while_the_operator_types_does_not_take_their_enter() {
+    let mut s = AppState::new(Instant::now());
+    typed(&mut s, "hel");
+    backend(&mut s, BackendEvent::ElicitationRequested(elicitation(7)));
+    // Still typing: the keys, Enter included, go to the input box.
+    s.now += Duration::from_millis(300);
+    typed(&mut s, "lo");
+    s.now += Duration::from_millis(300);
+    let effects = update(&mut s, key(KeyCode::Enter));
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::Send(Command::Prompt(text)) if text == "hello")),
+        "{effects:?}"
+    );
+    assert_eq!(s.elicitations.len(), 1, "the form is still waiting");
+    // After a quiet second the form takes keys.
+    s.now += Duration::from_secs(1);
+    assert!(s.form_armed());
+    let effects = update(&mut s, key(KeyCode::Enter));
+    assert!(
+        matches!(
+            &effects[..],
+            [Effect::Send(Command::Elicitation { id: 7, .. })]
+        ),
+        "{effects:?}"
+    );
+}

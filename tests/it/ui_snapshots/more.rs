@@ -1,0 +1,138 @@
+//! Screens of the fixes: the status bar's own message rows, an ended
+//! connection's post-mortem in Health, a running hand-made call with its
+//! progress, write-policy with and without a config file, help scrolled to
+//! its end.
+
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent};
+use mcp_harness::protocol::{BackendEvent, ToolCallView};
+use mcp_harness::ui::state::{AppState, Focus, Overlay};
+use mcp_harness::ui::update::{Msg, update};
+
+use super::{backend, render, session, snapshot};
+use crate::fixtures::{call_started, servers_after_a_kill};
+
+fn screen(state: &mut AppState, size: (u16, u16)) -> String {
+    let terminal = render(state, size);
+    let buffer = terminal.backend().buffer();
+    let width = buffer.area.width as usize;
+    buffer
+        .content()
+        .chunks(width)
+        .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_status_message_gets_rows_of_its_own() {
+    let mut s = session();
+    backend(
+        &mut s,
+        BackendEvent::Status(
+            "the embedded default config cannot be edited: create /home/op/.config/mcp-harness/config.toml (start from config.example.toml)".into(),
+        ),
+    );
+    snapshot("status_message", &mut s);
+    let text = screen(&mut s, (80, 24));
+    assert!(text.contains("cannot be edited: create"), "{text}");
+    assert!(text.contains("config.example.toml)"), "{text}");
+}
+
+#[test]
+fn footers_fit_the_width_and_always_say_how_to_get_help() {
+    let mut s = session();
+    s.focus = Focus::Servers;
+    for size in [(80, 24), (120, 40)] {
+        let text = screen(&mut s, size);
+        let footer = text.lines().last().unwrap_or_default().trim_end();
+        assert!(footer.ends_with("? help"), "{footer:?}");
+        assert!(footer.contains("p write policy"), "{footer:?}");
+    }
+    // In a window over the panes, only its own keys.
+    s.overlay = Some(Overlay::Help { scroll: 0 });
+    let text = screen(&mut s, (120, 40));
+    let footer = text.lines().last().unwrap_or_default();
+    assert!(
+        !footer.contains("Tab") && !footer.contains("Ctrl-C"),
+        "{footer:?}"
+    );
+}
+
+#[test]
+fn health_keeps_an_ended_connection_for_the_post_mortem() {
+    let mut s = session();
+    let opened = s.now - Duration::from_secs(61);
+    backend(&mut s, BackendEvent::Servers(servers_after_a_kill(opened)));
+    s.focus = Focus::Health;
+    snapshot("health_ended", &mut s);
+    let text = screen(&mut s, (120, 40));
+    assert!(text.contains("ended    12:05:00 UTC"), "{text}");
+    assert!(text.contains("lasted   5m 00s"), "{text}");
+    assert!(text.contains("4242"), "the pid stays: {text}");
+}
+
+#[test]
+fn a_running_hand_made_call_shows_progress_and_counts_as_running() {
+    let mut s = session();
+    let hand = ToolCallView {
+        agent: "operator".into(),
+        ..call_started("operator-1", "mcp__demo_alpha__slow")
+    };
+    backend(&mut s, BackendEvent::ToolCallStarted(hand));
+    backend(
+        &mut s,
+        BackendEvent::CallProgress {
+            id: "operator-1".into(),
+            progress: 3.0,
+            total: Some(5.0),
+            message: Some("step 3 of 5\u{1b}[2J".into()),
+        },
+    );
+    snapshot("hand_call_running", &mut s);
+    let text = screen(&mut s, (120, 40));
+    assert!(text.contains("progress 3/5 · step 3 of 5"), "{text}");
+    assert!(text.contains("hand call running"), "{text}");
+}
+
+#[test]
+fn write_policy_with_a_config_file_and_without_one() {
+    let mut s = session();
+    s.overlay = Some(Overlay::WritePolicy {
+        alias: "demo_beta".into(),
+    });
+    // The session runs the embedded default: nothing to write into (the
+    // `write_policy` snapshot of the main file shows this window).
+    let text = screen(&mut s, (80, 24));
+    assert!(text.contains("no config file"), "{text}");
+    assert!(!text.contains("y write it"), "{text}");
+    s.session.config_file = Some("/home/op/.config/mcp-harness/config.toml".into());
+    snapshot("write_policy_file", &mut s);
+    assert!(screen(&mut s, (80, 24)).contains("y write it"));
+}
+
+#[test]
+fn help_scrolls_to_its_last_line_and_no_further() {
+    let mut s = session();
+    s.area = ratatui::layout::Rect::new(0, 0, 80, 24);
+    update(&mut s, Msg::Key(KeyEvent::from(KeyCode::F(1))));
+    for _ in 0..200 {
+        update(&mut s, Msg::Key(KeyEvent::from(KeyCode::Down)));
+    }
+    let Some(Overlay::Help { scroll }) = s.overlay else {
+        panic!("{:?}", s.overlay)
+    };
+    assert!(scroll > 0 && scroll < 200, "{scroll}");
+    let text = screen(&mut s, (80, 24));
+    assert!(
+        text.contains("the wheel scrolls"),
+        "the last line shows: {text}"
+    );
+    update(&mut s, Msg::Key(KeyEvent::from(KeyCode::Up)));
+    assert_eq!(
+        s.overlay,
+        Some(Overlay::Help { scroll: scroll - 1 }),
+        "Up moves at once after scrolling past the end"
+    );
+}
