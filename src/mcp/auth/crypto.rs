@@ -112,14 +112,25 @@ impl Signer {
         }
     }
 
-    /// A fresh P-256 key for DPoP proofs (RFC 9449), for one connection.
-    pub fn generate_es256() -> Result<Self, String> {
+    /// A fresh P-256 key (DPoP proofs, RFC 9449) and its PKCS#8 form, to be
+    /// kept with the token it is bound to.
+    pub fn generate_es256() -> Result<(Self, Vec<u8>), String> {
         let rng = SystemRandom::new();
         let alg = &signature::ECDSA_P256_SHA256_FIXED_SIGNING;
         let doc = EcdsaKeyPair::generate_pkcs8(alg, &rng).map_err(|e| e.to_string())?;
-        EcdsaKeyPair::from_pkcs8(alg, doc.as_ref(), &rng)
-            .map(Signer::Es256)
-            .map_err(|e| e.to_string())
+        let signer = Self::es256_from_pkcs8(doc.as_ref())?;
+        Ok((signer, doc.as_ref().to_vec()))
+    }
+
+    /// A P-256 key from its PKCS#8 DER form.
+    pub fn es256_from_pkcs8(der: &[u8]) -> Result<Self, String> {
+        EcdsaKeyPair::from_pkcs8(
+            &signature::ECDSA_P256_SHA256_FIXED_SIGNING,
+            der,
+            &SystemRandom::new(),
+        )
+        .map(Signer::Es256)
+        .map_err(|e| e.to_string())
     }
 
     pub fn alg(&self) -> JwtAlg {
@@ -198,7 +209,7 @@ mod tests {
 
     #[test]
     fn es256_signatures_verify() {
-        let signer = Signer::generate_es256().unwrap();
+        let (signer, _) = Signer::generate_es256().unwrap();
         let jwt = signer
             .sign_jwt(json!({"typ": "JWT"}), &json!({"sub": "x"}))
             .unwrap();

@@ -8,12 +8,17 @@ use std::sync::Mutex;
 use serde_json::json;
 use url::Url;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
 use super::crypto::{self, Signer, b64url, now_secs, sha256};
 use super::error::OAuthError;
 use super::origin;
+use super::spec::Secret;
 
 pub struct Dpop {
     signer: Signer,
+    pkcs8: Vec<u8>,
     jwk: serde_json::Value,
     nonces: Mutex<HashMap<String, String>>,
 }
@@ -27,12 +32,33 @@ impl std::fmt::Debug for Dpop {
 impl Dpop {
     /// A fresh ES256 key (the algorithm the authorization server must list).
     pub fn generate() -> Result<Self, OAuthError> {
-        let signer = Signer::generate_es256().map_err(|problem| OAuthError::Crypto { problem })?;
+        let (signer, pkcs8) =
+            Signer::generate_es256().map_err(|problem| OAuthError::Crypto { problem })?;
+        Self::with(signer, pkcs8)
+    }
+
+    /// The key kept with a DPoP-bound token (base64url PKCS#8).
+    pub fn restore(kept: &Secret) -> Result<Self, OAuthError> {
+        let crypto = |problem: String| OAuthError::Crypto { problem };
+        let pkcs8 = URL_SAFE_NO_PAD
+            .decode(kept.expose())
+            .map_err(|_| crypto("a stored DPoP key is damaged".into()))?;
+        let signer = Signer::es256_from_pkcs8(&pkcs8).map_err(crypto)?;
+        Self::with(signer, pkcs8)
+    }
+
+    /// The key, to be kept with the token it is bound to.
+    pub fn export(&self) -> Secret {
+        Secret::new(b64url(&self.pkcs8))
+    }
+
+    fn with(signer: Signer, pkcs8: Vec<u8>) -> Result<Self, OAuthError> {
         let jwk = signer.public_jwk().ok_or_else(|| OAuthError::Crypto {
             problem: "the DPoP key has no public JWK".into(),
         })?;
         Ok(Self {
             signer,
+            pkcs8,
             jwk,
             nonces: Mutex::new(HashMap::new()),
         })

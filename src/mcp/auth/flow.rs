@@ -9,6 +9,7 @@ use super::agent::{AgentKind, Prompt, UserAgent};
 use super::budget::Budget;
 use super::crypto::{Pkce, random_token};
 use super::discovery::{Discovery, Source};
+use super::dpop::Dpop;
 use super::error::{Failure, OAuthError};
 use super::identity::{self, Client};
 use super::listener::{Callback, Listener};
@@ -32,6 +33,8 @@ pub struct Ctx<'a> {
     pub agent: Option<&'a dyn UserAgent>,
     /// Paused while a person is at the browser.
     pub budget: &'a Budget,
+    /// Proof of possession for the token requests (when the server offers DPoP).
+    pub dpop: Option<&'a Dpop>,
 }
 
 /// A token and who it was issued to.
@@ -118,7 +121,7 @@ async fn token_at_server(
         &d.server.token_endpoint,
         form,
         &auth,
-        None,
+        ctx.dpop,
     )
     .await?;
     Ok(Obtained {

@@ -17,6 +17,7 @@ use super::budget::Budget;
 use super::challenge::{self, Challenge};
 use super::crypto::now_secs;
 use super::discovery::{self, Discovery};
+use super::dpop::Dpop;
 use super::error::{Failure, OAuthError};
 use super::flow::{self, Ctx};
 use super::identity;
@@ -36,6 +37,8 @@ pub struct Creds {
     pub generation: u64,
     pub scheme: TokenType,
     pub token: Secret,
+    /// The key a DPoP token is bound to: each request gets a fresh proof.
+    pub dpop: Option<Arc<Dpop>>,
 }
 
 /// Why a request was refused.
@@ -72,7 +75,7 @@ pub struct AuthSession {
     agent: Option<Arc<dyn UserAgent>>,
     interactive: AtomicBool,
     work: tokio::sync::Mutex<Work>,
-    current: RwLock<Option<(StoredToken, u64)>>,
+    current: RwLock<Option<Current>>,
     generation: AtomicU64,
     loaded: AtomicBool,
     failure: Mutex<Option<Failure>>,
@@ -80,6 +83,13 @@ pub struct AuthSession {
     pub lost: CancellationToken,
     view: watch::Sender<Option<TokenView>>,
     budget: Budget,
+}
+
+/// The token being sent, its generation, and its DPoP key if bound to one.
+struct Current {
+    token: StoredToken,
+    generation: u64,
+    dpop: Option<Arc<Dpop>>,
 }
 
 #[derive(Default)]
@@ -146,21 +156,31 @@ impl AuthSession {
 
     fn creds(&self) -> Option<Creds> {
         let current = self.current.read().ok()?;
-        let (token, generation) = current.as_ref()?;
-        let scheme = if token.token_type.eq_ignore_ascii_case("dpop") {
-            TokenType::DPoP
-        } else {
-            TokenType::Bearer
+        let c = current.as_ref()?;
+        let scheme = match &c.dpop {
+            Some(_) if c.token.token_type.eq_ignore_ascii_case("dpop") => TokenType::DPoP,
+            _ => TokenType::Bearer,
         };
         Some(Creds {
-            generation: *generation,
+            generation: c.generation,
             scheme,
-            token: token.access_token.clone(),
+            token: c.token.access_token.clone(),
+            dpop: c.dpop.clone(),
         })
+    }
+
+    fn current_token(&self) -> Option<StoredToken> {
+        self.current.read().ok()?.as_ref().map(|c| c.token.clone())
     }
 
     fn set_current(&self, token: Option<StoredToken>) {
         let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        // A DPoP-bound token is no use without its key: a damaged key is no token.
+        let dpop = token
+            .as_ref()
+            .and_then(|t| t.dpop_key.as_ref())
+            .and_then(|k| Dpop::restore(k).ok())
+            .map(Arc::new);
         let view = token.as_ref().map(|t| TokenView {
             issuer: t.issuer.clone(),
             scopes: t.scopes.clone(),
@@ -172,7 +192,11 @@ impl AuthSession {
             },
         });
         if let Ok(mut current) = self.current.write() {
-            *current = token.map(|t| (t, generation));
+            *current = token.map(|token| Current {
+                token,
+                generation,
+                dpop,
+            });
         }
         self.view.send_replace(view);
     }
@@ -190,11 +214,12 @@ impl AuthSession {
             }
         }
         let expiring = self.current.read().ok().and_then(|c| {
-            c.as_ref().map(|(t, g)| {
+            c.as_ref().map(|c| {
                 (
-                    *g,
-                    t.refresh_token.is_some()
-                        && t.expires_at
+                    c.generation,
+                    c.token.refresh_token.is_some()
+                        && c.token
+                            .expires_at
                             .is_some_and(|at| at <= now_secs() + REFRESH_AHEAD),
                 )
             })
@@ -272,12 +297,7 @@ impl AuthSession {
     }
 
     fn forget_current(&self) {
-        let old = self
-            .current
-            .read()
-            .ok()
-            .and_then(|c| c.as_ref().map(|(t, _)| t.clone()));
-        if let Some(old) = old {
+        if let Some(old) = self.current_token() {
             let _ = self.store.remove_token(&old.issuer, &old.resource);
         }
         self.set_current(None);
@@ -318,6 +338,12 @@ impl AuthSession {
         // authorization server since (and then nothing of the old one is reused).
         let d = discovery::discover(&self.net, &self.server, challenge, allow_legacy).await?;
         let scopes = self.choose_scopes(work, &d, challenge, step_up);
+        // Sender-constrained tokens where the server offers them (RFC 9449).
+        let dpop = match &d.server.dpop_algs {
+            Some(algs) if algs.iter().any(|a| a == "ES256") => Some(Dpop::generate()?),
+            _ => None,
+        };
+        tracing::debug!(alias = %self.alias, issuer = %d.server.issuer, dpop = dpop.is_some(), ?scopes, "OAuth: authorizing");
         let ctx = Ctx {
             alias: &self.alias,
             net: &self.net,
@@ -326,6 +352,7 @@ impl AuthSession {
             resolved: &self.resolved,
             agent,
             budget: &self.budget,
+            dpop: dpop.as_ref(),
         };
         let got = flow::obtain(&ctx, &d, scopes).await?;
         let scopes = got
@@ -334,6 +361,10 @@ impl AuthSession {
             .clone()
             .unwrap_or_else(|| got.requested.clone());
         work.requested = got.requested.clone();
+        let dpop_key = match (got.issued.token_type, &dpop) {
+            (TokenType::DPoP, Some(key)) => Some(key.export()),
+            _ => None,
+        };
         let token = StoredToken {
             issuer: d.server.issuer.clone(),
             resource: d.resource.clone(),
@@ -346,6 +377,7 @@ impl AuthSession {
             obtained_at: now_secs(),
             token_endpoint: d.server.token_endpoint.to_string(),
             revocation_endpoint: d.server.revocation_endpoint.as_ref().map(|u| u.to_string()),
+            dpop_key,
         };
         self.keep(token);
         work.discovery = Some(d);
@@ -398,17 +430,13 @@ impl AuthSession {
     /// Refreshes the current token (RFC 6749 §6), keeping a rotated refresh
     /// token. `Ok(false)`: there is nothing to refresh with.
     async fn refresh(&self) -> Result<bool, Failure> {
-        let Some(old) = self
-            .current
-            .read()
-            .ok()
-            .and_then(|c| c.as_ref().map(|(t, _)| t.clone()))
-        else {
+        let Some(old) = self.current_token() else {
             return Ok(false);
         };
         let Some(refresh_token) = old.refresh_token.clone() else {
             return Ok(false);
         };
+        let dpop = old.dpop_key.as_ref().map(Dpop::restore).transpose()?;
         let endpoint = super::origin::endpoint("token endpoint", &old.token_endpoint)?;
         let client = identity::for_refresh(
             &self.store,
@@ -430,7 +458,16 @@ impl AuthSession {
             ("refresh_token", refresh_token.expose().to_string()),
             ("resource", old.resource.clone()),
         ];
-        match token::request(&self.net, "token endpoint", &endpoint, form, &auth, None).await {
+        match token::request(
+            &self.net,
+            "token endpoint",
+            &endpoint,
+            form,
+            &auth,
+            dpop.as_ref(),
+        )
+        .await
+        {
             Ok(issued) => {
                 let token = StoredToken {
                     access_token: issued.access_token,

@@ -48,6 +48,9 @@ pub struct StoredToken {
     pub token_endpoint: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revocation_endpoint: Option<String>,
+    /// The key a DPoP-bound token is bound to (RFC 9449), base64url PKCS#8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<Secret>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -268,6 +271,7 @@ mod tests {
             obtained_at: at,
             token_endpoint: format!("{issuer}/token"),
             revocation_endpoint: None,
+            dpop_key: None,
         }
     }
 

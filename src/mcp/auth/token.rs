@@ -228,3 +228,4 @@ fn parse_issued(reply: &Reply) -> Result<Issued, OAuthError> {
         scopes: raw.scope.map(|s| super::challenge::split_scopes(&s)),
     })
 }
+

@@ -55,7 +55,13 @@ impl HttpClient {
 
     /// Runs `op` with the session's credentials; a refused request is retried
     /// after the session recovered (refresh, sign-in, step-up), bounded.
-    async fn authorized<T, F, Fut>(&self, headers: &Headers, op: F) -> Result<T, Error>
+    async fn authorized<T, F, Fut>(
+        &self,
+        method: &str,
+        uri: &str,
+        headers: &Headers,
+        op: F,
+    ) -> Result<T, Error>
     where
         F: Fn(Option<String>, Headers) -> Fut,
         Fut: Future<Output = Result<T, Error>>,
@@ -64,10 +70,11 @@ impl HttpClient {
             return op(None, headers.clone()).await;
         };
         let mut attempt = Attempt::default();
+        let mut nonce_asked = false;
         loop {
             let creds = auth.prepare().await;
-            let (bearer, headers) = present(creds.as_ref(), headers);
-            let result = op(bearer, headers).await;
+            let (bearer, with_creds) = present(creds.as_ref(), method, uri, headers);
+            let result = op(bearer, with_creds).await;
             let challenge = match &result {
                 Err(StreamableHttpError::AuthRequired(e)) => {
                     Some((false, Some(e.www_authenticate_header.clone())))
@@ -85,6 +92,17 @@ impl HttpClient {
             let Some((forbidden, header)) = challenge else {
                 return result;
             };
+            // RFC 9449 §9: the server wants a nonce in the proof. rmcp's client
+            // does not hand back the `DPoP-Nonce` header, so ask for it once.
+            let wants_nonce = header
+                .as_deref()
+                .is_some_and(|h| super::challenge::parse(h).error() == Some("use_dpop_nonce"));
+            if let (true, false, Some(c)) = (wants_nonce, nonce_asked, creds.as_ref()) {
+                nonce_asked = true;
+                if self.fetch_nonce(c, uri, headers).await {
+                    continue;
+                }
+            }
             let refusal = match (&header, forbidden) {
                 (Some(h), true) => Refusal::Forbidden(h),
                 (h, _) => Refusal::Unauthorized(h.as_deref()),
@@ -95,24 +113,67 @@ impl HttpClient {
             }
         }
     }
+
+    /// Learns the resource server's DPoP nonce: a `ping` (harmless if it were
+    /// ever answered) with a proof, whose refusal carries `DPoP-Nonce`.
+    async fn fetch_nonce(&self, creds: &Creds, uri: &str, headers: &Headers) -> bool {
+        let Some(dpop) = &creds.dpop else {
+            return false;
+        };
+        let (_, headers) = present(Some(creds), "POST", uri, headers);
+        let ping = r#"{"jsonrpc":"2.0","id":"dpop-nonce","method":"ping"}"#;
+        let mut request = self
+            .inner
+            .post(uri)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::ACCEPT, "application/json, text/event-stream")
+            .body(ping);
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        let Ok(response) = request.send().await else {
+            return false;
+        };
+        let nonce = response
+            .headers()
+            .get("dpop-nonce")
+            .and_then(|v| v.to_str().ok());
+        match (nonce, url::Url::parse(uri)) {
+            (Some(nonce), Ok(url)) => {
+                dpop.remember_nonce(&url, Some(nonce));
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
-/// The credentials as rmcp's client takes them: a bearer token, or headers.
-fn present(creds: Option<&Creds>, headers: &Headers) -> (Option<String>, Headers) {
-    match creds {
-        Some(c) if c.scheme == TokenType::Bearer => {
-            (Some(c.token.expose().to_string()), headers.clone())
-        }
-        Some(c) => {
-            let mut headers = headers.clone();
-            if let Ok(mut value) = HeaderValue::from_str(&format!("DPoP {}", c.token.expose())) {
-                value.set_sensitive(true);
-                headers.insert(http::header::AUTHORIZATION, value);
-            }
-            (None, headers)
-        }
-        None => (None, headers.clone()),
+/// The credentials as rmcp's client takes them: a bearer token, or for a
+/// DPoP-bound token the `DPoP` scheme and a fresh proof for this request.
+fn present(
+    creds: Option<&Creds>,
+    method: &str,
+    uri: &str,
+    headers: &Headers,
+) -> (Option<String>, Headers) {
+    let Some(c) = creds else {
+        return (None, headers.clone());
+    };
+    let (TokenType::DPoP, Some(dpop)) = (c.scheme, &c.dpop) else {
+        return (Some(c.token.expose().to_string()), headers.clone());
+    };
+    let mut headers = headers.clone();
+    let proof = url::Url::parse(uri)
+        .ok()
+        .and_then(|url| dpop.proof(method, &url, Some(c.token.expose())).ok())
+        .and_then(|p| HeaderValue::from_str(&p).ok());
+    let scheme = HeaderValue::from_str(&format!("DPoP {}", c.token.expose())).ok();
+    if let (Some(proof), Some(mut scheme)) = (proof, scheme) {
+        scheme.set_sensitive(true);
+        headers.insert(http::header::AUTHORIZATION, scheme);
+        headers.insert(HeaderName::from_static("dpop"), proof);
     }
+    (None, headers)
 }
 
 impl StreamableHttpClient for HttpClient {
@@ -126,7 +187,7 @@ impl StreamableHttpClient for HttpClient {
         _auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        self.authorized(&custom_headers, |token, headers| {
+        self.authorized("POST", &uri, &custom_headers, |token, headers| {
             self.inner.post_message(
                 uri.clone(),
                 message.clone(),
@@ -147,7 +208,7 @@ impl StreamableHttpClient for HttpClient {
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        self.authorized(&custom_headers, |token, headers| {
+        self.authorized("POST", &uri, &custom_headers, |token, headers| {
             self.inner.post_message_with_max_sse_event_size(
                 uri.clone(),
                 message.clone(),
@@ -169,7 +230,7 @@ impl StreamableHttpClient for HttpClient {
         custom_headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        self.authorized(&custom_headers, |token, headers| {
+        self.authorized("POST", &uri, &custom_headers, |token, headers| {
             self.inner.post_message_with_response_limits(
                 uri.clone(),
                 message.clone(),
@@ -194,7 +255,7 @@ impl StreamableHttpClient for HttpClient {
             Some(auth) => auth.prepare().await,
             None => None,
         };
-        let (token, headers) = present(creds.as_ref(), &custom_headers);
+        let (token, headers) = present(creds.as_ref(), "DELETE", &uri, &custom_headers);
         self.inner
             .delete_session(uri, session_id, token, headers)
             .await
@@ -208,7 +269,7 @@ impl StreamableHttpClient for HttpClient {
         _auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Error> {
-        self.authorized(&custom_headers, |token, headers| {
+        self.authorized("GET", &uri, &custom_headers, |token, headers| {
             self.inner.get_stream(
                 uri.clone(),
                 session_id.clone(),
@@ -229,7 +290,7 @@ impl StreamableHttpClient for HttpClient {
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Error> {
-        self.authorized(&custom_headers, |token, headers| {
+        self.authorized("GET", &uri, &custom_headers, |token, headers| {
             self.inner.get_stream_with_max_sse_event_size(
                 uri.clone(),
                 session_id.clone(),
