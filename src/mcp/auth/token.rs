@@ -228,4 +228,3 @@ fn parse_issued(reply: &Reply) -> Result<Issued, OAuthError> {
         scopes: raw.scope.map(|s| super::challenge::split_scopes(&s)),
     })
 }
-
