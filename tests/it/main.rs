@@ -12,6 +12,7 @@ mod agent;
 mod call;
 mod check;
 mod conformance;
+mod conformance_auth;
 mod connect_errors;
 mod elicitation;
 mod failures;
