@@ -4,6 +4,7 @@
 mod call;
 mod check;
 pub mod conformance;
+mod import;
 pub mod json;
 mod out;
 mod policy;
@@ -52,6 +53,8 @@ pub enum Command {
     Call(call::CallArgs),
     /// Print the [servers.ALIAS.tools] policy block for what the server publishes (every tool "confirm")
     Policy(policy::PolicyArgs),
+    /// Import servers configured in another host (Claude Desktop, Claude Code, Cursor, VS Code, Codex, Gemini CLI); secrets are never copied
+    Import(import::ImportArgs),
     /// Run the Lead agent headless on one prompt (events as text, or JSON lines)
     Run(run::RunArgs),
     /// Run a demo MCP server (stdio by default)
@@ -69,6 +72,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Some(Command::Call(args)) => call::run(cli.config, args).await,
         Some(Command::Policy(args)) => policy::run(cli.config, args).await,
         Some(Command::Run(args)) => run::run(cli.config, args).await,
+        Some(Command::Import(args)) => import::run(cli.config, args).await,
         Some(Command::ConformanceClient(args)) => conformance::run(args).await,
         Some(Command::DemoServer(args)) => match crate::mcp::demo_server::run(args).await {
             Ok(()) => ExitCode::SUCCESS,

@@ -3,6 +3,7 @@
 
 mod agent;
 pub mod edit;
+pub mod import;
 mod servers;
 
 use std::collections::BTreeMap;

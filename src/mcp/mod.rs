@@ -16,6 +16,7 @@ mod attempt;
 pub mod call;
 mod client;
 pub mod connection;
+pub mod content;
 pub mod demo_server;
 pub mod elicit;
 pub mod envelope;

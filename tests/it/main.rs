@@ -14,6 +14,7 @@ mod elicitation;
 mod failures;
 mod fuzz_seeds;
 mod http;
+mod import;
 mod interop;
 mod interrupt;
 mod lifecycle;

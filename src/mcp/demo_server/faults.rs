@@ -39,6 +39,9 @@ pub enum Fault {
     HugeResult {
         bytes: usize,
     },
+    /// `lookup` answers with one block of every content type (text, image,
+    /// audio, resource link, embedded text and binary resources).
+    ContentBlocks,
     Escapes,
     ListChangedStorm {
         count: u32,
@@ -126,6 +129,7 @@ impl Fault {
                 bytes: usize::try_from(number()?).map_err(|e| e.to_string())?,
             }),
             "escapes" => flag(Fault::Escapes),
+            "content-blocks" => flag(Fault::ContentBlocks),
             "list-changed-storm" => Ok(Fault::ListChangedStorm {
                 count: u32::try_from(number()?).map_err(|e| e.to_string())?,
             }),
@@ -158,6 +162,7 @@ pub struct Faults {
     pub stderr_flood: Option<u64>,
     pub stdout_noise: bool,
     pub huge_result: Option<usize>,
+    pub content_blocks: bool,
     pub escapes: bool,
     pub list_changed_storm: Option<u32>,
     pub mutate_tools: Option<Mutation>,
@@ -184,6 +189,7 @@ impl Faults {
                 Fault::StdoutNoise => faults.stdout_noise = true,
                 Fault::HugeResult { bytes } => faults.huge_result = Some(bytes),
                 Fault::Escapes => faults.escapes = true,
+                Fault::ContentBlocks => faults.content_blocks = true,
                 Fault::ListChangedStorm { count } => faults.list_changed_storm = Some(count),
                 Fault::MutateTools { kind } => faults.mutate_tools = Some(kind),
                 Fault::MutateAfterMs { ms } => faults.mutate_after_ms = Some(ms),
