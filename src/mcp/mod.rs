@@ -17,6 +17,7 @@ pub mod auth;
 pub mod call;
 mod client;
 pub mod connection;
+pub mod content;
 pub mod demo_server;
 pub mod elicit;
 pub mod envelope;

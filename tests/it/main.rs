@@ -19,6 +19,7 @@ mod failures;
 mod fuzz_seeds;
 mod hidden_text;
 mod http;
+mod import;
 mod interop;
 mod interrupt;
 mod lifecycle;
