@@ -62,6 +62,9 @@ pub async fn large_server(tools: usize, distinct: bool) {
         events: EventSink::discard(),
         elicitor: Arc::new(mcp_harness::mcp::DecliningElicitor),
         known_era: None,
+        auth: mcp_harness::mcp::auth::AuthContext::new(Arc::new(
+            mcp_harness::mcp::auth::Store::memory(),
+        )),
     })
     .await
     .expect("open");

@@ -50,6 +50,7 @@ pub fn cause(cause: &RevokeCause) -> EndCause {
         RevokeCause::Killed => EndKind::Killed,
         RevokeCause::Shutdown => EndKind::Shutdown,
         RevokeCause::PolicyViolation { .. } => EndKind::PolicyViolation,
+        RevokeCause::AuthRequired { .. } => EndKind::AuthRequired,
     };
     EndCause {
         kind,

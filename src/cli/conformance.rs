@@ -18,7 +18,8 @@ use std::time::Duration;
 use clap::Args;
 use serde_json::Value;
 
-use super::{conformance_calls, exit, interruptible};
+use super::{conformance_auth, conformance_calls, exit, interruptible};
+use crate::mcp::auth::{AuthSpec, Store};
 use crate::mcp::names::exposed_name;
 use crate::mcp::{
     DefaultsElicitor, Effect, EventSink, FlagApprover, Hub, Limits, ProtocolChoice, ServerAlias,
@@ -38,9 +39,6 @@ pub struct ConformanceArgs {
     pub url: String,
 }
 
-/// The variable the suite sets to the scenario's context (JSON).
-pub const CONTEXT_VAR: &str = "MCP_CONFORMANCE_CONTEXT";
-
 /// What the suite asked for.
 struct Scenario {
     name: String,
@@ -53,9 +51,7 @@ impl Scenario {
         let var = |name| std::env::var(name).ok();
         Self {
             name: var(SCENARIO_VAR).unwrap_or_default(),
-            context: var(CONTEXT_VAR)
-                .and_then(|text| serde_json::from_str(&text).ok())
-                .unwrap_or(Value::Null),
+            context: conformance_auth::context(),
             protocol: conformance_calls::protocol(var(conformance_calls::PROTOCOL_VAR).as_deref()),
         }
     }
@@ -71,26 +67,43 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
     );
     // The server's tools are probed first and every published tool is put in
     // the policy as `confirm` (what `policy ALIAS` prints), then approved —
-    // the operator's explicit step, automated.
-    let policy = match probe(&args.url, scenario.protocol).await {
+    // the operator's explicit step, automated. Tokens live in memory, shared
+    // by the probe and the real connection.
+    let setup = Setup {
+        url: args.url,
+        auth: conformance_auth::auth_spec(&scenario.name, &scenario.context),
+        store: Arc::new(Store::memory()),
+        protocol: scenario.protocol,
+    };
+    let policy = match probe(&setup).await {
         Ok(tools) => tools.into_iter().map(|t| (t, Effect::Confirm)).collect(),
         Err(code) => return code,
     };
-    let hub = hub(&args.url, ToolPolicy::new(policy), scenario.protocol);
+    let hub = hub(&setup, ToolPolicy::new(policy));
     interruptible(&hub, perform(&hub, &scenario)).await
 }
 
-fn hub(url: &str, policy: ToolPolicy, protocol: ProtocolChoice) -> Hub {
+/// The scenario's server as the operator would configure it: its URL, the
+/// sign-in settings, where tokens go, and the revision to speak.
+struct Setup {
+    url: String,
+    auth: AuthSpec,
+    store: Arc<Store>,
+    protocol: ProtocolChoice,
+}
+
+fn hub(setup: &Setup, policy: ToolPolicy) -> Hub {
     let spec = ServerSpec {
         alias: ServerAlias::new(ALIAS),
         transport: TransportSpec::Http {
-            url: url.to_string(),
+            url: setup.url.clone(),
             headers: Vec::new(),
+            auth: Box::new(setup.auth.clone()),
         },
         connect_timeout: TIMEOUT,
         call_timeout: TIMEOUT,
         policy,
-        protocol,
+        protocol: setup.protocol,
         tasks: Default::default(),
         task_timeout: TIMEOUT,
         pin: Default::default(),
@@ -109,11 +122,12 @@ fn hub(url: &str, policy: ToolPolicy, protocol: ProtocolChoice) -> Hub {
         EventSink::discard(),
     );
     hub.set_elicitor(Arc::new(DefaultsElicitor));
+    conformance_auth::prepare(&hub, &setup.store);
     hub
 }
 
-async fn probe(url: &str, protocol: ProtocolChoice) -> Result<Vec<String>, ExitCode> {
-    let hub = hub(url, ToolPolicy::new(BTreeMap::new()), protocol);
+async fn probe(setup: &Setup) -> Result<Vec<String>, ExitCode> {
+    let hub = hub(setup, ToolPolicy::new(BTreeMap::new()));
     let result = hub.probe(ALIAS).await;
     hub.shutdown().await;
     match result {

@@ -56,6 +56,7 @@ impl Hub {
     pub(super) async fn attempt(
         &self,
         spec: &ServerSpec,
+        interactive: bool,
     ) -> (Option<Arc<Connection>>, ConnectReport) {
         let mut report = ConnectReport {
             alias: spec.alias.clone(),
@@ -69,7 +70,7 @@ impl Hub {
         // One deadline for the whole attempt: a server that answers `initialize`
         // and then trickles out `tools/list` pages must not hold a connect for hours.
         let deadline = Instant::now() + spec.connect_timeout;
-        let conn = match self.open(spec).await {
+        let conn = match self.open(spec, interactive).await {
             Ok(c) => c,
             Err(e) => {
                 report.outcome = Err(e);
@@ -85,6 +86,10 @@ impl Hub {
         // so no change made after it goes unannounced.
         super::listen::start(&conn, deadline.saturating_duration_since(Instant::now())).await;
         let listed = self.list_and_expose(&conn, spec, deadline).await;
+        // Whatever the server asks for later, a person is not asked behind a call.
+        if let Some(auth) = conn.auth() {
+            auth.allow_interaction(false);
+        }
         report.outcome = listed.outcome;
         if let Some(published) = listed.published {
             let enforce = report.outcome.is_ok();
@@ -126,7 +131,10 @@ impl Hub {
             precompiler.submit(schemas.map(|t| Arc::clone(&t.input_schema)).collect());
         });
         // Dropping the listing on the deadline cancels its request in flight.
-        let listed = tokio::time::timeout_at(deadline, listing)
+        // The clock stops while a person signs in (a server may ask at tools/list).
+        let listed = conn
+            .budget
+            .until(deadline, listing)
             .await
             .unwrap_or_else(|_| Err(listing::missed_deadline(spec.connect_timeout)));
         let cache = precompiler.finish().await;
@@ -148,7 +156,11 @@ impl Hub {
         }
     }
 
-    async fn open(&self, spec: &ServerSpec) -> Result<Arc<Connection>, ConnectError> {
+    async fn open(
+        &self,
+        spec: &ServerSpec,
+        interactive: bool,
+    ) -> Result<Arc<Connection>, ConnectError> {
         let opened = connection::open(OpenParams {
             id: ConnectionId::next(),
             spec,
@@ -157,6 +169,7 @@ impl Hub {
             events: self.inner.events.clone(),
             elicitor: self.elicitor(),
             known_era: self.known_era(&spec.alias),
+            auth: self.auth_context(interactive),
         })
         .await;
         // Remember the era for the next connect; forget it when negotiation
@@ -179,9 +192,11 @@ impl Hub {
             )
         })?;
         let deadline = Instant::now() + spec.connect_timeout;
-        let conn = self.open(&spec).await?;
+        let conn = self.open(&spec, false).await?;
         let listing = listing::list_tools(&conn, &self.inner.limits, |_| {});
-        let listed = tokio::time::timeout_at(deadline, listing)
+        let listed = conn
+            .budget
+            .until(deadline, listing)
             .await
             .unwrap_or_else(|_| Err(listing::missed_deadline(spec.connect_timeout)));
         conn.close();

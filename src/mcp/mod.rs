@@ -13,9 +13,11 @@
 
 pub mod approver;
 mod attempt;
+pub mod auth;
 pub mod call;
 mod client;
 pub mod connection;
+pub mod content;
 pub mod demo_server;
 pub mod elicit;
 pub mod envelope;

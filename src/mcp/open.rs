@@ -13,6 +13,7 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::sync::{mpsc, watch};
 
+use super::auth::{AuthContext, AuthSession, Budget, Failure};
 use super::client::HandlerParts;
 use super::connection::{Connection, Endpoint, ServerIdentity};
 use super::elicit::Elicitor;
@@ -21,7 +22,7 @@ use super::events::{ConnectionId, EventSink};
 use super::initfail::{self, Via};
 use super::linecap::{LineCap, MAX_MESSAGE_BYTES};
 use super::listen::ListenSlot;
-use super::negotiate::{self, Era, Failure, Plan};
+use super::negotiate::{self, Era, Failure as Unnegotiated, Plan};
 use super::process::{ServerProcess, StderrTail};
 use super::rawhttp::RawHttpClient;
 use super::rawtap::RawTap;
@@ -47,6 +48,8 @@ pub struct OpenParams<'a> {
     /// The era the last connect of this alias found, if any (no re-probe of a
     /// server known to be legacy).
     pub known_era: Option<Era>,
+    /// OAuth for HTTP servers: the token store and who signs in.
+    pub auth: AuthContext,
 }
 
 /// Starts or reaches the server and runs `initialize` (bounded by the connect timeout).
@@ -70,7 +73,9 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let plan = Plan::new(p.spec.protocol, p.known_era);
     let timeout = p.spec.connect_timeout;
     let stderr = Arc::new(StderrTail::new(STDERR_TAIL_BYTES));
-    let signals = TransportSignals::default();
+    let mut signals = TransportSignals::default();
+    let mut budget = Budget::default();
+    let mut auth = None;
     let tap = Arc::new(RawTap::default());
     let ((session, era), process) = match transport {
         ResolvedTransport::Stdio(launch) => {
@@ -101,8 +106,8 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
                 // The deadline wins. Giving up dropped the handshake, which closed
                 // the server's stdin: an exit that follows is our doing, not the cause.
                 Err(_) => return Err(initfail::timed_out(timeout, &stderr)),
-                Ok(Err(Failure::Mismatch(message))) => return Err(mismatch(message, &stderr)),
-                Ok(Err(Failure::Init(e))) => {
+                Ok(Err(Unnegotiated::Mismatch(message))) => return Err(mismatch(message, &stderr)),
+                Ok(Err(Unnegotiated::Init(e))) => {
                     // A broken pipe or EOF usually means the server died: say how.
                     // (An answer, such as a JSON-RPC error, is the cause itself.)
                     if !initfail::is_answer(&e)
@@ -118,14 +123,40 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         ResolvedTransport::Http { url, headers } => {
             let mut config = http_config(&url, &headers)?;
             config.retry_config = Arc::new(BoundedReconnect::new(signals.unreachable.clone()));
-            let client = RawHttpClient::new(reqwest::Client::new(), Arc::clone(&tap));
+            let oauth = super::auth::for_connection(
+                alias.as_str(),
+                &url,
+                &headers,
+                &p.spec.transport.auth().cloned().unwrap_or_default(),
+                p.vars,
+                timeout,
+                &p.auth,
+            )
+            .map_err(|e| auth_failed(alias.as_str(), e.into()))?;
+            if let Some(session) = &oauth.session {
+                signals.auth_lost = session.lost.clone();
+            }
+            budget = oauth.budget.clone();
+            auth = oauth.session.clone();
+            let client = RawHttpClient::new(oauth.client, Arc::clone(&tap));
             let transport =
                 || StreamableHttpClientTransport::with_client(client.clone(), config.clone());
             let negotiation = negotiate::over_http(transport, plan, &parts);
-            let session = match tokio::time::timeout(timeout, negotiation).await {
+            // The clock stops while a person signs in (the operator asked to).
+            let session = match budget.timeout(timeout, negotiation).await {
                 Ok(Ok(session)) => session,
-                Ok(Err(Failure::Init(e))) => return Err(http_init_failed(&e, &url, &stderr)),
-                Ok(Err(Failure::Mismatch(message))) => return Err(mismatch(message, &stderr)),
+                Ok(Err(Unnegotiated::Init(e))) => {
+                    return Err(http_init_failed(
+                        &e,
+                        &url,
+                        &stderr,
+                        alias.as_str(),
+                        auth.as_deref(),
+                    ));
+                }
+                Ok(Err(Unnegotiated::Mismatch(message))) => {
+                    return Err(mismatch(message, &stderr));
+                }
                 Err(_) => return Err(initfail::timed_out(timeout, &stderr)),
             };
             (session, None)
@@ -204,6 +235,8 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         tasks,
         task_timeout: p.spec.task_timeout,
         task_mode: p.spec.tasks,
+        auth,
+        budget,
     }))
 }
 
@@ -220,6 +253,17 @@ fn mismatch(message: String, stderr: &StderrTail) -> ConnectError {
     )
 }
 
+/// An OAuth failure as a connect error: the alias ends up `auth_required`.
+pub(super) fn auth_failed(alias: &str, failure: Failure) -> ConnectError {
+    let mut error = ConnectError::new(
+        Code::AuthRequired,
+        failure.error.to_string(),
+        failure.error.hint(alias),
+    );
+    error.server_output = failure.server_output;
+    error
+}
+
 async fn exited_during_init(
     status: std::io::Result<std::process::ExitStatus>,
     stderr: &StderrTail,
@@ -231,15 +275,25 @@ async fn exited_during_init(
     initfail::exited(&how, stderr)
 }
 
-/// An HTTP server that did not initialize: authorization, or what happened in
-/// the harness's words (see `initfail`).
-fn http_init_failed(error: &ClientInitializeError, url: &str, stderr: &StderrTail) -> ConnectError {
+/// An HTTP server that did not initialize: authorization (in the OAuth
+/// session's words when it tried), or what happened in the harness's words
+/// (see `initfail`).
+fn http_init_failed(
+    error: &ClientInitializeError,
+    url: &str,
+    stderr: &StderrTail,
+    alias: &str,
+    auth: Option<&AuthSession>,
+) -> ConnectError {
     if error.is_authorization_required() {
+        if let Some(failure) = auth.and_then(|a| a.failure()) {
+            return auth_failed(alias, failure);
+        }
+        let denial = super::connection::AuthDenial::plain(alias);
         return ConnectError::new(
             Code::AuthRequired,
             format!("{url} requires authorization (HTTP 401/403) and refused the request"),
-            "give this server a token: headers = { Authorization = \"Bearer ${TOKEN}\" }; \
-             OAuth sign-in is not supported yet",
+            denial.hint,
         );
     }
     initfail::failed(error, Via::Http, stderr)

@@ -6,7 +6,8 @@
 //! annotations — silently, which rule 5 cannot allow.
 //!
 //! Everything else (other requests, notifications, the GET stream, DELETE)
-//! goes to rmcp's reqwest client unchanged.
+//! goes to the harness's HTTP client (rmcp's reqwest client with OAuth)
+//! unchanged; the tapped POST carries the same credentials.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -22,18 +23,19 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::{Sse, SseStream};
 
+use super::auth::transport::HttpClient;
 use super::rawtap::RawTap;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
 #[derive(Clone)]
 pub struct RawHttpClient {
-    inner: reqwest::Client,
+    inner: HttpClient,
     tap: Arc<RawTap>,
 }
 
 impl RawHttpClient {
-    pub fn new(inner: reqwest::Client, tap: Arc<RawTap>) -> Self {
+    pub fn new(inner: HttpClient, tap: Arc<RawTap>) -> Self {
         Self { inner, tap }
     }
 
@@ -57,6 +59,7 @@ impl RawHttpClient {
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let mut request = self
             .inner
+            .http()
             .post(uri.as_ref())
             .header(header::ACCEPT, "text/event-stream, application/json");
         if let Some(token) = auth_token {
@@ -181,7 +184,17 @@ impl StreamableHttpClient for RawHttpClient {
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         if self.tapped(&message) {
             return self
-                .post_tapped(uri, message, session_id, auth_token, custom_headers, limits)
+                .inner
+                .authorized("POST", &uri, &custom_headers, |token, headers| {
+                    self.post_tapped(
+                        uri.clone(),
+                        message.clone(),
+                        session_id.clone(),
+                        token.or_else(|| auth_token.clone()),
+                        headers,
+                        limits,
+                    )
+                })
                 .await;
         }
         self.inner

@@ -53,6 +53,9 @@ pub enum Fault {
     HugeResult {
         bytes: usize,
     },
+    /// `lookup` answers with one block of every content type (text, image,
+    /// audio, resource link, embedded text and binary resources).
+    ContentBlocks,
     Escapes,
     /// Invisible characters (`hidden_payload`) in `lookup`'s definition and in
     /// every text the server sends back.
@@ -173,6 +176,7 @@ impl Fault {
             }),
             "escapes" => flag(Fault::Escapes),
             "hidden-text" => flag(Fault::HiddenText),
+            "content-blocks" => flag(Fault::ContentBlocks),
             "list-changed-storm" => Ok(Fault::ListChangedStorm {
                 count: u32::try_from(number()?).map_err(|e| e.to_string())?,
             }),
@@ -213,6 +217,7 @@ pub struct Faults {
     pub stderr_flood: Option<u64>,
     pub stdout_noise: bool,
     pub huge_result: Option<usize>,
+    pub content_blocks: bool,
     pub escapes: bool,
     pub hidden_text: bool,
     pub list_changed_storm: Option<u32>,
@@ -249,6 +254,7 @@ impl Faults {
                 Fault::HugeResult { bytes } => faults.huge_result = Some(bytes),
                 Fault::Escapes => faults.escapes = true,
                 Fault::HiddenText => faults.hidden_text = true,
+                Fault::ContentBlocks => faults.content_blocks = true,
                 Fault::ListChangedStorm { count } => faults.list_changed_storm = Some(count),
                 Fault::MutateTools { kind } => faults.mutate_tools = Some(kind),
                 Fault::MutateAfterMs { ms } => faults.mutate_after_ms = Some(ms),
