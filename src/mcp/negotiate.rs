@@ -101,7 +101,7 @@ where
     T: Transport<RoleClient, Error = std::io::Error> + 'static,
 {
     if plan == Plan::HandshakeOnly {
-        return handshake(transport, parts).await;
+        return handshake(transport, parts).await.map_err(refused_handshake);
     }
     let (leased, returned, phase) = probe::lease(transport);
     let attempt =
@@ -192,8 +192,39 @@ where
             return Err(Failure::Mismatch(not_stateless(&evidence)));
         }
         tracing::debug!(alias = %parts.alias(), "legacy server ({evidence}); falling back to initialize");
+        return handshake(transport(), parts).await;
     }
-    handshake(transport(), parts).await
+    handshake(transport(), parts)
+        .await
+        .map_err(refused_handshake)
+}
+
+/// With `protocol = "2025-11-25"`, a server that refuses the handshake's
+/// revision (-32022) speaks none the operator allowed: a mismatch, naming what
+/// it supports.
+fn refused_handshake(failure: Failure) -> Failure {
+    let Failure::Init(error) = &failure else {
+        return failure;
+    };
+    let ClientInitializeError::JsonRpcError(e) = &**error else {
+        return failure;
+    };
+    if e.code != ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
+        return failure;
+    }
+    let supported: Vec<&str> = e
+        .data
+        .as_ref()
+        .and_then(|d| d.get("supported"))
+        .and_then(serde_json::Value::as_array)
+        .map(|versions| versions.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    Failure::Mismatch(format!(
+        "the harness offered the handshake revisions {HANDSHAKE_OFFER} … {} (protocol = \"{HANDSHAKE_OFFER}\") \
+         and the server refused them (JSON-RPC error -32022); it supports {}",
+        HANDSHAKE_REVISIONS[HANDSHAKE_REVISIONS.len() - 1],
+        list(&supported)
+    ))
 }
 
 async fn handshake<T, E, A>(transport: T, parts: &HandlerParts) -> Result<(Session, Era), Failure>

@@ -94,6 +94,17 @@ fn confirm_form(key: &str, value: &str, faults: &Faults) -> Value {
     })
 }
 
+/// The `requestState` sent in reply to round `round` (0 = the first call):
+/// `state-grows` doubles it every round (from 64 KiB).
+fn request_state_for(round: u32, key: &str, grows: bool) -> String {
+    let padding = if grows {
+        "x".repeat((64 * 1024usize) << round.min(12))
+    } else {
+        String::new()
+    };
+    format!("{}:{key}:{padding}", round + 1)
+}
+
 /// Whether an `ElicitResult` (raw) confirms.
 fn confirmed(answer: &Value) -> bool {
     answer.get("action").and_then(Value::as_str) == Some("accept")
@@ -125,13 +136,14 @@ impl DemoHandler {
             .and_then(|s| s.split(':').next())
             .and_then(|n| n.parse::<u32>().ok())
             .unwrap_or(0);
+        // The state must come back byte for byte as it was sent.
+        if let Some(state) = request_state
+            && round > 0
+            && state != request_state_for(round - 1, key, faults.state_grows)
+        {
+            return self.answer_error("the requestState did not come back as it was sent");
+        }
         if answer.is_none() || faults.input_loop {
-            // `state-grows` doubles the state every round (from 64 KiB).
-            let padding = if faults.state_grows {
-                "x".repeat((64 * 1024usize) << round.min(12))
-            } else {
-                String::new()
-            };
             log(format_args!("guarded_set: asking (round {})", round + 1));
             let mut requests: InputRequests = InputRequests::new();
             let request =
@@ -140,7 +152,7 @@ impl DemoHandler {
                 Ok(request) => requests.insert(CONFIRM_KEY.to_string(), request),
                 Err(error) => return self.answer_error(&format!("building the question: {error}")),
             };
-            let state = format!("{}:{key}:{padding}", round + 1);
+            let state = request_state_for(round, key, faults.state_grows);
             return InputRequiredResult::new(Some(requests), Some(state)).into();
         }
         let answer = answer.cloned().unwrap_or(Value::Null);

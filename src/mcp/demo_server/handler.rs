@@ -194,6 +194,7 @@ impl ServerHandler for DemoHandler {
         let args = request.arguments.clone().unwrap_or_default();
         let result = match (self.inner.tool_set.behaviour, name) {
             (Behaviour::Echo, _) => self.echo(name, &args),
+            (Behaviour::Structured, _) => super::toolsets_protocol::answer(name, &args),
             (Behaviour::Standard, "lookup") => self.lookup(&args),
             (Behaviour::Standard, "set") => self.set(&args),
             (Behaviour::Standard, "reset") => self.reset(),
@@ -241,6 +242,9 @@ impl ServerHandler for DemoHandler {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
         let params = serde_json::to_value(&request).unwrap_or_default();
+        if let Some(recorder) = &self.inner.recorder {
+            recorder.task_polled(&params);
+        }
         let status = self
             .inner
             .tasks
@@ -254,6 +258,9 @@ impl ServerHandler for DemoHandler {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let params = serde_json::to_value(&request).unwrap_or_default();
+        if let Some(recorder) = &self.inner.recorder {
+            recorder.task_cancelled(&params);
+        }
         self.inner
             .tasks
             .cancel(&params, Shape::Extension, &self.inner.faults)

@@ -18,6 +18,7 @@ mod tasks;
 mod tests;
 mod tools;
 mod toolsets;
+mod toolsets_protocol;
 
 use std::{io::Write, net::SocketAddr, path::PathBuf, sync::Arc, sync::OnceLock, time::Duration};
 

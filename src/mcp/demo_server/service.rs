@@ -73,6 +73,9 @@ impl Service<RoleServer> for DemoService {
                 if experimental && call.params.name == RESEARCH =>
             {
                 let args = call.params.arguments.clone().unwrap_or_default();
+                if let Some(recorder) = &inner.recorder {
+                    recorder.call(RESEARCH, Some(&args));
+                }
                 let created = inner
                     .tasks
                     .start(&args, shape, &inner.faults, handler.name());
@@ -80,10 +83,16 @@ impl Service<RoleServer> for DemoService {
             }
             ClientRequest::GetTaskRequest(get) if experimental => {
                 let params = serde_json::to_value(&get.params).unwrap_or(Value::Null);
+                if let Some(recorder) = &inner.recorder {
+                    recorder.task_polled(&params);
+                }
                 return inner.tasks.status(&params, shape, &inner.faults).map(raw);
             }
             ClientRequest::CancelTaskRequest(cancel) if experimental => {
                 let params = serde_json::to_value(&cancel.params).unwrap_or(Value::Null);
+                if let Some(recorder) = &inner.recorder {
+                    recorder.task_cancelled(&params);
+                }
                 return inner.tasks.cancel(&params, shape, &inner.faults).map(raw);
             }
             ClientRequest::CustomRequest(custom)
