@@ -5,6 +5,7 @@ mod approvals;
 mod conversation;
 mod editor;
 mod hand_calls;
+mod tasks;
 
 use std::time::{Duration, Instant};
 
