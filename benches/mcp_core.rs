@@ -3,7 +3,8 @@
 //!
 //! `cargo bench --bench mcp_core` — needs the release demo server, which cargo
 //! builds for benches. Prints medians, p99 and ratios. `BENCH_ONLY=large` runs
-//! only the 10,000-tool listing (for profiling it with perf).
+//! only the 10,000-tool listing (for profiling it with perf), `BENCH_ONLY=eras`
+//! only the call on each protocol revision.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
 
@@ -15,6 +16,8 @@ use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::mcp::{EventSink, FlagApprover, Hub, McpEvent, Vars};
 use serde_json::json;
 
+#[path = "mcp_core/eras.rs"]
+mod eras;
 #[path = "mcp_core/large.rs"]
 mod large;
 
@@ -288,7 +291,13 @@ fn main() {
             large_server(10_000, false).await;
             return;
         }
+        if only == "eras" {
+            eras::eras_call().await;
+            return;
+        }
         call_path().await;
+        println!();
+        eras::eras_call().await;
         println!();
         for (tools, distinct) in [
             (1_000, false),
