@@ -88,17 +88,17 @@ pub fn servers(
                     .collect();
                 let current = last
                     .get(alias.as_str())
-                    .is_some_and(|l| l.connection.id() == entry.connection.id());
+                    .is_some_and(|l| l.connection.id() == entry.connection().id());
                 if !current {
                     last.insert(
                         alias.to_string(),
                         LastConnection {
-                            connection: Arc::clone(&entry.connection),
+                            connection: Arc::clone(entry.connection()),
                             ended: None,
                         },
                     );
                 }
-                view.health = Some(health(&entry.connection, stats.get(alias.as_str()), None));
+                view.health = Some(health(entry.connection(), stats.get(alias.as_str()), None));
             } else if let Some(ended) = last.get_mut(alias.as_str()) {
                 // Not live any more (an end the revocation did not tell).
                 let why = ended
