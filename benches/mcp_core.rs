@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_harness::config::{self, ConfigSource};
-use mcp_harness::mcp::{EventSink, FlagApprover, Hub, McpEvent, Vars};
+use mcp_harness::mcp::{EventSink, FlagApprover, Hub, McpEvent, Vars, bench};
 use serde_json::json;
 
 #[path = "mcp_core/large.rs"]
@@ -110,7 +110,7 @@ async fn call_path() {
         .outcome
         .expect("exposed");
     let snapshot = hub.snapshot();
-    let conn = Arc::clone(&snapshot.resolve("mcp__a__lookup").expect("tool").connection);
+    let conn = bench::connection_of(snapshot.resolve("mcp__a__lookup").expect("tool"));
     let approver = FlagApprover { approve: false };
     let args = json!({"key": "apple"});
     let raw_args = args.as_object().cloned().unwrap_or_default();
@@ -132,7 +132,7 @@ async fn call_path() {
         }
         for _ in 0..50 {
             let t = Instant::now();
-            conn.raw_rmcp_call("lookup", raw_args.clone())
+            bench::raw_rmcp_call(&conn, "lookup", raw_args.clone())
                 .await
                 .expect("raw call");
             raw.push(t.elapsed());
@@ -190,7 +190,7 @@ async fn call_path() {
                         );
                         outcome.await.result.expect("call");
                     } else {
-                        conn.raw_rmcp_call("lookup", raw_args.clone())
+                        bench::raw_rmcp_call(&conn, "lookup", raw_args.clone())
                             .await
                             .expect("raw");
                     }

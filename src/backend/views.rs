@@ -104,17 +104,17 @@ impl ViewBuilder {
                     let current = self
                         .last
                         .get(&key)
-                        .is_some_and(|l| l.connection.id() == entry.connection.id());
+                        .is_some_and(|l| l.connection.id() == entry.connection().id());
                     if !current {
                         self.last.insert(
                             key.clone(),
                             LastConnection {
-                                connection: Arc::clone(&entry.connection),
+                                connection: Arc::clone(entry.connection()),
                                 ended: None,
                             },
                         );
                     }
-                    view.health = Some(health(&entry.connection, stats, None));
+                    view.health = Some(health(entry.connection(), stats, None));
                 } else {
                     if let Some(ended) = self.last.get_mut(&key) {
                         // Not live any more (an end the revocation did not tell).

@@ -176,11 +176,6 @@ impl Hub {
         self.inner.registry.snapshot()
     }
 
-    /// The registry itself (to revoke by connection id).
-    pub fn registry(&self) -> &Registry {
-        &self.inner.registry
-    }
-
     pub fn limits(&self) -> &Limits {
         &self.inner.limits
     }
