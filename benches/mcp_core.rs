@@ -15,6 +15,8 @@ use serde_json::json;
 
 #[path = "mcp_core/large.rs"]
 mod large;
+#[path = "mcp_core/pins.rs"]
+mod pins;
 
 use large::large_server;
 
@@ -282,6 +284,11 @@ fn main() {
             large_server(10_000, false).await;
             return;
         }
+        if only == "pins" {
+            pins::pin_overhead(10_000, false).await;
+            pins::pin_overhead(10_000, true).await;
+            return;
+        }
         call_path().await;
         println!();
         for (tools, distinct) in [
@@ -291,6 +298,10 @@ fn main() {
             (10_000, true),
         ] {
             large_server(tools, distinct).await;
+        }
+        println!();
+        for distinct in [false, true] {
+            pins::pin_overhead(10_000, distinct).await;
         }
         println!();
         revocation_latency().await;
