@@ -172,6 +172,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
             why_not: None,
             check: None,
             pin: mcp_harness::protocol::PinStatus::Pinned,
+            hidden_text: false,
         })
         .collect();
     state.servers = Arc::from(vec![ServerView {

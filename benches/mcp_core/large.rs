@@ -67,6 +67,9 @@ pub async fn large_server(tools: usize, distinct: bool) {
         vars: &vars,
         events: EventSink::discard(),
         elicitor: Arc::new(mcp_harness::mcp::DecliningElicitor),
+        auth: mcp_harness::mcp::auth::AuthContext::new(Arc::new(
+            mcp_harness::mcp::auth::Store::memory(),
+        )),
     })
     .await
     .expect("open");

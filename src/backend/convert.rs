@@ -69,6 +69,7 @@ pub fn cause(cause: &RevokeCause) -> EndCause {
         RevokeCause::Killed => EndKind::Killed,
         RevokeCause::Shutdown => EndKind::Shutdown,
         RevokeCause::PolicyViolation { .. } => EndKind::PolicyViolation,
+        RevokeCause::AuthRequired { .. } => EndKind::AuthRequired,
     };
     EndCause {
         kind,

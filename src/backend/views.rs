@@ -276,6 +276,7 @@ fn tool_view(t: &PublishedTool, effect: Option<Effect>, why_not: Option<String>)
         why_not,
         check: None,
         pin: PinStatus::Off,
+        hidden_text: t.has_hidden_text(),
     }
 }
 

@@ -4,6 +4,7 @@
 mod call;
 mod check;
 pub mod conformance;
+mod conformance_auth;
 pub mod json;
 mod out;
 mod pin;

@@ -3,6 +3,7 @@
 
 mod agent;
 pub mod edit;
+mod oauth;
 mod servers;
 
 use std::collections::BTreeMap;
@@ -156,7 +157,11 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
                 ),
             ));
         }
-        let spec = servers::server_spec(&alias, server, &limits)
+        let base = match &source {
+            ConfigSource::File(file) => file.parent(),
+            ConfigSource::Embedded => None,
+        };
+        let spec = servers::server_spec(&alias, server, &limits, base)
             .map_err(|(key, m)| fail(Some(format!("servers.{alias}{key}")), m))?;
         servers.push(spec);
     }

@@ -46,6 +46,7 @@ impl Hub {
     pub(super) async fn attempt(
         &self,
         spec: &ServerSpec,
+        interactive: bool,
     ) -> (Option<Arc<Connection>>, ConnectReport) {
         let mut report = ConnectReport {
             alias: spec.alias.clone(),
@@ -59,7 +60,7 @@ impl Hub {
         // One deadline for the whole attempt: a server that answers `initialize`
         // and then trickles out `tools/list` pages must not hold a connect for hours.
         let deadline = Instant::now() + spec.connect_timeout;
-        let conn = match self.open(spec).await {
+        let conn = match self.open(spec, interactive).await {
             Ok(c) => c,
             Err(e) => {
                 report.outcome = Err(e);
@@ -68,6 +69,10 @@ impl Hub {
         };
         report.server = Some(conn.server().clone());
         let listed = self.list_and_expose(&conn, spec, deadline).await;
+        // Whatever the server asks for later, a person is not asked behind a call.
+        if let Some(auth) = conn.auth() {
+            auth.allow_interaction(false);
+        }
         report.outcome = listed.outcome;
         if let Some(published) = listed.published {
             let enforce = report.outcome.is_ok();
@@ -120,7 +125,10 @@ impl Hub {
             listed_so_far += page.len();
         });
         // Dropping the listing on the deadline cancels its request in flight.
-        let listed = tokio::time::timeout_at(deadline, listing)
+        // The clock stops while a person signs in (a server may ask at tools/list).
+        let listed = conn
+            .budget
+            .until(deadline, listing)
             .await
             .unwrap_or_else(|_| Err(listing::missed_deadline(spec.connect_timeout)));
         let cache = precompiler.finish().await;
@@ -146,7 +154,11 @@ impl Hub {
         }
     }
 
-    async fn open(&self, spec: &ServerSpec) -> Result<Arc<Connection>, ConnectError> {
+    async fn open(
+        &self,
+        spec: &ServerSpec,
+        interactive: bool,
+    ) -> Result<Arc<Connection>, ConnectError> {
         connection::open(OpenParams {
             id: ConnectionId::next(),
             spec,
@@ -154,6 +166,7 @@ impl Hub {
             vars: &self.inner.vars,
             events: self.inner.events.clone(),
             elicitor: self.elicitor(),
+            auth: self.auth_context(interactive),
         })
         .await
     }
@@ -172,9 +185,11 @@ impl Hub {
             )
         })?;
         let deadline = Instant::now() + spec.connect_timeout;
-        let conn = self.open(&spec).await?;
+        let conn = self.open(&spec, false).await?;
         let listing = listing::list_tools(&conn, &self.inner.limits, |_| {});
-        let listed = tokio::time::timeout_at(deadline, listing)
+        let listed = conn
+            .budget
+            .until(deadline, listing)
             .await
             .unwrap_or_else(|_| Err(listing::missed_deadline(spec.connect_timeout)));
         conn.close();

@@ -44,6 +44,9 @@ pub enum RevokeCause {
     Killed,
     /// The harness is shutting down.
     Shutdown,
+    /// An HTTP server refused the sign-in and it could not be renewed, or the
+    /// operator signed out: the alias needs a new sign-in.
+    AuthRequired { detail: String },
     /// After `notifications/tools/list_changed`, the re-listed tools break a
     /// local rule (exact equality with the policy, names, schemas): the whole
     /// connection was rejected. `changes` says what the server changed.
@@ -108,6 +111,7 @@ impl std::fmt::Display for RevokeCause {
             RevokeCause::ConnectionLost { detail } => write!(f, "connection lost: {detail}"),
             RevokeCause::Killed => f.write_str("server process killed by the operator"),
             RevokeCause::Shutdown => f.write_str("harness shutting down"),
+            RevokeCause::AuthRequired { detail } => write!(f, "sign-in required: {detail}"),
             RevokeCause::PolicyViolation {
                 message, changes, ..
             } => write!(
@@ -175,6 +179,9 @@ impl AliasState {
     }
 }
 
+/// Exposed name → what the harness noticed about that tool's definition.
+pub type ToolFlags = std::collections::BTreeMap<String, Vec<super::published::ToolFlag>>;
+
 /// One thing that happened in the MCP layer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -185,10 +192,14 @@ pub enum McpEvent {
         state: AliasState,
     },
     /// A connection's exposed tools entered the registry (snapshot `version`).
+    /// `flags`: what the harness noticed about some of them (exposed name →
+    /// flags, e.g. `hidden_text`); absent when nothing.
     Registered {
         alias: ServerAlias,
         connection: ConnectionId,
         tools: Vec<String>,
+        #[serde(skip_serializing_if = "ToolFlags::is_empty")]
+        flags: ToolFlags,
         version: u64,
     },
     /// A connection's exposed tools left the registry, all at once.
@@ -216,6 +227,8 @@ pub enum McpEvent {
         removed: Vec<String>,
         changed: Vec<String>,
         tools: Vec<String>,
+        #[serde(skip_serializing_if = "ToolFlags::is_empty")]
+        flags: ToolFlags,
         version: u64,
     },
     /// Pins were written or found broken: `created` by trust on first use,

@@ -13,6 +13,7 @@
 
 pub mod approver;
 mod attempt;
+pub mod auth;
 pub mod call;
 mod client;
 pub mod connection;

@@ -36,6 +36,11 @@ impl Hub {
                     code,
                     message: format!("after tools/list_changed ({changes}): {message}"),
                 },
+                // Signing in again brings it back: the alias says so.
+                RevokeCause::AuthRequired { detail } => AliasState::Failed {
+                    code: super::error::ConnectErrorCode::AuthRequired,
+                    message: detail,
+                },
                 cause => AliasState::Lost { cause },
             };
             self.set_state(connection.alias(), slot, next);
@@ -88,6 +93,9 @@ impl Hub {
             let cause = match connection.end_reason() {
                 // Closed or killed on request: whoever asked already revoked.
                 Some(EndReason::Closed | EndReason::Killed) | None => return,
+                Some(EndReason::AuthLost) => RevokeCause::AuthRequired {
+                    detail: connection.denial().message,
+                },
                 Some(reason) => RevokeCause::ConnectionLost {
                     detail: reason.to_string(),
                 },

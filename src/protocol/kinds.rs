@@ -171,6 +171,9 @@ pub enum EndKind {
     Shutdown,
     /// After a re-list, what it publishes breaks a local rule.
     PolicyViolation,
+    /// Its sign-in was refused and could not be renewed, or the operator
+    /// signed out: it needs a new sign-in.
+    AuthRequired,
 }
 
 /// Why a connection ended: the kind to act on, and the harness's own words.

@@ -115,6 +115,9 @@ pub struct ToolView {
     pub check: Option<ArgsCheck>,
     /// Against its pinned definition.
     pub pin: PinStatus,
+    /// The definition holds invisible code points (SPEC rule 15): shown as
+    /// `<U+XXXX>`, removed for the model.
+    pub hidden_text: bool,
 }
 
 /// One tool whose published definition differs from its pin.

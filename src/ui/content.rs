@@ -144,6 +144,17 @@ fn detail(alias: &str, tool: &ToolView, width: usize) -> Vec<Line<'static>> {
         Span::styled(pin, pin_style),
     ]));
     lines.push(Line::raw(""));
+    if tool.hidden_text {
+        lines.extend(
+            wrapped(
+                "hidden text: this definition holds invisible characters, shown as <U+XXXX>; \
+                 the model gets them removed.",
+                width,
+            )
+            .into_iter()
+            .map(|l| Line::styled(l, theme::warn())),
+        );
+    }
     lines.push(Line::styled(
         "Server claims (data from the server, never permission):",
         theme::untrusted(),
@@ -269,7 +280,8 @@ pub fn registry_fits(rows: &[RegistryRow<'_>], width: usize, show_alias: bool) -
             let prefix = mark + if show_alias { alias.len() + 1 } else { 0 };
             let exposed = tool.exposed_as.as_ref().map_or(0, String::len);
             let effect = tool.effect.map_or(0, |e| e.label().len());
-            prefix + tool.name.chars().count() + 3 + exposed + 1 + effect <= width
+            let mark = if tool.hidden_text { 14 } else { 0 };
+            prefix + tool.name.chars().count() + mark + 3 + exposed + 1 + effect <= width
         }
         RegistryRow::Revoked { .. } => true,
     })

@@ -4,7 +4,6 @@
 
 use serde_json::Value;
 use similar::TextDiff;
-use unicode_general_category::{GeneralCategory, get_general_category};
 
 /// Lines of context around each change.
 const CONTEXT: usize = 3;
@@ -45,34 +44,10 @@ fn pretty(text: &str) -> String {
 }
 
 /// One line for the operator: controls, escapes and bidi overrides inert, and
-/// every character they could not see written as `<U+XXXX>`.
+/// every character they could not see written as `<U+XXXX>` (SPEC rule 15,
+/// [`crate::sanitize::hidden`]).
 pub fn visible(line: &str) -> String {
-    let mut shown = String::with_capacity(line.len());
-    for c in line.chars() {
-        if is_hidden(c) {
-            shown.push_str(&format!("<U+{:04X}>", c as u32));
-        } else {
-            shown.push(c);
-        }
-    }
-    crate::sanitize::inert(&shown, false)
-}
-
-/// Invisible code points: format characters (zero-width characters, bidi
-/// controls, the tag block, soft hyphen, BOM), variation selectors and the
-/// Hangul fillers that render as nothing.
-pub fn is_hidden(c: char) -> bool {
-    matches!(
-        c,
-        '\u{fe00}'..='\u{fe0f}'
-            | '\u{e0100}'..='\u{e01ef}'
-            | '\u{180b}'..='\u{180f}'
-            | '\u{115f}'
-            | '\u{1160}'
-            | '\u{3164}'
-            | '\u{ffa0}'
-            | '\u{034f}'
-    ) || get_general_category(c) == GeneralCategory::Format
+    crate::sanitize::inert(line, false)
 }
 
 /// Tag characters (U+E0020–U+E007E) mirror printable ASCII: a server can
@@ -124,7 +99,10 @@ mod tests {
             "{diff}"
         );
         assert!(diff.contains("\n   \"inputSchema\": {\n"), "{diff}");
-        assert!(!diff.chars().any(is_hidden), "{diff}");
+        assert!(
+            !diff.chars().any(crate::sanitize::hidden::is_invisible),
+            "{diff}"
+        );
     }
 
     #[test]

@@ -149,7 +149,7 @@ fn string(text: &str) -> String {
 }
 
 fn needs_escape(c: char) -> bool {
-    c.is_control() || crate::sanitize::is_dangerous(c) || super::diff::is_hidden(c)
+    c.is_control() || crate::sanitize::is_dangerous(c) || crate::sanitize::hidden::is_invisible(c)
 }
 
 fn escaped(text: &str) -> String {

@@ -121,6 +121,12 @@ fn render_row(
     match row {
         RegistryRow::Tool { tool, .. } => {
             let name = line(&format!("{prefix}{}", tool.name), (width / 2).max(8));
+            // Invisible characters in its definition (rule 15): marked, always.
+            let name = if tool.hidden_text {
+                Span::styled(format!("{name} [hidden text]"), theme::warn())
+            } else {
+                Span::raw(name)
+            };
             let mut row = match (&tool.exposed_as, tool.effect) {
                 (Some(exposed), effect) => {
                     // Narrow pane: the exposed name is mcp__{alias}__ + the tool's
@@ -131,7 +137,7 @@ fn render_row(
                         exposed.clone()
                     };
                     Line::from(vec![
-                        Span::raw(name),
+                        name,
                         Span::styled(" → ", theme::dim()),
                         Span::raw(shown),
                         match effect {
@@ -145,7 +151,7 @@ fn render_row(
                 (None, _) => {
                     let why = tool.why_not.clone().unwrap_or_else(|| "not exposed".into());
                     Line::from(vec![
-                        Span::raw(name),
+                        name,
                         Span::styled(format!(" ✗ {why}"), theme::error()),
                     ])
                 }
