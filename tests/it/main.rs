@@ -31,6 +31,7 @@ mod orphans;
 mod pins;
 mod pins_lock;
 mod pins_session;
+mod pins_tui;
 mod private_text;
 mod provider_anthropic;
 mod provider_openai;
