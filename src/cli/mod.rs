@@ -1,12 +1,14 @@
 //! The command line: the TUI (default) and the headless commands. Each command is
 //! thin: parse → MCP layer → print.
 
+mod bench;
 mod call;
 mod check;
 pub mod conformance;
 pub mod json;
 mod out;
 mod policy;
+mod progress;
 mod render;
 mod run;
 
@@ -50,6 +52,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Call one tool through the full pipeline (schema check, policy, timeout, error envelope)
     Call(call::CallArgs),
+    /// Load-test one tool through the full pipeline: latency percentiles, calls/s, errors by code
+    Bench(bench::BenchArgs),
     /// Print the [servers.ALIAS.tools] policy block for what the server publishes (every tool "confirm")
     Policy(policy::PolicyArgs),
     /// Run the Lead agent headless on one prompt (events as text, or JSON lines)
@@ -67,6 +71,7 @@ pub async fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Some(Command::Check(args)) => check::run(cli.config, args).await,
         Some(Command::Call(args)) => call::run(cli.config, args).await,
+        Some(Command::Bench(args)) => bench::run(cli.config, args).await,
         Some(Command::Policy(args)) => policy::run(cli.config, args).await,
         Some(Command::Run(args)) => run::run(cli.config, args).await,
         Some(Command::ConformanceClient(args)) => conformance::run(args).await,

@@ -9,6 +9,7 @@ mod common;
 mod fixtures;
 
 mod agent;
+mod bench;
 mod call;
 mod check;
 mod conformance;
