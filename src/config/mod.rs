@@ -4,6 +4,7 @@
 mod agent;
 pub mod edit;
 mod servers;
+mod telemetry;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -14,6 +15,8 @@ use thiserror::Error;
 
 pub use agent::{AgentConfig, BUILTIN_TOOLS, ModelSection, ProviderKind, TeammateConfig};
 use servers::{RawLimits, RawServer};
+use telemetry::RawTelemetry;
+pub use telemetry::TelemetryConfig;
 
 use crate::mcp::names::normalize;
 use crate::mcp::{Effect, Limits, ServerSpec};
@@ -45,6 +48,8 @@ pub struct Config {
     /// In file order.
     pub servers: Vec<ServerSpec>,
     pub agent: AgentConfig,
+    /// `[telemetry]`, when present: OTLP export of calls and events.
+    pub telemetry: Option<TelemetryConfig>,
 }
 
 /// A config that cannot be used. The CLI exits with status 2.
@@ -69,6 +74,7 @@ struct RawConfig {
     builtin_tools: BTreeMap<String, Effect>,
     #[serde(default)]
     teammates: Vec<TeammateConfig>,
+    telemetry: Option<RawTelemetry>,
 }
 
 /// Picks the config: `--config` (must exist), else `config.toml` in the platform
@@ -148,11 +154,17 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
     {
         *scenario = dir.join(&*scenario);
     }
+    let telemetry = raw
+        .telemetry
+        .map(telemetry::telemetry)
+        .transpose()
+        .map_err(|(key, m)| fail(Some(key), m))?;
     Ok(Config {
         source,
         limits,
         servers,
         agent,
+        telemetry,
     })
 }
 

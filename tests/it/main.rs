@@ -28,6 +28,7 @@ mod private_text;
 mod provider_anthropic;
 mod provider_openai;
 mod run;
+mod telemetry;
 mod tui_backend;
 mod tui_e2e;
 mod tui_exits;
