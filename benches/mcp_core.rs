@@ -17,8 +17,11 @@ use serde_json::json;
 
 #[path = "mcp_core/large.rs"]
 mod large;
+#[path = "mcp_core/telemetry.rs"]
+mod telemetry;
 
 use large::large_server;
+use telemetry::telemetry_overhead;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
 
@@ -75,7 +78,7 @@ fn hub_for(text: &str) -> (Hub, tokio::sync::mpsc::UnboundedReceiver<McpEvent>) 
     )
 }
 
-struct Stats {
+pub struct Stats {
     median: Duration,
     p99: Duration,
 }
@@ -288,7 +291,13 @@ fn main() {
             large_server(10_000, false).await;
             return;
         }
+        if only == "telemetry" {
+            telemetry_overhead().await;
+            return;
+        }
         call_path().await;
+        println!();
+        telemetry_overhead().await;
         println!();
         for (tools, distinct) in [
             (1_000, false),

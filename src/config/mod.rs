@@ -209,6 +209,9 @@ mod tests {
         assert_eq!(model.provider, Some(ProviderKind::Anthropic));
         assert_eq!(config.agent.builtin_tools.len(), BUILTIN_TOOLS.len());
         assert_eq!(config.agent.teammates[0].name, "reviewer");
+        let telemetry = config.telemetry.as_ref().expect("[telemetry]");
+        assert_eq!(telemetry.otlp_endpoint, "http://localhost:4318");
+        assert!(!telemetry.include_arguments);
     }
 
     #[test]
