@@ -90,6 +90,7 @@ async fn bench(hub: &Hub, args: BenchArgs, arguments: Value) -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
     };
+    eprint!("{}", super::render::pinned_note(&args.alias, &report.pins));
     if let Err(e) = &report.outcome {
         hub.shutdown().await;
         print_connect_error(&report, e, args.json);

@@ -56,6 +56,7 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
     };
+    eprint!("{}", render::pinned_note(&args.alias, &report.pins));
     if let Err(e) = &report.outcome {
         hub.shutdown().await;
         print_connect_error(&report, e, args.json);
@@ -120,6 +121,9 @@ pub(super) fn print_connect_error(report: &ConnectReport, e: &ConnectError, json
         });
         if let Some(diff) = &e.policy_diff {
             error["policy_diff"] = json!(diff);
+        }
+        if !e.changes().is_empty() {
+            error["changes"] = json!(e.changes());
         }
         let mut line = json!({ "ok": false, "error": error });
         // One shape for server output in `call`: a string, present only when

@@ -29,6 +29,7 @@ pub mod listing;
 pub mod names;
 pub mod observe;
 mod open;
+pub mod pins;
 pub mod policy;
 pub mod process;
 pub mod published;
@@ -52,10 +53,13 @@ pub use elicit::{
 };
 pub use envelope::{ToolError, ToolErrorCode};
 pub use error::{ConnectError, ConnectErrorCode, FailureKind, HubError};
-pub use events::{AliasState, ConnectionId, EventSink, McpEvent, RevokeCause, ToolChanges};
+pub use events::{
+    AliasState, ConnectionId, EventSink, McpEvent, PinChange, RevokeCause, ToolChanges,
+};
 pub use hub::{ConnectReport, Hub};
 pub use names::ServerAlias;
 pub use observe::{CallRecord, Decision, Observer};
+pub use pins::{DefinitionChange, PinBook, PinMode, PinState};
 pub use policy::{Effect, ToolPolicy};
 pub use published::PublishedTool;
 pub use registry::{ExposedTool, Snapshot};
