@@ -19,8 +19,11 @@ use serde_json::json;
 mod large;
 #[path = "mcp_core/pins.rs"]
 mod pins;
+#[path = "mcp_core/telemetry.rs"]
+mod telemetry;
 
 use large::large_server;
+use telemetry::telemetry_overhead;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
 
@@ -77,7 +80,7 @@ fn hub_for(text: &str) -> (Hub, tokio::sync::mpsc::UnboundedReceiver<McpEvent>) 
     )
 }
 
-struct Stats {
+pub struct Stats {
     median: Duration,
     p99: Duration,
 }
@@ -295,7 +298,13 @@ fn main() {
             pins::pin_overhead(10_000, true).await;
             return;
         }
+        if only == "telemetry" {
+            telemetry_overhead().await;
+            return;
+        }
         call_path().await;
+        println!();
+        telemetry_overhead().await;
         println!();
         for (tools, distinct) in [
             (1_000, false),

@@ -76,7 +76,8 @@ pub fn start(
     let mcp_sink = EventSink::forward({
         let tx = events_tx.clone();
         move |event| drop(tx.send(SessionEvent::Mcp(event)))
-    });
+    })
+    .observed_by(crate::telemetry::observer());
     let reserved = crate::config::BUILTIN_TOOLS
         .iter()
         .map(|s| s.to_string())

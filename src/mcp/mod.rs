@@ -77,6 +77,7 @@ mod initfail;
 pub mod linecap;
 mod listing;
 pub mod names;
+pub mod observe;
 mod open;
 pub mod pins;
 pub mod policy;
@@ -107,6 +108,7 @@ pub use events::{
 };
 pub use hub::{ConnectReport, Hub};
 pub use names::ServerAlias;
+pub use observe::{CallRecord, Decision, Observer};
 pub use pins::{DefinitionChange, PinBook, PinMode, PinState};
 pub use policy::{Effect, ToolPolicy};
 pub use published::PublishedTool;

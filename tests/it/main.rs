@@ -9,6 +9,7 @@ mod common;
 mod fixtures;
 
 mod agent;
+mod bench;
 mod call;
 mod check;
 mod conformance;
@@ -36,6 +37,7 @@ mod private_text;
 mod provider_anthropic;
 mod provider_openai;
 mod run;
+mod telemetry;
 mod tui_backend;
 mod tui_e2e;
 mod tui_exits;
