@@ -51,9 +51,51 @@ pub enum RequestError {
     Lost(String),
     /// The server answered with a JSON-RPC error. Its text is server output.
     Remote { code: i32, message: String },
-    /// An HTTP server refused the request for want of credentials (401/403): the
-    /// session is unusable until the operator gives it a token.
-    Unauthorized,
+    /// An HTTP server refused the request (401/403) and signing in did not help.
+    Unauthorized(AuthDenial),
+}
+
+/// Why a server's refusal could not be overcome, in the operator's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthDenial {
+    pub message: String,
+    pub hint: String,
+    /// What the authorization server said (untrusted, operator-only).
+    pub server_output: Vec<String>,
+    /// A 403 asking for more scope: only this operation is refused, the
+    /// connection stays usable.
+    pub more_scope: bool,
+}
+
+impl AuthDenial {
+    /// A refusal of a server without OAuth (or before any OAuth step ran).
+    pub fn plain(alias: &str) -> Self {
+        Self {
+            message: "the server requires authorization (HTTP 401/403) and refused the request"
+                .into(),
+            hint: format!(
+                "give this server a token: headers = {{ Authorization = \"Bearer ${{TOKEN}}\" }}, \
+                 or sign in with OAuth: auth = \"oauth\" under [servers.{alias}]"
+            ),
+            server_output: Vec::new(),
+            more_scope: false,
+        }
+    }
+
+    /// From what the OAuth session recorded.
+    pub fn from_failure(alias: &str, failure: super::auth::Failure) -> Self {
+        let more_scope = matches!(
+            failure.error,
+            super::auth::OAuthError::NeedsSignIn { step_up: true, .. }
+                | super::auth::OAuthError::StepUpLimit { .. }
+        );
+        Self {
+            message: failure.error.to_string(),
+            hint: failure.error.hint(alias),
+            server_output: failure.server_output,
+            more_scope,
+        }
+    }
 }
 
 impl RequestError {
@@ -61,9 +103,7 @@ impl RequestError {
     pub fn lost_detail(&self) -> Option<String> {
         match self {
             RequestError::Lost(detail) => Some(detail.clone()),
-            RequestError::Unauthorized => Some(
-                "the server requires authorization (HTTP 401/403) and refused the request".into(),
-            ),
+            RequestError::Unauthorized(denial) => Some(denial.message.clone()),
             _ => None,
         }
     }
@@ -88,6 +128,10 @@ pub struct Connection {
     /// The notification count the current tool list reflects (read just before
     /// the listing that produced it started).
     pub(super) listed: AtomicU64,
+    /// The OAuth session of an HTTP server that uses it.
+    pub(super) auth: Option<Arc<super::auth::AuthSession>>,
+    /// The connect deadline's clock (paused while a person signs in).
+    pub(super) budget: super::auth::Budget,
 }
 
 impl Connection {
@@ -216,7 +260,7 @@ impl Connection {
 
     fn map_error(&self, error: ServiceError) -> RequestError {
         if error.is_authorization_required() {
-            return RequestError::Unauthorized;
+            return RequestError::Unauthorized(self.denial());
         }
         match error {
             ServiceError::Timeout { timeout } => RequestError::Timeout(timeout),
@@ -229,6 +273,19 @@ impl Connection {
             | ServiceError::Cancelled { .. } => RequestError::Lost(self.lost_detail()),
             other => RequestError::Lost(format!("protocol error: {other}")),
         }
+    }
+
+    /// Why the server's refusal stands, from the OAuth session if there is one.
+    pub(super) fn denial(&self) -> AuthDenial {
+        match self.auth.as_ref().and_then(|s| s.failure()) {
+            Some(f) => AuthDenial::from_failure(self.alias.as_str(), f),
+            None => AuthDenial::plain(self.alias.as_str()),
+        }
+    }
+
+    /// The OAuth session (HTTP servers that use OAuth).
+    pub fn auth(&self) -> Option<&Arc<super::auth::AuthSession>> {
+        self.auth.as_ref()
     }
 
     fn lost_detail(&self) -> String {

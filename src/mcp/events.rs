@@ -8,6 +8,7 @@ use tokio::sync::mpsc;
 
 use super::error::ConnectErrorCode;
 use super::names::ServerAlias;
+use super::pins::{DefinitionChange, PinRecord};
 
 /// Unique for the life of the process; never reused, so a late event about an old
 /// connection can never be mistaken for the current one.
@@ -43,6 +44,9 @@ pub enum RevokeCause {
     Killed,
     /// The harness is shutting down.
     Shutdown,
+    /// An HTTP server refused the sign-in and it could not be renewed, or the
+    /// operator signed out: the alias needs a new sign-in.
+    AuthRequired { detail: String },
     /// After `notifications/tools/list_changed`, the re-listed tools break a
     /// local rule (exact equality with the policy, names, schemas): the whole
     /// connection was rejected. `changes` says what the server changed.
@@ -50,6 +54,9 @@ pub enum RevokeCause {
         code: ConnectErrorCode,
         message: String,
         changes: ToolChanges,
+        /// For `definition_changed`: each changed tool with its diff.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        definition_changes: Vec<DefinitionChange>,
     },
 }
 
@@ -104,12 +111,33 @@ impl std::fmt::Display for RevokeCause {
             RevokeCause::ConnectionLost { detail } => write!(f, "connection lost: {detail}"),
             RevokeCause::Killed => f.write_str("server process killed by the operator"),
             RevokeCause::Shutdown => f.write_str("harness shutting down"),
+            RevokeCause::AuthRequired { detail } => write!(f, "sign-in required: {detail}"),
             RevokeCause::PolicyViolation {
                 message, changes, ..
             } => write!(
                 f,
                 "the server changed its tools ({changes}) and they break a local rule: {message}"
             ),
+        }
+    }
+}
+
+/// What happened to an alias's pins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PinChange {
+    Created,
+    Accepted,
+    Violated,
+}
+
+impl PinChange {
+    /// The audit log's event name.
+    pub fn audit_event(self) -> &'static str {
+        match self {
+            PinChange::Created => "pin_created",
+            PinChange::Accepted => "pin_accepted",
+            PinChange::Violated => "pin_violated",
         }
     }
 }
@@ -202,6 +230,14 @@ pub enum McpEvent {
         #[serde(skip_serializing_if = "ToolFlags::is_empty")]
         flags: ToolFlags,
         version: u64,
+    },
+    /// Pins were written or found broken: `created` by trust on first use,
+    /// `accepted` by the operator, `violated` by a definition that differs
+    /// from its pin (or, under `pin = "required"`, has none).
+    Pins {
+        alias: ServerAlias,
+        change: PinChange,
+        tools: Vec<PinRecord>,
     },
     /// Progress of a running call, as reported by the server.
     Progress {

@@ -8,11 +8,13 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::auth::{AuthContext, Store, UserAgent};
 use super::connection::Connection;
 use super::elicit::{DecliningElicitor, Elicitor};
 use super::error::{ConnectError, HubError};
 use super::events::{AliasState, EventSink, McpEvent, RevokeCause};
 use super::names::ServerAlias;
+use super::pins::PinBook;
 use super::registry::{ConnectionEntry, Registry, Snapshot};
 use super::spec::{Limits, ServerSpec};
 use super::vars::Vars;
@@ -33,6 +35,10 @@ pub(super) struct Inner {
     pub(super) events: EventSink,
     /// Answers elicitation requests of connections opened from now on.
     pub(super) elicitor: Mutex<Arc<dyn Elicitor>>,
+    /// Where the tools' pins are kept (rule 14).
+    pub(super) pins: Mutex<Arc<PinBook>>,
+    /// OAuth: the token store and who takes sign-ins to a person.
+    pub(super) auth: Mutex<AuthContext>,
     state: Mutex<State>,
 }
 
@@ -103,6 +109,8 @@ impl Hub {
                 registry: Registry::new(reserved, events.clone()),
                 events,
                 elicitor: Mutex::new(Arc::new(DecliningElicitor)),
+                pins: Mutex::new(Arc::new(PinBook::in_memory())),
+                auth: Mutex::new(AuthContext::new(Arc::new(Store::default_location()))),
                 state: Mutex::new(State {
                     slots,
                     ..State::default()
@@ -130,6 +138,37 @@ impl Hub {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner()),
         )
+    }
+
+    /// Where OAuth tokens are kept (default: the data dir's `oauth/tokens.json`).
+    pub fn set_token_store(&self, store: Arc<Store>) {
+        self.inner
+            .auth
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .store = store;
+    }
+
+    /// Who takes sign-ins to a person (the TUI's window, the `login` command's
+    /// browser) or performs them unattended (the conformance client). Without
+    /// one, a server that needs a sign-in fails with `auth_required`.
+    pub fn set_sign_in_agent(&self, agent: Option<Arc<dyn UserAgent>>) {
+        self.inner
+            .auth
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .agent = agent;
+    }
+
+    pub(super) fn auth_context(&self, interactive: bool) -> AuthContext {
+        let mut ctx = self
+            .inner
+            .auth
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        ctx.interactive = interactive;
+        ctx
     }
 
     /// The current registry snapshot: O(1).
@@ -194,6 +233,21 @@ impl Hub {
     /// Connects an alias: start/reach the server, initialize, list, validate,
     /// expose, register — or report why not. Takes only an alias, by design.
     pub async fn connect(&self, alias: &str) -> Result<ConnectReport, HubError> {
+        self.connect_with(alias, false).await
+    }
+
+    /// Connects an alias the operator asked to sign in to: the sign-in agent
+    /// may show them the authorization page (the connect timeout does not run
+    /// meanwhile). Later refusals of the same connection never ask again.
+    pub async fn sign_in(&self, alias: &str) -> Result<ConnectReport, HubError> {
+        self.connect_with(alias, true).await
+    }
+
+    async fn connect_with(
+        &self,
+        alias: &str,
+        interactive: bool,
+    ) -> Result<ConnectReport, HubError> {
         let spec = self.spec(alias)?;
         let alias = spec.alias.clone();
         let token = CancellationToken::new();
@@ -212,7 +266,7 @@ impl Hub {
             self.set_state(&alias, slot, AliasState::Connecting);
         }
         let attempt = tokio::select! {
-            attempt = self.attempt(&spec) => attempt,
+            attempt = self.attempt(&spec, interactive) => attempt,
             _ = token.cancelled() => return Err(HubError::ConnectCancelled(alias)),
         };
         let (connection, mut report) = attempt;
@@ -255,6 +309,10 @@ impl Hub {
                     server: report.server.clone(),
                     published: Arc::from(Vec::new()),
                     outcome: Ok(Vec::new()),
+                    pins: super::pins::PinSummary {
+                        states: Vec::new(),
+                        ..report.pins.clone()
+                    },
                 });
                 self.set_state(&alias, slot, ready);
                 drop(state);

@@ -59,6 +59,7 @@
 
 pub mod approver;
 mod attempt;
+pub mod auth;
 #[cfg(feature = "bench-internals")]
 pub mod bench;
 pub mod call;
@@ -76,6 +77,7 @@ pub mod linecap;
 mod listing;
 pub mod names;
 mod open;
+pub mod pins;
 pub mod policy;
 pub mod process;
 pub mod published;
@@ -99,11 +101,15 @@ pub use elicit::{
 };
 pub use envelope::{ToolError, ToolErrorCode};
 pub use error::{ConnectError, ConnectErrorCode, FailureKind, HubError};
-pub use events::{AliasState, ConnectionId, EventSink, McpEvent, RevokeCause, ToolChanges};
+pub use events::{
+    AliasState, ConnectionId, EventSink, McpEvent, PinChange, RevokeCause, ToolChanges,
+};
 pub use hub::{ConnectReport, Hub};
 pub use names::ServerAlias;
+pub use pins::{DefinitionChange, PinBook, PinMode, PinState};
 pub use policy::{Effect, ToolPolicy};
 pub use published::PublishedTool;
 pub use registry::{ExposedTool, Snapshot};
+pub use relist::RELIST_INTERVAL;
 pub use spec::{Limits, ServerSpec, TransportSpec};
 pub use vars::Vars;

@@ -31,9 +31,15 @@ impl Hub {
                     code,
                     message,
                     changes,
+                    ..
                 } => AliasState::Rejected {
                     code,
                     message: format!("after tools/list_changed ({changes}): {message}"),
+                },
+                // Signing in again brings it back: the alias says so.
+                RevokeCause::AuthRequired { detail } => AliasState::Failed {
+                    code: super::error::ConnectErrorCode::AuthRequired,
+                    message: detail,
                 },
                 cause => AliasState::Lost { cause },
             };
@@ -64,6 +70,9 @@ impl Hub {
             let cause = match connection.end_reason() {
                 // Closed or killed on request: whoever asked already revoked.
                 Some(EndReason::Closed | EndReason::Killed) | None => return,
+                Some(EndReason::AuthLost) => RevokeCause::AuthRequired {
+                    detail: connection.denial().message,
+                },
                 Some(reason) => RevokeCause::ConnectionLost {
                     detail: reason.to_string(),
                 },

@@ -45,6 +45,8 @@ pub enum EndReason {
     MessageTooLarge,
     /// An HTTP server's event stream broke and every reconnect failed.
     Unreachable,
+    /// An HTTP server no longer accepts the sign-in and it could not be renewed.
+    AuthLost,
 }
 
 impl fmt::Display for EndReason {
@@ -58,6 +60,9 @@ impl fmt::Display for EndReason {
                 f,
                 "the server stopped answering: its event stream closed and {} reconnects failed",
                 HTTP_RECONNECTS
+            ),
+            EndReason::AuthLost => f.write_str(
+                "the server no longer accepts the sign-in (HTTP 401) and it could not be renewed",
             ),
             EndReason::MessageTooLarge => write!(
                 f,
@@ -80,6 +85,9 @@ pub struct TransportSignals {
     /// session alive after that, so without this an HTTP server that dies is only
     /// noticed when a call times out.
     pub unreachable: CancellationToken,
+    /// HTTP with OAuth: a 401 the session could not overcome (the token was
+    /// refused and could not be refreshed or replaced).
+    pub auth_lost: CancellationToken,
 }
 
 /// rmcp's backoff for broken HTTP event streams, bounded, telling the watchdog
@@ -186,6 +194,10 @@ pub async fn watch(
         }
         _ = signals.unreachable.cancelled() => {
             life.end(EndReason::Unreachable);
+            StopMode::Kill
+        }
+        _ = signals.auth_lost.cancelled() => {
+            life.end(EndReason::AuthLost);
             StopMode::Kill
         }
     };

@@ -199,12 +199,12 @@ async fn the_model_reads_no_invisible_character_and_the_logs_flag_the_tool() {
     env.assert_no_leaks();
 }
 
+#[cfg_attr(
+    mcph_no_tmux,
+    ignore = "tmux is not installed: install it (apt-get install tmux) to run the TUI tests"
+)]
 #[test]
 fn the_registry_marks_the_tool_and_its_detail_shows_the_characters() {
-    if !Tmux::available() {
-        eprintln!("SKIPPED: tmux is not installed");
-        return;
-    }
     let env = TestEnv::new();
     env.config(&format!(
         "[model]\nprovider = \"scripted\"\n{}",

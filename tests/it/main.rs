@@ -3,6 +3,8 @@
 //! reads its own process's high-water mark, which other tests running in the same
 //! process would raise.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
 mod common;
 mod fixtures;
 
@@ -10,6 +12,7 @@ mod agent;
 mod call;
 mod check;
 mod conformance;
+mod conformance_auth;
 mod connect_errors;
 mod elicitation;
 mod failures;
@@ -24,6 +27,9 @@ mod logs_and_limits;
 mod misbehaving;
 mod one_face;
 mod orphans;
+mod pins;
+mod pins_lock;
+mod pins_session;
 mod private_text;
 mod provider_anthropic;
 mod provider_openai;
