@@ -185,6 +185,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
         policy_missing: Vec::new(),
         policy_extra: Vec::new(),
         health: None,
+        server_output: Vec::new(),
     }]);
     state.registry_all = true;
     state.selected_tool = tools / 2;

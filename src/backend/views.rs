@@ -94,6 +94,7 @@ impl ViewBuilder {
                     policy_missing: Vec::new(),
                     policy_extra: Vec::new(),
                     health: None,
+                    server_output: Vec::new(),
                 };
                 describe(&state, &mut view);
                 let key = alias.to_string();
@@ -129,6 +130,8 @@ impl ViewBuilder {
                         && let Err(error) = &report.outcome
                         && !matches!(state, AliasState::Disconnected | AliasState::Connecting)
                     {
+                        // The server's own words on why: the operator's only.
+                        view.server_output = error.server_output.clone();
                         // Rejected: what was published and why none of it is exposed.
                         let why = format!("rejected ({})", error.code);
                         view.published =

@@ -83,6 +83,10 @@ pub struct ServerView {
     pub policy_missing: Vec<String>,
     pub policy_extra: Vec<String>,
     pub health: Option<HealthView>,
+    /// What the server said when its last connect failed or was rejected (its
+    /// error text, an HTTP error body, its stderr tail): untrusted, for the
+    /// operator only (the model never gets it), shown inert.
+    pub server_output: Vec<String>,
 }
 
 /// A published tool and what became of it locally.
