@@ -17,6 +17,8 @@ use serde_json::json;
 
 #[path = "mcp_core/large.rs"]
 mod large;
+#[path = "mcp_core/pins.rs"]
+mod pins;
 
 use large::large_server;
 
@@ -288,6 +290,11 @@ fn main() {
             large_server(10_000, false).await;
             return;
         }
+        if only == "pins" {
+            pins::pin_overhead(10_000, false).await;
+            pins::pin_overhead(10_000, true).await;
+            return;
+        }
         call_path().await;
         println!();
         for (tools, distinct) in [
@@ -297,6 +304,10 @@ fn main() {
             (10_000, true),
         ] {
             large_server(tools, distinct).await;
+        }
+        println!();
+        for distinct in [false, true] {
+            pins::pin_overhead(10_000, distinct).await;
         }
         println!();
         revocation_latency().await;

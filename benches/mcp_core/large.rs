@@ -11,10 +11,10 @@ use mcp_harness::mcp::{
 
 use super::{BIN, live_bytes, ms, stats};
 
-/// For a server with `tools` tools, 100 per page: list + validate + expose vs the
-/// raw rmcp listing on one open connection, then the whole connect vs a bare rmcp
-/// client's spawn + initialize + listing.
-pub async fn large_server(tools: usize, distinct: bool) {
+/// `demo-server alpha` publishing `tools` generated tools, 100 per page, every
+/// one allowed (pinning off: the pin benchmark turns it on), and limits that
+/// let it through.
+pub fn big_server(tools: usize, distinct: bool) -> (ServerSpec, mcp_harness::mcp::Limits) {
     let mut args = vec![
         "demo-server".to_string(),
         "alpha".into(),
@@ -41,13 +41,22 @@ pub async fn large_server(tools: usize, distinct: bool) {
         },
         connect_timeout: Duration::from_secs(60),
         call_timeout: Duration::from_secs(60),
-        policy: policy.clone(),
+        policy,
         pin: mcp_harness::mcp::PinMode::Off,
     };
     let limits = mcp_harness::mcp::Limits {
         max_tools: 20_000,
         ..Default::default()
     };
+    (spec, limits)
+}
+
+/// For a server with `tools` tools, 100 per page: list + validate + expose vs the
+/// raw rmcp listing on one open connection, then the whole connect vs a bare rmcp
+/// client's spawn + initialize + listing.
+pub async fn large_server(tools: usize, distinct: bool) {
+    let (spec, limits) = big_server(tools, distinct);
+    let policy = spec.policy.clone();
     let vars = Vars::new(PathBuf::from(BIN));
     let conn = bench::open(&spec, &limits, &vars).await.expect("open");
     // What the harness holds per exposed tool (published + exposed + validators).

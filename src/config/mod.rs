@@ -3,6 +3,7 @@
 
 mod agent;
 pub mod edit;
+pub mod import;
 mod oauth;
 mod servers;
 

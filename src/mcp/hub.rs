@@ -75,7 +75,7 @@ pub(super) struct Slot {
     pub(super) connection: Option<Arc<Connection>>,
     /// The outcome of the last connection attempt (for the operator's views);
     /// after a success only the server's identity (its tools are in the registry).
-    last_report: Option<ConnectReport>,
+    pub(super) last_report: Option<ConnectReport>,
 }
 
 impl Hub {

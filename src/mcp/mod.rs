@@ -65,6 +65,7 @@ pub mod bench;
 pub mod call;
 mod client;
 pub mod connection;
+pub mod content;
 pub mod demo_server;
 pub mod elicit;
 pub mod envelope;
