@@ -216,6 +216,8 @@ fn big_state(tools: usize, cells: usize) -> AppState {
             result: Some("apple = red\n".repeat(5)),
             server_output: None,
             progress: None,
+            task: None,
+            dropped_nulls: Vec::new(),
             expanded: false,
         })),
     }) {

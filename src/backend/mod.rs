@@ -85,6 +85,7 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         config,
         stats: HashMap::new(),
         calls: HashMap::new(),
+        tasks: HashMap::new(),
         cancel: CancellationToken::new(),
         hand_cancel: CancellationToken::new(),
     };
@@ -135,8 +136,10 @@ struct Backend {
     config: Config,
     /// Call statistics of each alias's current (or last) connection.
     stats: HashMap<String, Stats>,
-    /// Call id → alias, for the statistics of MCP calls.
-    calls: HashMap<String, String>,
+    /// Call id → alias and exposed name, for the statistics of MCP calls.
+    calls: HashMap<String, (String, String)>,
+    /// Calls that run as tasks (by call id).
+    tasks: HashMap<String, ()>,
     /// The running turn's.
     cancel: CancellationToken,
     /// The operator's hand-made calls' (Ctrl-C cancels them as it does a turn).
@@ -203,7 +206,8 @@ impl Backend {
             Internal::Asked(asked) => self.approvals.ask(asked, &self.hub.snapshot()),
             Internal::Settled(id) => self.approvals.settled(id),
             Internal::HandCallDone { id, run } => {
-                if let Some(alias) = self.calls.remove(&id) {
+                self.tasks.remove(&id);
+                if let Some((alias, _)) = self.calls.remove(&id) {
                     self.count(&alias, &run);
                 }
                 self.send(BackendEvent::ToolCallFinished(events::outcome_view(

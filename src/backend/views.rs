@@ -22,6 +22,8 @@ use crate::protocol::{
 pub struct Stats {
     pub ok: u64,
     pub failed: u64,
+    /// Calls that ran as tasks (counted when the task was created).
+    pub tasks: u64,
     pub last_latency_ms: Option<u64>,
     pub last_error: Option<(String, String)>,
 }
@@ -325,6 +327,8 @@ fn health(connection: &Connection, stats: Option<&Stats>, ended: Option<EndedVie
         server_version: connection.server().version.clone(),
         calls_ok: stats.ok,
         calls_failed: stats.failed,
+        tasks_running: connection.running_tasks(),
+        tasks_total: stats.tasks,
         last_latency_ms: stats.last_latency_ms,
         last_error: stats.last_error,
         stderr_tail: connection.stderr().last_lines(STDERR_LINES),

@@ -6,6 +6,7 @@ mod call;
 mod check;
 pub mod conformance;
 mod conformance_auth;
+mod conformance_calls;
 mod import;
 pub mod json;
 mod out;

@@ -42,6 +42,17 @@ pub(super) struct Listed {
     pub hashes: Vec<Option<PinHash>>,
 }
 
+/// Closes a connection nobody took over.
+struct CloseUnclaimed(Option<Arc<Connection>>);
+
+impl Drop for CloseUnclaimed {
+    fn drop(&mut self) {
+        if let Some(conn) = self.0.take() {
+            conn.close();
+        }
+    }
+}
+
 impl Hub {
     pub(super) async fn attempt(
         &self,
@@ -67,7 +78,14 @@ impl Hub {
                 return (None, report);
             }
         };
+        // A connect given up half-way (disconnect, Ctrl-C) drops this future:
+        // the connection must close then, or the tasks that follow it (the
+        // subscription) would keep it, and its server, alive.
+        let mut unclaimed = CloseUnclaimed(Some(Arc::clone(&conn)));
         report.server = Some(conn.server().clone());
+        // Subscribe to tool-list changes (2026-07-28) before the first listing,
+        // so no change made after it goes unannounced.
+        super::listen::start(&conn, deadline.saturating_duration_since(Instant::now())).await;
         let listed = self.list_and_expose(&conn, spec, deadline).await;
         // Whatever the server asks for later, a person is not asked behind a call.
         if let Some(auth) = conn.auth() {
@@ -89,6 +107,7 @@ impl Hub {
             conn.close();
             return (None, report);
         }
+        unclaimed.0 = None;
         (Some(conn), report)
     }
 
@@ -159,16 +178,21 @@ impl Hub {
         spec: &ServerSpec,
         interactive: bool,
     ) -> Result<Arc<Connection>, ConnectError> {
-        connection::open(OpenParams {
+        let opened = connection::open(OpenParams {
             id: ConnectionId::next(),
             spec,
             limits: &self.inner.limits,
             vars: &self.inner.vars,
             events: self.inner.events.clone(),
             elicitor: self.elicitor(),
+            known_era: self.known_era(&spec.alias),
             auth: self.auth_context(interactive),
         })
-        .await
+        .await;
+        // Remember the era for the next connect; forget it when negotiation
+        // failed (the server may have been replaced).
+        self.remember_era(&spec.alias, opened.as_ref().ok().map(|c| c.era()));
+        opened
     }
 
     /// Connects without registering anything, lists what the server publishes,

@@ -14,6 +14,7 @@ use super::elicit::{DecliningElicitor, Elicitor};
 use super::error::{ConnectError, HubError};
 use super::events::{AliasState, EventSink, McpEvent, RevokeCause};
 use super::names::ServerAlias;
+use super::negotiate::Era;
 use super::pins::PinBook;
 use super::registry::{ConnectionEntry, Registry, Snapshot};
 use super::spec::{Limits, ServerSpec};
@@ -35,6 +36,8 @@ pub(super) struct Inner {
     pub(super) events: EventSink,
     /// Answers elicitation requests of connections opened from now on.
     pub(super) elicitor: Mutex<Arc<dyn Elicitor>>,
+    /// The protocol era each alias's server was last found to speak.
+    eras: Mutex<BTreeMap<ServerAlias, Era>>,
     /// Where the tools' pins are kept (rule 14).
     pub(super) pins: Mutex<Arc<PinBook>>,
     /// OAuth: the token store and who takes sign-ins to a person.
@@ -109,6 +112,7 @@ impl Hub {
                 registry: Registry::new(reserved, events.clone()),
                 events,
                 elicitor: Mutex::new(Arc::new(DecliningElicitor)),
+                eras: Mutex::new(BTreeMap::new()),
                 pins: Mutex::new(Arc::new(PinBook::in_memory())),
                 auth: Mutex::new(AuthContext::new(Arc::new(Store::default_location()))),
                 state: Mutex::new(State {
@@ -138,6 +142,23 @@ impl Hub {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner()),
         )
+    }
+
+    pub(super) fn known_era(&self, alias: &ServerAlias) -> Option<Era> {
+        self.inner
+            .eras
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(alias)
+            .copied()
+    }
+
+    pub(super) fn remember_era(&self, alias: &ServerAlias, era: Option<Era>) {
+        let mut eras = self.inner.eras.lock().unwrap_or_else(|e| e.into_inner());
+        match era {
+            Some(era) => eras.insert(alias.clone(), era),
+            None => eras.remove(alias),
+        };
     }
 
     /// Where OAuth tokens are kept (default: the data dir's `oauth/tokens.json`).

@@ -8,7 +8,9 @@ mod views;
 
 use serde_json::Value;
 
-pub use kinds::{AliasStatus, EndCause, EndKind, Origin, PinStatus, PolicyEffect, Target, TurnEnd};
+pub use kinds::{
+    AliasStatus, EndCause, EndKind, Origin, PinStatus, PolicyEffect, Target, TaskStatus, TurnEnd,
+};
 pub use views::{
     ApprovalView, ArgProblem, ArgsCheck, ElicitationView, EndedView, FieldKind, FieldView,
     HealthView, PinChangeView, ServerView, SessionInfo, ToolCallView, ToolOutcomeView, ToolView,
@@ -101,6 +103,13 @@ pub enum BackendEvent {
         id: String,
         progress: f64,
         total: Option<f64>,
+        message: Option<String>,
+    },
+    /// A running call runs as a task on its server; its status changed
+    /// (`message` is the server's words: untrusted).
+    CallTask {
+        id: String,
+        status: TaskStatus,
         message: Option<String>,
     },
     /// Something the operator should know (compaction, interruption, resume).

@@ -63,6 +63,9 @@ pub struct ToolOutcomeView {
     /// What the server said that the model did not see (untrusted).
     pub server_output: Option<String>,
     pub elapsed_ms: u64,
+    /// Arguments the harness left out before validation (`null`s the schema
+    /// refuses at optional properties), as JSON pointers.
+    pub dropped_nulls: Vec<String>,
 }
 
 /// One configured server: side panel, registry and health read from this.
@@ -192,6 +195,9 @@ pub struct HealthView {
     pub server_version: String,
     pub calls_ok: u64,
     pub calls_failed: u64,
+    /// Calls of this connection that run as tasks now, and that ran as tasks.
+    pub tasks_running: usize,
+    pub tasks_total: u64,
     pub last_latency_ms: Option<u64>,
     /// When and what.
     pub last_error: Option<(String, String)>,

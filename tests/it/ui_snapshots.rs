@@ -36,6 +36,7 @@ pub fn finished(
         code: code.map(Into::into),
         server_output: server_output.map(Into::into),
         elapsed_ms: 12,
+        dropped_nulls: Vec::new(),
     })
 }
 

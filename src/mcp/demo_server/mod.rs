@@ -5,16 +5,21 @@
 //! protocol on purpose, and `sleeper` only exists to be a grandchild the harness must reap.
 //! Hidden flags inject faults; they stay out of the user-facing help.
 
+mod extras;
 mod faults;
 mod handler;
 mod hostile;
+mod hostile_eras;
 mod http;
 mod record;
+mod service;
 mod taint;
+mod tasks;
 #[cfg(test)]
 mod tests;
 mod tools;
 mod toolsets;
+mod toolsets_protocol;
 
 use std::{net::SocketAddr, path::PathBuf, sync::OnceLock};
 
@@ -23,10 +28,12 @@ use rmcp::{ServiceExt, service::ServerInitializeError};
 
 pub use faults::Fault;
 pub use hostile::Scenario;
+pub use service::DemoProtocol;
 pub use toolsets::Toolset;
 
 use faults::Faults;
 use record::Recorder;
+use service::DemoService;
 use tools::{DemoHandler, Flavor};
 
 /// Arguments of the `demo-server` subcommand.
@@ -39,6 +46,17 @@ pub struct DemoServerArgs {
     /// Serve Streamable HTTP at http://ADDR/mcp (loopback only, e.g. 127.0.0.1:0) instead of stdio.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
+
+    /// Which protocol revisions to speak: both (2026-07-28 and the handshake
+    /// revisions), only 2026-07-28 (refuses `initialize`), or only 2025-11-25
+    /// and older (no `server/discover`).
+    #[arg(long, value_enum, value_name = "REVISION", default_value_t = DemoProtocol::Both)]
+    pub protocol: DemoProtocol,
+
+    /// Also publish `research` (runs as a task) and `guarded_set` (asks the
+    /// operator to confirm before it stores a value).
+    #[arg(long)]
+    pub extras: bool,
 
     /// Test only: inject a fault (repeatable).
     #[arg(long = "fault", value_name = "SPEC", hide = true, value_parser = Fault::parse)]
@@ -126,7 +144,15 @@ async fn serve_demo(flavor: Flavor, args: DemoServerArgs) -> anyhow::Result<()> 
         Some(n) => Some(usize::try_from(n).context("--page-size is too large")?),
         None => None,
     };
-    let handler = DemoHandler::new(flavor, tool_set, page_size, faults.clone(), recorder);
+    let handler = DemoHandler::new(
+        flavor,
+        tool_set,
+        page_size,
+        faults.clone(),
+        recorder,
+        args.protocol,
+        args.extras,
+    );
     faults::start_background(&faults, args.tag.as_deref())?;
     match args.http {
         Some(addr) => http::serve(handler, addr, faults.ignore_term).await,
@@ -141,7 +167,10 @@ async fn serve_stdio(handler: DemoHandler, faults: &Faults) -> anyhow::Result<()
     log(format_args!("ready on stdio (pid {})", std::process::id()));
     // stdio_pipes: non-blocking when stdin/stdout are pipes (as under a harness), so shutting
     // the runtime down never waits on a blocked stdin read.
-    match handler.serve(rmcp::transport::stdio_pipes()).await {
+    match DemoService(handler)
+        .serve(rmcp::transport::stdio_pipes())
+        .await
+    {
         Ok(service) => {
             let reason = service.waiting().await;
             log(format_args!("session ended ({reason:?})"));

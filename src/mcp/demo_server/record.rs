@@ -53,6 +53,16 @@ impl Recorder {
         }));
     }
 
+    /// A `tasks/get` that reached the server (either shape).
+    pub fn task_polled(&self, params: &Value) {
+        self.write(&json!({"event": "task_get", "task_id": params.get("taskId")}));
+    }
+
+    /// A `tasks/cancel` that reached the server (either shape).
+    pub fn task_cancelled(&self, params: &Value) {
+        self.write(&json!({"event": "task_cancel", "task_id": params.get("taskId")}));
+    }
+
     /// One whole line per write, flushed at once: a crash right after must not lose it.
     fn write(&self, event: &Value) {
         let mut line = event.to_string();

@@ -87,6 +87,13 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         format!("{} ok · {} failed", h.calls_ok, h.calls_failed),
         value,
     ));
+    if h.tasks_total > 0 || h.tasks_running > 0 {
+        lines.push(kv(
+            "tasks",
+            format!("{} running · {} in all", h.tasks_running, h.tasks_total),
+            value,
+        ));
+    }
     if let Some(ms) = h.last_latency_ms {
         lines.push(kv("latency", format!("{ms} ms (last call)"), value));
     }

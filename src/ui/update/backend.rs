@@ -55,6 +55,19 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
                 });
             }
         }
+        BackendEvent::CallTask {
+            id,
+            status,
+            message,
+        } => {
+            if let Some(call) = state.call_mut(&id)
+                && matches!(call.status, CallStatus::Running { .. })
+            {
+                // The server's words: inert, one line.
+                let message = message.map(|m| crate::sanitize::inert_line(&m, 80));
+                call.task = Some((status, message));
+            }
+        }
         BackendEvent::Notice(text) => state.cells.push(Cell::Notice(text)),
         BackendEvent::Error(text) => {
             finish_streaming(state);
@@ -176,6 +189,8 @@ fn call_cell(view: ToolCallView, now: Instant) -> ToolCallCell {
         result: None,
         server_output: None,
         progress: None,
+        task: None,
+        dropped_nulls: Vec::new(),
         expanded: false,
     }
 }
@@ -194,6 +209,7 @@ fn finish_call(state: &mut AppState, outcome: ToolOutcomeView) {
         },
     };
     call.progress = None;
+    call.dropped_nulls = outcome.dropped_nulls;
     call.result = Some(outcome.text);
     call.server_output = outcome.server_output;
 }
