@@ -6,6 +6,7 @@ mod check;
 pub mod conformance;
 mod conformance_auth;
 pub mod json;
+mod login;
 mod out;
 mod policy;
 mod render;
@@ -53,6 +54,10 @@ pub enum Command {
     Call(call::CallArgs),
     /// Print the [servers.ALIAS.tools] policy block for what the server publishes (every tool "confirm")
     Policy(policy::PolicyArgs),
+    /// Sign in to an HTTP server with OAuth (prints the URL; opens a browser when there is one)
+    Login(login::LoginArgs),
+    /// Sign out of an HTTP server: revoke its token where the server supports it, and delete it
+    Logout(login::LogoutArgs),
     /// Run the Lead agent headless on one prompt (events as text, or JSON lines)
     Run(run::RunArgs),
     /// Run a demo MCP server (stdio by default)
@@ -69,6 +74,8 @@ pub async fn run(cli: Cli) -> ExitCode {
         Some(Command::Check(args)) => check::run(cli.config, args).await,
         Some(Command::Call(args)) => call::run(cli.config, args).await,
         Some(Command::Policy(args)) => policy::run(cli.config, args).await,
+        Some(Command::Login(args)) => login::login(cli.config, args).await,
+        Some(Command::Logout(args)) => login::logout(cli.config, args).await,
         Some(Command::Run(args)) => run::run(cli.config, args).await,
         Some(Command::ConformanceClient(args)) => conformance::run(args).await,
         Some(Command::DemoServer(args)) => match crate::mcp::demo_server::run(args).await {

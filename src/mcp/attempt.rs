@@ -130,6 +130,14 @@ impl Hub {
         &self,
         alias: &str,
     ) -> Result<(ServerIdentity, Vec<PublishedTool>), ConnectError> {
+        self.probe_with(alias, false).await
+    }
+
+    pub(super) async fn probe_with(
+        &self,
+        alias: &str,
+        interactive: bool,
+    ) -> Result<(ServerIdentity, Vec<PublishedTool>), ConnectError> {
         let spec = self.spec(alias).map_err(|e| {
             ConnectError::new(
                 super::error::ConnectErrorCode::SpawnFailed,
@@ -138,7 +146,7 @@ impl Hub {
             )
         })?;
         let deadline = Instant::now() + spec.connect_timeout;
-        let conn = self.open(&spec, false).await?;
+        let conn = self.open(&spec, interactive).await?;
         let listing = listing::list_tools(&conn, &self.inner.limits, |_| {});
         let listed = conn
             .budget

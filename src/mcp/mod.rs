@@ -38,6 +38,7 @@ mod result;
 mod revoke;
 pub mod schema;
 pub mod shim;
+mod signin;
 pub mod spec;
 mod tail;
 pub mod validators;

@@ -22,6 +22,7 @@ mod lifecycle;
 mod list_changed;
 mod logs_and_limits;
 mod misbehaving;
+mod oauth;
 mod one_face;
 mod orphans;
 mod private_text;

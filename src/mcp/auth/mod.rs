@@ -16,6 +16,7 @@
 //! `store` (0600 file), `listener` + `agent` (the browser step), `budget`.
 
 pub mod agent;
+pub mod browser;
 pub mod budget;
 pub mod challenge;
 pub mod crypto;

@@ -150,7 +150,17 @@ impl AuthSession {
     fn fail(&self, f: Failure) {
         tracing::warn!(alias = %self.alias, "OAuth: {}", f.error);
         if let Ok(mut slot) = self.failure.lock() {
-            *slot = Some(f);
+            // "Needs a sign-in" after a refused refresh: the refusal says why.
+            let keep = matches!(
+                (&f.error, slot.as_ref().map(|s| &s.error)),
+                (
+                    OAuthError::NeedsSignIn { step_up: false, .. },
+                    Some(OAuthError::RefreshRefused { .. })
+                )
+            );
+            if !keep {
+                *slot = Some(f);
+            }
         }
     }
 

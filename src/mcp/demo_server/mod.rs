@@ -8,6 +8,7 @@
 mod faults;
 mod handler;
 mod hostile;
+mod oauth_gate;
 mod record;
 mod taint;
 #[cfg(test)]
@@ -82,6 +83,23 @@ pub struct DemoServerArgs {
     /// Test only: `sleeper` calls setsid() first, escaping its parent's process group.
     #[arg(long, hide = true)]
     pub setsid: bool,
+
+    /// Test only (with --http): require OAuth bearer tokens from the authorization
+    /// server URL (protected-resource metadata names it).
+    #[arg(long, value_name = "URL", hide = true, requires = "http")]
+    pub oauth_issuer: Option<String>,
+
+    /// Test only: the prefix of the tokens the OAuth gate accepts.
+    #[arg(long, value_name = "PREFIX", hide = true, default_value = "tok-")]
+    pub accept_token: String,
+
+    /// Test only: the `scope` the OAuth gate's challenge names.
+    #[arg(long, value_name = "SCOPE", hide = true)]
+    pub oauth_scope: Option<String>,
+
+    /// Test only: a `resource` the metadata claims instead of this server.
+    #[arg(long, value_name = "URL", hide = true)]
+    pub oauth_resource: Option<String>,
 }
 
 /// The demo servers. `hostile` and `sleeper` are test fixtures, hidden from help.
@@ -134,8 +152,14 @@ async fn serve_demo(flavor: Flavor, args: DemoServerArgs) -> anyhow::Result<()> 
     };
     let handler = DemoHandler::new(flavor, tool_set, page_size, faults.clone(), recorder);
     faults::start_background(&faults, args.tag.as_deref())?;
+    let gate = args.oauth_issuer.clone().map(|issuer| oauth_gate::Gate {
+        issuer,
+        accept: args.accept_token.clone(),
+        scope: args.oauth_scope.clone(),
+        resource: args.oauth_resource.clone(),
+    });
     match args.http {
-        Some(addr) => serve_http(handler, addr, faults.ignore_term).await,
+        Some(addr) => serve_http(handler, addr, faults.ignore_term, gate).await,
         None => serve_stdio(handler, &faults).await,
     }
 }
@@ -168,6 +192,7 @@ async fn serve_http(
     handler: DemoHandler,
     addr: SocketAddr,
     ignore_term: bool,
+    gate: Option<oauth_gate::Gate>,
 ) -> anyhow::Result<()> {
     anyhow::ensure!(
         addr.ip().is_loopback(),
@@ -180,7 +205,10 @@ async fn serve_http(
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let router = axum::Router::new().nest_service("/mcp", service);
+    let mut router = axum::Router::new().nest_service("/mcp", service);
+    if let Some(gate) = gate {
+        router = oauth_gate::wrap(router, gate);
+    }
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
