@@ -258,6 +258,7 @@ mod tests {
             alias: ServerAlias::new(alias),
             connection: ConnectionId(id),
             tools: vec!["t".into()],
+            flags: Default::default(),
             version: id,
         };
         let revoked = |alias: &str, id, cause| McpEvent::Revoked {
@@ -293,6 +294,7 @@ mod tests {
             removed: vec![],
             changed: vec!["mcp__a__lookup".into()],
             tools: vec!["mcp__a__lookup".into()],
+            flags: Default::default(),
             version: 3,
         });
         store.audit_mcp(&McpEvent::Revoked {

@@ -93,7 +93,7 @@ impl ToolBox for LeadTools {
         let mcp = snapshot.tools().map(|t| ToolDef {
             name: t.name.clone(),
             description: t.description.clone().unwrap_or_default(),
-            input_schema: std::sync::Arc::clone(&t.input_schema),
+            input_schema: std::sync::Arc::clone(&t.model_schema),
         });
         self.builtins.definitions().chain(mcp).collect()
     }

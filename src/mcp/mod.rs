@@ -59,5 +59,6 @@ pub use names::ServerAlias;
 pub use policy::{Effect, ToolPolicy};
 pub use published::PublishedTool;
 pub use registry::{ExposedTool, Snapshot};
+pub use relist::RELIST_INTERVAL;
 pub use spec::{Limits, ServerSpec, TransportSpec};
 pub use vars::Vars;

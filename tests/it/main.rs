@@ -3,6 +3,8 @@
 //! reads its own process's high-water mark, which other tests running in the same
 //! process would raise.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
 mod common;
 mod fixtures;
 
@@ -15,6 +17,7 @@ mod connect_errors;
 mod elicitation;
 mod failures;
 mod fuzz_seeds;
+mod hidden_text;
 mod http;
 mod interop;
 mod interrupt;

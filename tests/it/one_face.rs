@@ -16,7 +16,7 @@ use crate::common::model_stub::{ModelStub, Reply};
 use crate::common::{TestEnv, json, stderr, stdout};
 use mcp_harness::backend;
 use mcp_harness::config::{self, ConfigSource};
-use mcp_harness::protocol::{BackendEvent, Command};
+use mcp_harness::protocol::{AliasStatus, Command};
 use mcp_harness::session::SessionOptions;
 use serde_json::{Value, json as j};
 
@@ -38,11 +38,13 @@ fn names(values: &Value, field: &str) -> BTreeSet<String> {
         .collect()
 }
 
+#[cfg_attr(
+    mcph_no_interop,
+    ignore = "the pinned third-party MCP servers are not installed: run ./interop/install.sh"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn policy_check_call_run_and_the_tui_see_one_tool_set() {
-    let Some(interop) = Interop::get() else {
-        return;
-    };
+    let interop = Interop::get();
     let env = TestEnv::new();
     let server = everything(&env, &interop);
     env.config(&server);
@@ -132,20 +134,32 @@ async fn policy_check_call_run_and_the_tui_see_one_tool_set() {
         .commands
         .send(Command::Connect("everything".into()))
         .expect("connect");
+    // Views replace each other over the backend's watch channel.
     let view = tokio::time::timeout(Duration::from_secs(90), async {
         loop {
-            if let BackendEvent::Servers(servers) = handle.events.recv().await.expect("events")
-                && let Some(view) = servers.into_iter().find(|v| v.alias == "everything")
-                && view.state != "connecting"
-                && view.state != "disconnected"
-            {
+            let settled = handle
+                .views
+                .borrow_and_update()
+                .servers
+                .iter()
+                .find(|v| v.alias == "everything")
+                .filter(|v| !matches!(v.state, AliasStatus::Connecting | AliasStatus::Disconnected))
+                .cloned();
+            if let Some(view) = settled {
                 return view;
             }
+            handle.views.changed().await.expect("views");
         }
     })
     .await
     .expect("the TUI's connect ended");
-    assert_eq!(view.state, "ready", "{:?} {:?}", view.code, view.detail);
+    assert_eq!(
+        view.state,
+        AliasStatus::Ready,
+        "{:?} {:?}",
+        view.code,
+        view.detail
+    );
     let tui_published: BTreeSet<String> = view.published.iter().map(|t| t.name.clone()).collect();
     let tui_exposed: BTreeSet<String> = view
         .published
