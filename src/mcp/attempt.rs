@@ -95,7 +95,14 @@ impl Hub {
             .budget
             .until(deadline, listing)
             .await
-            .unwrap_or_else(|_| Err(listing::missed_deadline(spec.connect_timeout)));
+            .unwrap_or_else(|_| {
+                Err(
+                    match conn.auth().and_then(|a| a.cut_short(spec.connect_timeout)) {
+                        Some(failure) => super::open::auth_failed(spec.alias.as_str(), failure),
+                        None => listing::missed_deadline(spec.connect_timeout),
+                    },
+                )
+            });
         let cache = precompiler.finish().await;
         match listed {
             Ok(published) => {

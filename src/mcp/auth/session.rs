@@ -142,6 +142,13 @@ impl AuthSession {
         self.failure.lock().ok()?.clone()
     }
 
+    /// What a connect deadline cut short, if it was signing in: the step it
+    /// was waiting for, in the operator's words.
+    pub fn cut_short(&self, after: Duration) -> Option<Failure> {
+        let step = self.net.in_flight()?;
+        Some(Failure::from(OAuthError::SignInTimedOut { step, after }))
+    }
+
     /// The token's issuer, scopes and expiry, as they change.
     pub fn view(&self) -> watch::Receiver<Option<TokenView>> {
         self.view.subscribe()
