@@ -184,6 +184,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
         published,
         policy_missing: Vec::new(),
         policy_extra: Vec::new(),
+        sign_in: Default::default(),
         health: None,
     }]);
     state.registry_all = true;

@@ -87,6 +87,10 @@ pub fn start(
         reserved,
         mcp_sink,
     );
+    if !options.persist {
+        // Nothing of this session is kept: its sign-ins neither.
+        hub.set_token_store(Arc::new(crate::mcp::auth::Store::memory()));
+    }
     let agent_sink =
         AgentEvents::forward(move |event| drop(events_tx.send(SessionEvent::Agent(event))));
     let (store, conversation, connected) = open_store(&options)?;

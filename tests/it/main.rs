@@ -26,6 +26,7 @@ mod list_changed;
 mod logs_and_limits;
 mod misbehaving;
 mod oauth;
+mod oauth_tui;
 mod one_face;
 mod orphans;
 mod private_text;
