@@ -81,7 +81,7 @@ async fn sign_in_from_the_tui_and_sign_out_revokes_every_tool_at_once() {
     let env = TestEnv::new();
     let (mut server, url) = http_demo(&env, "alpha", &["--oauth-issuer", &auth.url]);
     let text = format!(
-        "[model]\nprovider = \"scripted\"\n[servers.remote]\nurl = \"{url}\"\n[servers.remote.tools]\n{DEMO_POLICY}"
+        "[model]\nprovider = \"scripted\"\n[servers.remote]\nurl = \"{url}\"\nconnect_timeout_ms = 2000\n[servers.remote.tools]\n{DEMO_POLICY}"
     );
     let config = config::parse(&env.fill(&text), ConfigSource::Embedded).expect("config");
     let options = SessionOptions {
@@ -117,8 +117,11 @@ async fn sign_in_from_the_tui_and_sign_out_revokes_every_tool_at_once() {
     let (ok, text) = ended(&mut handle).await;
     assert!(!ok && text.contains("the sign-in was cancelled"), "{text}");
 
-    // Again, pasting: first an address that is not the redirect, then the right one.
+    // Again, pasting: first an address that is not the redirect, then the right
+    // one — after longer than the connect timeout: the person at the browser
+    // does not count against it.
     let window = sign_in_window(&mut handle).await;
+    tokio::time::sleep(Duration::from_millis(3000)).await;
     let answer = tokio::task::spawn_blocking(move || get(&window.url).expect("authorize"))
         .await
         .expect("browser");
