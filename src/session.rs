@@ -91,6 +91,7 @@ pub fn start(
         // Nothing of this session is kept: its sign-ins neither.
         hub.set_token_store(Arc::new(crate::mcp::auth::Store::memory()));
     }
+    hub.set_pin_book(config.pin_book());
     let agent_sink =
         AgentEvents::forward(move |event| drop(events_tx.send(SessionEvent::Agent(event))));
     let (store, conversation, connected) = open_store(&options)?;

@@ -104,6 +104,19 @@ impl Store {
             | McpEvent::ToolsChanged { .. } => {
                 self.audit(event);
             }
+            // One record per tool: alias, tool, old and new sha256.
+            McpEvent::Pins {
+                alias,
+                change,
+                tools,
+            } => {
+                for record in tools {
+                    self.audit(&json!({
+                        "event": change.audit_event(), "alias": alias, "tool": record.tool,
+                        "old_sha256": record.old_sha256, "new_sha256": record.new_sha256,
+                    }));
+                }
+            }
             McpEvent::ToolListChanged { .. } | McpEvent::Progress { .. } => {}
         }
     }
@@ -308,6 +321,7 @@ mod tests {
                     added: vec!["extra".into()],
                     ..Default::default()
                 },
+                definition_changes: Vec::new(),
             },
             version: 4,
         });

@@ -5,9 +5,11 @@ mod call;
 mod check;
 pub mod conformance;
 mod conformance_auth;
+mod import;
 pub mod json;
 mod login;
 mod out;
+mod pin;
 mod policy;
 mod render;
 mod run;
@@ -58,6 +60,10 @@ pub enum Command {
     Login(login::LoginArgs),
     /// Sign out of an HTTP server: revoke its token where the server supports it, and delete it
     Logout(login::LogoutArgs),
+    /// Accept what the server publishes now: pin its tools' definitions in mcp-harness.lock (prints the diff)
+    Pin(pin::PinArgs),
+    /// Import servers configured in another host (Claude Desktop, Claude Code, Cursor, VS Code, Codex, Gemini CLI); secrets are never copied
+    Import(import::ImportArgs),
     /// Run the Lead agent headless on one prompt (events as text, or JSON lines)
     Run(run::RunArgs),
     /// Run a demo MCP server (stdio by default)
@@ -76,7 +82,9 @@ pub async fn run(cli: Cli) -> ExitCode {
         Some(Command::Policy(args)) => policy::run(cli.config, args).await,
         Some(Command::Login(args)) => login::login(cli.config, args).await,
         Some(Command::Logout(args)) => login::logout(cli.config, args).await,
+        Some(Command::Pin(args)) => pin::run(cli.config, args).await,
         Some(Command::Run(args)) => run::run(cli.config, args).await,
+        Some(Command::Import(args)) => import::run(cli.config, args).await,
         Some(Command::ConformanceClient(args)) => conformance::run(args).await,
         Some(Command::DemoServer(args)) => match crate::mcp::demo_server::run(args).await {
             Ok(()) => ExitCode::SUCCESS,
@@ -157,13 +165,16 @@ async fn interrupted() -> u8 {
     }
 }
 
-/// A hub for a headless command (nobody listens to its events).
+/// A hub for a headless command (nobody listens to its events), with the
+/// config's lock file.
 fn hub_for(config: &Config) -> Hub {
-    Hub::new(
+    let hub = Hub::new(
         config.servers.clone(),
         config.limits.clone(),
         Vars::from_process(),
         Vec::new(),
         EventSink::discard(),
-    )
+    );
+    hub.set_pin_book(config.pin_book());
+    hub
 }

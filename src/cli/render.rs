@@ -8,6 +8,18 @@ use serde_json::Value;
 use crate::mcp::ConnectError;
 use crate::sanitize::{inert, inert_line};
 
+/// Says that a connect pinned tools (trust on first use), for stderr.
+pub fn pinned_note(alias: &str, pins: &crate::mcp::pins::PinSummary) -> String {
+    match pins.created.len() {
+        0 => String::new(),
+        n => format!(
+            "mcp-harness: pinned {n} new tool definition{} of `{alias}` in {} (trust on first use)\n",
+            if n == 1 { "" } else { "s" },
+            pins.location
+        ),
+    }
+}
+
 /// Lines of server output shown under an error.
 const SERVER_OUTPUT_LINES: usize = 8;
 
@@ -17,8 +29,41 @@ pub fn connect_error(alias: &str, e: &ConnectError) -> String {
     let _ = writeln!(out, "{alias}: {} ({})", kind_label(e), e.code);
     let _ = writeln!(out, "  {}", inert_line(&e.message, 2000));
     let _ = writeln!(out, "  what to do: {}", e.hint);
+    out.push_str(&definition_changes(e.changes()));
     out.push_str(&server_output(&e.server_output.join("\n")));
     out
+}
+
+/// Each changed definition as a diff (already inert, hidden characters
+/// visible), indented under the error.
+pub fn definition_changes(changes: &[crate::mcp::DefinitionChange]) -> String {
+    let mut out = String::new();
+    for change in changes {
+        let tool = inert_line(&change.tool, 80);
+        let _ = match &change.renamed_from {
+            Some(from) => writeln!(
+                out,
+                "  `{tool}` is `{}` renamed (sha256 {} → {}):",
+                inert_line(from, 80),
+                short(&change.old_sha256),
+                short(&change.new_sha256)
+            ),
+            None => writeln!(
+                out,
+                "  `{tool}` changed (sha256 {} → {}):",
+                short(&change.old_sha256),
+                short(&change.new_sha256)
+            ),
+        };
+        for line in change.diff.lines() {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    out
+}
+
+fn short(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
 }
 
 pub fn kind_label(e: &ConnectError) -> &'static str {
@@ -41,41 +86,32 @@ pub fn server_output(text: &str) -> String {
     out
 }
 
-/// A tool result's content blocks for a terminal.
+/// A tool result's content blocks for a terminal, each as the model sees it:
+/// text as text, an embedded resource's text under a header naming it, and
+/// every other block as one line (images and audio with their type and size,
+/// never their base64; resource links with their URI). `--json` keeps the blocks.
 pub fn content(blocks: &[Value]) -> String {
+    use crate::mcp::content::{Block, resource_header, summary_line};
     let mut out = String::new();
+    let mut text = |t: &str| {
+        out.push_str(&inert(t, true));
+        if !t.ends_with('\n') {
+            out.push('\n');
+        }
+    };
     for block in blocks {
-        match block.get("type").and_then(Value::as_str) {
-            Some("text") => {
-                let text = block
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                out.push_str(&inert(text, true));
-                if !text.ends_with('\n') {
-                    out.push('\n');
-                }
+        match Block::of(block) {
+            Block::Text(t) => text(t),
+            Block::Resource {
+                uri,
+                mime,
+                text: Some(body),
+                ..
+            } => {
+                text(&inert_line(&resource_header(uri, mime), 500));
+                text(body);
             }
-            Some(kind @ ("image" | "audio")) => {
-                let mime = block
-                    .get("mimeType")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown type");
-                let size = block
-                    .get("data")
-                    .and_then(Value::as_str)
-                    .map(str::len)
-                    .unwrap_or(0);
-                let _ = writeln!(
-                    out,
-                    "[{kind}: {}, {size} bytes of base64]",
-                    inert_line(mime, 60)
-                );
-            }
-            Some(kind) => {
-                let _ = writeln!(out, "[{} content block]", inert_line(kind, 40));
-            }
-            None => out.push_str("[content block without a type]\n"),
+            other => text(&inert_line(&summary_line(&other).unwrap_or_default(), 500)),
         }
     }
     out

@@ -233,6 +233,29 @@ fn with_flags(mut line: Value, flags: &crate::mcp::events::ToolFlags) -> Value {
 }
 
 fn print_mcp(out: &mut Out, event: &McpEvent, json_mode: bool) {
+    if let McpEvent::Pins {
+        alias,
+        change,
+        tools,
+    } = event
+    {
+        if json_mode {
+            out.line(&out_json::to_line(
+                &json!({"event": "pins", "change": change, "alias": alias, "tools": tools}),
+            ));
+        } else {
+            let what = match change {
+                crate::mcp::PinChange::Created => "pinned (first use)",
+                crate::mcp::PinChange::Accepted => "accepted",
+                crate::mcp::PinChange::Violated => "differ from their pins",
+            };
+            out.line(&format!(
+                "  [pins] {} tool definitions of {alias}: {what}",
+                tools.len()
+            ));
+        }
+        return;
+    }
     let line: Value = match event {
         McpEvent::Registered {
             alias,

@@ -8,6 +8,7 @@ use tokio::sync::mpsc;
 
 use super::error::ConnectErrorCode;
 use super::names::ServerAlias;
+use super::pins::{DefinitionChange, PinRecord};
 
 /// Unique for the life of the process; never reused, so a late event about an old
 /// connection can never be mistaken for the current one.
@@ -53,6 +54,9 @@ pub enum RevokeCause {
         code: ConnectErrorCode,
         message: String,
         changes: ToolChanges,
+        /// For `definition_changed`: each changed tool with its diff.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        definition_changes: Vec<DefinitionChange>,
     },
 }
 
@@ -114,6 +118,26 @@ impl std::fmt::Display for RevokeCause {
                 f,
                 "the server changed its tools ({changes}) and they break a local rule: {message}"
             ),
+        }
+    }
+}
+
+/// What happened to an alias's pins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PinChange {
+    Created,
+    Accepted,
+    Violated,
+}
+
+impl PinChange {
+    /// The audit log's event name.
+    pub fn audit_event(self) -> &'static str {
+        match self {
+            PinChange::Created => "pin_created",
+            PinChange::Accepted => "pin_accepted",
+            PinChange::Violated => "pin_violated",
         }
     }
 }
@@ -206,6 +230,14 @@ pub enum McpEvent {
         #[serde(skip_serializing_if = "ToolFlags::is_empty")]
         flags: ToolFlags,
         version: u64,
+    },
+    /// Pins were written or found broken: `created` by trust on first use,
+    /// `accepted` by the operator, `violated` by a definition that differs
+    /// from its pin (or, under `pin = "required"`, has none).
+    Pins {
+        alias: ServerAlias,
+        change: PinChange,
+        tools: Vec<PinRecord>,
     },
     /// Progress of a running call, as reported by the server.
     Progress {

@@ -14,6 +14,7 @@ use super::elicit::{DecliningElicitor, Elicitor};
 use super::error::{ConnectError, HubError};
 use super::events::{AliasState, EventSink, McpEvent, RevokeCause};
 use super::names::ServerAlias;
+use super::pins::PinBook;
 use super::registry::{ConnectionEntry, Registry, Snapshot};
 use super::spec::{Limits, ServerSpec};
 use super::vars::Vars;
@@ -34,6 +35,8 @@ pub(super) struct Inner {
     pub(super) events: EventSink,
     /// Answers elicitation requests of connections opened from now on.
     pub(super) elicitor: Mutex<Arc<dyn Elicitor>>,
+    /// Where the tools' pins are kept (rule 14).
+    pub(super) pins: Mutex<Arc<PinBook>>,
     /// OAuth: the token store and who takes sign-ins to a person.
     pub(super) auth: Mutex<AuthContext>,
     state: Mutex<State>,
@@ -106,6 +109,7 @@ impl Hub {
                 registry: Registry::new(reserved, events.clone()),
                 events,
                 elicitor: Mutex::new(Arc::new(DecliningElicitor)),
+                pins: Mutex::new(Arc::new(PinBook::in_memory())),
                 auth: Mutex::new(AuthContext::new(Arc::new(Store::default_location()))),
                 state: Mutex::new(State {
                     slots,
@@ -272,6 +276,10 @@ impl Hub {
                     server: report.server.clone(),
                     published: Arc::from(Vec::new()),
                     outcome: Ok(Vec::new()),
+                    pins: super::pins::PinSummary {
+                        states: Vec::new(),
+                        ..report.pins.clone()
+                    },
                 });
                 self.set_state(&alias, slot, ready);
                 drop(state);

@@ -124,6 +124,9 @@ fn from_rmcp(tool: rmcp::model::Tool) -> PublishedTool {
         input_schema: std::sync::Arc::new(Value::Object(std::sync::Arc::unwrap_or_clone(
             tool.input_schema,
         ))),
+        output_schema: tool
+            .output_schema
+            .map(|s| std::sync::Arc::new(Value::Object(std::sync::Arc::unwrap_or_clone(s)))),
         annotations: tool.annotations.and_then(|a| serde_json::to_value(a).ok()),
     }
 }

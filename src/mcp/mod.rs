@@ -17,6 +17,7 @@ pub mod auth;
 pub mod call;
 mod client;
 pub mod connection;
+pub mod content;
 pub mod demo_server;
 pub mod elicit;
 pub mod envelope;
@@ -29,6 +30,7 @@ pub mod linecap;
 pub mod listing;
 pub mod names;
 mod open;
+pub mod pins;
 pub mod policy;
 pub mod process;
 pub mod published;
@@ -53,9 +55,12 @@ pub use elicit::{
 };
 pub use envelope::{ToolError, ToolErrorCode};
 pub use error::{ConnectError, ConnectErrorCode, FailureKind, HubError};
-pub use events::{AliasState, ConnectionId, EventSink, McpEvent, RevokeCause, ToolChanges};
+pub use events::{
+    AliasState, ConnectionId, EventSink, McpEvent, PinChange, RevokeCause, ToolChanges,
+};
 pub use hub::{ConnectReport, Hub};
 pub use names::ServerAlias;
+pub use pins::{DefinitionChange, PinBook, PinMode, PinState};
 pub use policy::{Effect, ToolPolicy};
 pub use published::PublishedTool;
 pub use registry::{ExposedTool, Snapshot};

@@ -17,6 +17,9 @@ pub struct PublishedTool {
     pub description: Option<String>,
     /// The input schema as published (a JSON object; validated by `schema.rs`).
     pub input_schema: Arc<Value>,
+    /// `outputSchema` as published: not used to validate anything, but part of
+    /// the definition the operator pins (rule 14).
+    pub output_schema: Option<Arc<Value>>,
     /// `annotations` as published (`readOnlyHint`, `destructiveHint`, …): claims only.
     pub annotations: Option<Value>,
 }
@@ -102,6 +105,17 @@ impl PublishedTool {
                 )),
             }
         };
+        let output_schema = match obj.get("outputSchema") {
+            None | Some(Value::Null) => None,
+            Some(v @ Value::Object(_)) => Some(Arc::new(v.clone())),
+            Some(other) => {
+                return Err(format!(
+                    "{}: `outputSchema` must be a JSON object, found {}",
+                    named(),
+                    kind(other)
+                ));
+            }
+        };
         let annotations = match obj.get("annotations") {
             None | Some(Value::Null) => None,
             Some(v @ Value::Object(_)) => Some(v.clone()),
@@ -118,6 +132,7 @@ impl PublishedTool {
             description: text("description")?,
             name,
             input_schema,
+            output_schema,
             annotations,
         })
     }

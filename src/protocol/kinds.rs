@@ -146,8 +146,8 @@ pub enum EndKind {
     Shutdown,
     /// After a re-list, what it publishes breaks a local rule.
     PolicyViolation,
-    /// The server refused the sign-in and it could not be renewed, or the
-    /// operator signed out: a new sign-in brings it back.
+    /// Its sign-in was refused and could not be renewed, or the operator
+    /// signed out: it needs a new sign-in.
     AuthRequired,
 }
 

@@ -53,6 +53,9 @@ pub enum Fault {
     HugeResult {
         bytes: usize,
     },
+    /// `lookup` answers with one block of every content type (text, image,
+    /// audio, resource link, embedded text and binary resources).
+    ContentBlocks,
     Escapes,
     /// Invisible characters (`hidden_payload`) in `lookup`'s definition and in
     /// every text the server sends back.
@@ -60,14 +63,19 @@ pub enum Fault {
     ListChangedStorm {
         count: u32,
     },
-    /// Change the published tools (on the first tools/call, or after
-    /// `mutate-after-ms`) and send `notifications/tools/list_changed`.
+    /// Change the published tools (on the first tools/call, after
+    /// `mutate-after-ms`, or on SIGUSR1 with `mutate-on-signal`) and send
+    /// `notifications/tools/list_changed`.
     MutateTools {
         kind: Mutation,
     },
     MutateAfterMs {
         ms: u64,
     },
+    /// Mutate when the server gets SIGUSR1 (for a rug pull on cue, e.g. in a demo).
+    MutateOnSignal,
+    /// Publish the mutated tools from the start (and never mutate again).
+    MutateAtStart,
     /// Sleep this long before answering each tools/list page.
     SlowList {
         ms: u64,
@@ -92,6 +100,11 @@ pub enum Mutation {
     Description,
     /// `lookup`'s schema references a schema on the web.
     BadSchema,
+    /// A rug pull: `lookup`'s description reads the same, but now hides an
+    /// instruction in invisible tag characters after a zero-width space.
+    RugPull,
+    /// `lookup` is published as `find`, its definition otherwise the same.
+    Rename,
 }
 
 impl Mutation {
@@ -102,8 +115,11 @@ impl Mutation {
             Some("schema") => Ok(Mutation::Schema),
             Some("description") => Ok(Mutation::Description),
             Some("bad-schema") => Ok(Mutation::BadSchema),
+            Some("rug-pull") => Ok(Mutation::RugPull),
+            Some("rename") => Ok(Mutation::Rename),
             _ => Err(
-                "fault mutate-tools needs a kind: add, remove, schema, description or bad-schema"
+                "fault mutate-tools needs a kind: add, remove, schema, description, bad-schema, \
+                 rug-pull or rename"
                     .into(),
             ),
         }
@@ -144,6 +160,7 @@ impl Fault {
             }),
             "escapes" => flag(Fault::Escapes),
             "hidden-text" => flag(Fault::HiddenText),
+            "content-blocks" => flag(Fault::ContentBlocks),
             "list-changed-storm" => Ok(Fault::ListChangedStorm {
                 count: u32::try_from(number()?).map_err(|e| e.to_string())?,
             }),
@@ -151,6 +168,8 @@ impl Fault {
                 kind: Mutation::parse(value)?,
             }),
             "mutate-after-ms" => Ok(Fault::MutateAfterMs { ms: number()? }),
+            "mutate-on-signal" => flag(Fault::MutateOnSignal),
+            "mutate-at-start" => flag(Fault::MutateAtStart),
             "slow-list" => Ok(Fault::SlowList { ms: number()? }),
             "rpc-error-on" => match value {
                 Some(tool) if !tool.is_empty() => Ok(Fault::RpcErrorOn { tool: tool.into() }),
@@ -176,11 +195,14 @@ pub struct Faults {
     pub stderr_flood: Option<u64>,
     pub stdout_noise: bool,
     pub huge_result: Option<usize>,
+    pub content_blocks: bool,
     pub escapes: bool,
     pub hidden_text: bool,
     pub list_changed_storm: Option<u32>,
     pub mutate_tools: Option<Mutation>,
     pub mutate_after_ms: Option<u64>,
+    pub mutate_on_signal: bool,
+    pub mutate_at_start: bool,
     pub slow_list_ms: Option<u64>,
     pub rpc_error_on: Vec<String>,
 }
@@ -204,14 +226,22 @@ impl Faults {
                 Fault::HugeResult { bytes } => faults.huge_result = Some(bytes),
                 Fault::Escapes => faults.escapes = true,
                 Fault::HiddenText => faults.hidden_text = true,
+                Fault::ContentBlocks => faults.content_blocks = true,
                 Fault::ListChangedStorm { count } => faults.list_changed_storm = Some(count),
                 Fault::MutateTools { kind } => faults.mutate_tools = Some(kind),
                 Fault::MutateAfterMs { ms } => faults.mutate_after_ms = Some(ms),
+                Fault::MutateOnSignal => faults.mutate_on_signal = true,
+                Fault::MutateAtStart => faults.mutate_at_start = true,
                 Fault::SlowList { ms } => faults.slow_list_ms = Some(ms),
                 Fault::RpcErrorOn { tool } => faults.rpc_error_on.push(tool),
             }
         }
         faults
+    }
+
+    /// Whether the first tools/call mutates the tools (no other trigger set).
+    pub fn mutate_on_call(&self) -> bool {
+        self.mutate_after_ms.is_none() && !self.mutate_on_signal && !self.mutate_at_start
     }
 
     /// Appends the escape payload when the `escapes` fault is on, and the
@@ -364,6 +394,13 @@ mod tests {
             })
         );
         assert!(Fault::parse("mutate-tools").is_err());
+        assert_eq!(
+            Fault::parse("mutate-tools=rug-pull"),
+            Ok(Fault::MutateTools {
+                kind: Mutation::RugPull
+            })
+        );
+        assert_eq!(Fault::parse("mutate-on-signal"), Ok(Fault::MutateOnSignal));
         assert_eq!(
             Fault::parse("rpc-error-on=reset"),
             Ok(Fault::RpcErrorOn {
