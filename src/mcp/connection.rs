@@ -222,8 +222,8 @@ impl Connection {
         params: Value,
         timeout: Duration,
     ) -> Result<ServerResult, RequestError> {
-        if let Some(reason) = self.end_reason() {
-            return Err(RequestError::Lost(reason.to_string()));
+        if self.end_reason().is_some() {
+            return Err(self.ended_error());
         }
         let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
         let handle = self
@@ -237,7 +237,7 @@ impl Connection {
         };
         let result = tokio::select! {
             result = handle.await_response() => result.map_err(|e| self.map_error(e)),
-            _ = self.ended() => Err(RequestError::Lost(self.lost_detail())),
+            _ = self.ended() => Err(self.ended_error()),
         };
         // await_response already sent the cancellation on timeout; a dead transport needs none.
         guard.id = None;
@@ -245,9 +245,18 @@ impl Connection {
             // The transport usually closes a moment before the watchdog has the
             // exit status; wait briefly so the error can say how the server ended.
             let _ = tokio::time::timeout(Duration::from_millis(500), self.ended()).await;
-            return Err(RequestError::Lost(self.lost_detail()));
+            return Err(self.ended_error());
         }
         result
+    }
+
+    /// Why a request cannot be answered on an ended connection: the sign-in
+    /// was refused for good, or the connection was lost (and how).
+    fn ended_error(&self) -> RequestError {
+        match self.end_reason() {
+            Some(EndReason::AuthLost) => RequestError::Unauthorized(self.denial()),
+            _ => RequestError::Lost(self.lost_detail()),
+        }
     }
 
     fn map_error(&self, error: ServiceError) -> RequestError {

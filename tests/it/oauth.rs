@@ -468,3 +468,90 @@ fn an_authorization_server_that_is_down_is_named() {
         &format!("could not reach the authorization-server metadata at {issuer}"),
     );
 }
+
+/// A loopback listener that answers every request with `reply` and records
+/// what it was sent.
+fn canned(reply: &'static str) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::Read as _;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
+            let mut buf = [0u8; 8192];
+            let n = stream.read(&mut buf).unwrap_or(0);
+            log.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&buf[..n]).into_owned());
+            let _ = stream.write_all(reply.as_bytes());
+        }
+    });
+    (port, seen)
+}
+
+#[test]
+fn a_token_is_never_sent_on_a_redirect_to_another_origin() {
+    let (catcher, caught) = canned("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+    let redirect: &'static str = Box::leak(
+        format!(
+            "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:{catcher}/mcp\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .into_boxed_str(),
+    );
+    let (port, seen) = canned(redirect);
+    let env = TestEnv::new();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    // A token stored for this server (as `login` would have left it).
+    let store = env.path("xdg-data/mcp-harness/oauth");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::write(
+        store.join("tokens.json"),
+        serde_json::json!({"version": 1, "tokens": [{
+            "issuer": "http://127.0.0.1:9", "resource": url, "client_id": "c",
+            "access_token": "tok-only-for-this-server", "token_type": "Bearer",
+            "obtained_at": 1, "token_endpoint": "http://127.0.0.1:9/token"}]})
+        .to_string(),
+    )
+    .unwrap();
+    env.config(&format!(
+        "[servers.remote]\nurl = \"{url}\"\nconnect_timeout_ms = 3000\n{POLICY}"
+    ));
+    let out = env.run(&["check", "--json"]);
+    let server = json(&out)["servers"][0].clone();
+    assert_eq!(server["status"], "failed", "{server}");
+    // Its own server got the token; the other origin got nothing at all.
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|r| r.contains("Bearer tok-only-for-this-server")),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+    assert!(
+        caught.lock().unwrap().is_empty(),
+        "{:?}",
+        caught.lock().unwrap()
+    );
+    assert!(!format!("{}{}", stdout(&out), stderr(&out)).contains("tok-only"));
+}
+
+#[test]
+fn oauth_over_plain_http_to_a_remote_host_is_refused() {
+    let env = TestEnv::new();
+    // TEST-NET-1: never reached; the refusal comes before any request.
+    env.config(&format!(
+        "[servers.remote]\nurl = \"http://192.0.2.1/mcp\"\nauth = \"oauth\"\n{POLICY}"
+    ));
+    let out = env.run(&["check", "--json"]);
+    let server = json(&out)["servers"][0].clone();
+    assert_eq!(server["error"]["code"], "auth_required", "{server}");
+    let message = server["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("plain http on a host that is not loopback"),
+        "{message}"
+    );
+}

@@ -210,3 +210,87 @@ async fn sign_in_from_the_tui_and_sign_out_revokes_every_tool_at_once() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_refused_mid_session_revokes_the_tools_and_asks_for_a_sign_in() {
+    // The authorization server will not renew the token either.
+    let auth = AuthServer::start(Knobs {
+        refuse_refresh: true,
+        ..Knobs::default()
+    });
+    let env = TestEnv::new();
+    let revoked = env.path("revoked");
+    let (mut server, url) = http_demo(
+        &env,
+        "alpha",
+        &[
+            "--oauth-issuer",
+            &auth.url,
+            "--oauth-revoked-file",
+            revoked.to_str().expect("utf-8 path"),
+        ],
+    );
+    let text = format!(
+        "[model]\nprovider = \"scripted\"\n[servers.remote]\nurl = \"{url}\"\n[servers.remote.tools]\n{DEMO_POLICY}"
+    );
+    let config = config::parse(&env.fill(&text), ConfigSource::Embedded).expect("config");
+    let options = SessionOptions {
+        workspace: Some(env.dir.path().to_path_buf()),
+        ..SessionOptions::default()
+    };
+    let mut handle = backend::spawn(config, options).expect("backend");
+    let window = sign_in_window(&mut handle).await;
+    tokio::task::spawn_blocking(move || browse(&window.url))
+        .await
+        .expect("browser");
+    let (ok, text) = ended(&mut handle).await;
+    assert!(ok, "{text}");
+
+    // The server stops taking the token (revoked at the authorization server).
+    std::fs::write(&revoked, "").expect("revoke");
+    handle
+        .commands
+        .send(Command::CallTool {
+            name: "mcp__remote__lookup".into(),
+            arguments: serde_json::json!({"key": "apple"}),
+        })
+        .expect("call");
+    // The call ends and the tools go, in whichever order the two are told.
+    let (mut finished, mut revoked) = (false, false);
+    while !(finished && revoked) {
+        match next(&mut handle, "the call's end and the revocation", |e| {
+            matches!(
+                e,
+                BackendEvent::ToolCallFinished(_) | BackendEvent::ToolsRevoked { .. }
+            )
+        })
+        .await
+        {
+            BackendEvent::ToolCallFinished(done) => {
+                assert!(!done.ok);
+                assert_eq!(done.code.as_deref(), Some("mcp_auth_required"), "{done:?}");
+                finished = true;
+            }
+            BackendEvent::ToolsRevoked { tools, cause, .. } => {
+                assert_eq!(tools.len(), 5, "{tools:?}");
+                assert_eq!(cause.kind, EndKind::AuthRequired);
+                assert!(
+                    cause.text.contains("refused the stored refresh token"),
+                    "{}",
+                    cause.text
+                );
+                revoked = true;
+            }
+            _ => unreachable!(),
+        }
+    }
+    let view = remote(&mut handle).await;
+    assert_eq!(view.state, AliasStatus::Failed);
+    assert_eq!(view.sign_in, SignInStatus::Needed);
+    assert_eq!(view.code.as_deref(), Some("auth_required"));
+
+    handle.commands.send(Command::Quit).expect("quit");
+    let _ = tokio::time::timeout(Duration::from_secs(15), handle.task).await;
+    let _ = server.kill();
+    let _ = server.wait();
+}

@@ -100,6 +100,10 @@ pub struct DemoServerArgs {
     /// Test only: a `resource` the metadata claims instead of this server.
     #[arg(long, value_name = "URL", hide = true)]
     pub oauth_resource: Option<String>,
+
+    /// Test only: while FILE exists, the OAuth gate refuses every token.
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub oauth_revoked_file: Option<PathBuf>,
 }
 
 /// The demo servers. `hostile` and `sleeper` are test fixtures, hidden from help.
@@ -158,6 +162,7 @@ async fn serve_demo(flavor: Flavor, args: DemoServerArgs) -> anyhow::Result<()> 
         accept: args.accept_token.clone(),
         scope: args.oauth_scope.clone(),
         resource: args.oauth_resource.clone(),
+        revoked_file: args.oauth_revoked_file.clone(),
     });
     match args.http {
         Some(addr) => serve_http(handler, addr, faults.ignore_term, gate).await,

@@ -21,6 +21,9 @@ pub struct Gate {
     pub scope: Option<String>,
     /// A `resource` the metadata claims instead of this server (a bad server).
     pub resource: Option<String>,
+    /// While this file exists, every token is refused (as if revoked at the
+    /// authorization server): the test decides when.
+    pub revoked_file: Option<std::path::PathBuf>,
 }
 
 pub const PRM_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
@@ -57,7 +60,8 @@ pub async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) 
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
-    if token.is_some_and(|t| t.starts_with(&gate.accept)) {
+    let revoked = gate.revoked_file.as_ref().is_some_and(|f| f.exists());
+    if !revoked && token.is_some_and(|t| t.starts_with(&gate.accept)) {
         return next.run(request).await;
     }
     let mut challenge = format!(
