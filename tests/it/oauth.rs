@@ -555,3 +555,48 @@ fn oauth_over_plain_http_to_a_remote_host_is_refused() {
         "{message}"
     );
 }
+
+#[test]
+fn login_opens_the_browser_when_there_is_one() {
+    let f = fixture(Knobs::default(), &[], 10_000);
+    // A "browser" that notes the address it was asked to open.
+    let opened = f.env.path("opened.txt");
+    let browser = f.env.path("browser.sh");
+    std::fs::write(
+        &browser,
+        format!("#!/bin/sh\nprintf '%s' \"$1\" > '{}'\n", opened.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut child = f
+        .env
+        .command(&["login", "remote"])
+        .env("BROWSER", &browser)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start login");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let url = loop {
+        if let Ok(url) = std::fs::read_to_string(&opened)
+            && !url.is_empty()
+        {
+            break url;
+        }
+        assert!(Instant::now() < deadline, "the browser was never opened");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // The person approves in that browser; it comes back to the listener.
+    browse(&url);
+    let status = wait(&mut child, Duration::from_secs(60));
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("(opened in your browser)"), "{out}");
+    assert!(
+        out.contains(&format!("  {url}")),
+        "the URL is shown as well:\n{out}"
+    );
+    assert!(out.contains("signed in to remote"), "{out}");
+}
