@@ -28,6 +28,7 @@ pub mod flow;
 pub mod identity;
 pub mod listener;
 mod logout;
+mod metadata;
 pub mod net;
 pub mod origin;
 pub mod session;
