@@ -8,6 +8,7 @@ mod convert;
 mod elicitor;
 mod events;
 mod operator;
+mod pins;
 mod signin;
 mod views;
 
@@ -252,6 +253,7 @@ impl Backend {
             Command::Approval { id, decision } => self.approvals.answer(id, decision),
             Command::Elicitation { id, answer } => self.elicitor.answer(id, answer),
             Command::WritePolicy(alias) => self.write_policy(&alias),
+            Command::AcceptPins { alias, seen } => self.accept_pins(alias, seen),
             Command::CallTool { name, arguments } => self.manual_call(name, arguments),
             Command::SignIn(alias) => self.sign_in(alias),
             Command::SignInPaste(text) => self.sign_in.paste(text),

@@ -12,7 +12,8 @@ use super::exposure;
 use super::hub::Hub;
 use super::listing;
 use super::names::ServerAlias;
-use super::pins::{PinHash, PinSummary};
+use super::pins::fingerprints::Fingerprinter;
+use super::pins::{PinHash, PinMode, PinSummary};
 use super::policy::Effect;
 use super::published::PublishedTool;
 use super::registry::ExposedTool;
@@ -101,15 +102,27 @@ impl Hub {
         spec: &ServerSpec,
         deadline: Instant,
     ) -> Listed {
-        // Schemas compile on a blocking thread while later pages are in flight.
+        // Schemas compile, and pins are computed, on blocking threads while
+        // later pages are in flight.
         let precompiler = Precompiler::start();
+        let fingerprints = (spec.pin != PinMode::Off).then(Fingerprinter::start);
         conn.listing_starts();
+        let mut listed_so_far = 0;
         let listing = listing::list_tools(conn, &self.inner.limits, |page| {
             let policy = &spec.policy;
             let schemas = page
                 .iter()
                 .filter(|t| policy.effect(&t.name) != Some(Effect::Deny));
             precompiler.submit(schemas.map(|t| Arc::clone(&t.input_schema)).collect());
+            if let Some(fingerprints) = &fingerprints {
+                let tools = page
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| policy.effect(&t.name) != Some(Effect::Deny))
+                    .map(|(i, t)| (listed_so_far + i, t.clone()));
+                fingerprints.submit(tools.collect());
+            }
+            listed_so_far += page.len();
         });
         // Dropping the listing on the deadline cancels its request in flight.
         // The clock stops while a person signs in (a server may ask at tools/list).
@@ -126,6 +139,10 @@ impl Hub {
                 )
             });
         let cache = precompiler.finish().await;
+        let hashes = match fingerprints {
+            Some(fingerprints) => fingerprints.finish().await,
+            None => Vec::new(),
+        };
         match listed {
             Ok(published) => {
                 let published: Arc<[PublishedTool]> = published.into();
@@ -133,7 +150,7 @@ impl Hub {
                 Listed {
                     published: Some(published),
                     outcome,
-                    hashes: Vec::new(),
+                    hashes,
                 }
             }
             Err(e) => Listed {

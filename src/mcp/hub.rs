@@ -75,7 +75,7 @@ pub(super) struct Slot {
     pub(super) connection: Option<Arc<Connection>>,
     /// The outcome of the last connection attempt (for the operator's views);
     /// after a success only the server's identity (its tools are in the registry).
-    last_report: Option<ConnectReport>,
+    pub(super) last_report: Option<ConnectReport>,
 }
 
 impl Hub {
@@ -143,11 +143,6 @@ impl Hub {
     /// The current registry snapshot: O(1).
     pub fn snapshot(&self) -> Snapshot {
         self.inner.registry.snapshot()
-    }
-
-    /// The registry itself (to revoke by connection id).
-    pub fn registry(&self) -> &Registry {
-        &self.inner.registry
     }
 
     pub fn limits(&self) -> &Limits {

@@ -2,8 +2,13 @@
 //! unless `callback_port` says otherwise) for `/callback`, and the same
 //! redirect pasted by hand when the browser runs on another machine.
 
-use axum::extract::{RawQuery, State};
-use axum::response::Html;
+use std::convert::Infallible;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use url::Url;
@@ -67,16 +72,8 @@ impl Listener {
                 problem: e.to_string(),
             })?;
         let (tx, received) = mpsc::channel(4);
-        let router = axum::Router::new()
-            .route(PATH, axum::routing::get(arrived))
-            .with_state(tx);
         let stop = CancellationToken::new();
-        let shutdown = stop.clone().cancelled_owned();
-        tokio::spawn(async move {
-            let _ = axum::serve(socket, router)
-                .with_graceful_shutdown(shutdown)
-                .await;
-        });
+        tokio::spawn(serve(socket, tx, stop.clone()));
         Ok(Self {
             redirect_uri,
             received,
@@ -100,16 +97,54 @@ impl Drop for Listener {
     }
 }
 
+/// Accepts browsers until the listener is dropped; one small page each.
+async fn serve(
+    socket: tokio::net::TcpListener,
+    tx: mpsc::Sender<Callback>,
+    stop: CancellationToken,
+) {
+    loop {
+        let stream = tokio::select! {
+            () = stop.cancelled() => return,
+            accepted = socket.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(_) => continue,
+            },
+        };
+        let tx = tx.clone();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| arrived(req, tx.clone()));
+            let connection = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service);
+            tokio::select! {
+                _ = connection => {}
+                () = stop.cancelled() => {}
+            }
+        });
+    }
+}
+
 async fn arrived(
-    State(tx): State<mpsc::Sender<Callback>>,
-    RawQuery(query): RawQuery,
-) -> Html<&'static str> {
-    let _ = tx.try_send(Callback::from_query(query.as_deref().unwrap_or("")));
+    req: Request<Incoming>,
+    tx: mpsc::Sender<Callback>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    if req.uri().path() != PATH {
+        let mut not_found = Response::new(Full::new(Bytes::from_static(b"not found")));
+        *not_found.status_mut() = StatusCode::NOT_FOUND;
+        return Ok(not_found);
+    }
+    let _ = tx.try_send(Callback::from_query(req.uri().query().unwrap_or("")));
     // A fixed page: nothing from the query is echoed back into it.
-    Html(
-        "<!doctype html><meta charset=utf-8><title>mcp-harness</title>\
-         <p>mcp-harness received the sign-in. You can close this tab and return to the terminal.</p>",
-    )
+    let mut page = Response::new(Full::new(Bytes::from_static(
+        b"<!doctype html><meta charset=utf-8><title>mcp-harness</title>\
+          <p>mcp-harness received the sign-in. You can close this tab and return to the terminal.</p>",
+    )));
+    page.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    Ok(page)
 }
 
 /// A redirect URL pasted by the operator: it must be the redirect this sign-in

@@ -5,12 +5,14 @@
 //! serves the MCP endpoint to the rest. Tokens are accepted by prefix
 //! (`--accept-token`): the test's authorization server mints them.
 
-use std::sync::Arc;
+use std::convert::Infallible;
 
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Response, StatusCode};
+
+type Reply = Response<BoxBody<Bytes, Infallible>>;
 
 /// How the gate behaves.
 #[derive(Debug, Clone)]
@@ -36,58 +38,57 @@ fn base(headers: &HeaderMap) -> String {
     format!("http://{host}")
 }
 
-/// `GET /.well-known/oauth-protected-resource/mcp`
-pub async fn metadata(State(gate): State<Arc<Gate>>, headers: HeaderMap) -> Response {
-    let resource = gate
-        .resource
-        .clone()
-        .unwrap_or_else(|| format!("{}/mcp", base(&headers)));
-    let body = serde_json::json!({
-        "resource": resource,
-        "authorization_servers": [gate.issuer],
-    });
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
-}
-
-/// In front of `/mcp`: an accepted bearer token, or 401 with a challenge.
-pub async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
-    let token = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    let revoked = gate.revoked_file.as_ref().is_some_and(|f| f.exists());
-    if !revoked && token.is_some_and(|t| t.starts_with(&gate.accept)) {
-        return next.run(request).await;
-    }
-    let mut challenge = format!(
-        "Bearer resource_metadata=\"{}{PRM_PATH}\"",
-        base(request.headers())
-    );
-    if let Some(scope) = &gate.scope {
-        challenge.push_str(&format!(", scope=\"{scope}\""));
-    }
-    if token.is_some() {
-        challenge.push_str(", error=\"invalid_token\"");
-    }
-    let mut response = (StatusCode::UNAUTHORIZED, "sign in first").into_response();
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
-    }
+fn reply(status: StatusCode, content_type: &'static str, body: String) -> Reply {
+    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
 }
 
-/// The MCP router behind the gate, with the metadata beside it.
-pub fn wrap(mcp: axum::Router, gate: Gate) -> axum::Router {
-    let gate = Arc::new(gate);
-    axum::Router::new()
-        .route(PRM_PATH, axum::routing::get(metadata))
-        .with_state(Arc::clone(&gate))
-        .merge(mcp.layer(axum::middleware::from_fn_with_state(gate, check)))
+impl Gate {
+    /// `GET /.well-known/oauth-protected-resource/mcp`
+    pub fn metadata(&self, headers: &HeaderMap) -> Reply {
+        let resource = self
+            .resource
+            .clone()
+            .unwrap_or_else(|| format!("{}/mcp", base(headers)));
+        let body = serde_json::json!({
+            "resource": resource,
+            "authorization_servers": [self.issuer],
+        });
+        reply(StatusCode::OK, "application/json", body.to_string())
+    }
+
+    /// In front of `/mcp`: `None` lets an accepted bearer token through;
+    /// else 401 with a challenge.
+    pub fn check(&self, headers: &HeaderMap) -> Option<Reply> {
+        let token = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        let revoked = self.revoked_file.as_ref().is_some_and(|f| f.exists());
+        if !revoked && token.is_some_and(|t| t.starts_with(&self.accept)) {
+            return None;
+        }
+        let mut challenge = format!("Bearer resource_metadata=\"{}{PRM_PATH}\"", base(headers));
+        if let Some(scope) = &self.scope {
+            challenge.push_str(&format!(", scope=\"{scope}\""));
+        }
+        if token.is_some() {
+            challenge.push_str(", error=\"invalid_token\"");
+        }
+        let mut response = reply(
+            StatusCode::UNAUTHORIZED,
+            "text/plain",
+            "sign in first".into(),
+        );
+        if let Ok(value) = HeaderValue::from_str(&challenge) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
+        }
+        Some(response)
+    }
 }

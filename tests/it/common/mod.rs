@@ -202,4 +202,5 @@ pub mod lead_session;
 pub mod model_run;
 pub mod model_stub;
 pub mod oauth_as;
+pub mod otlp;
 pub mod tmux;

@@ -10,10 +10,13 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::extract::{RawQuery, State};
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
+use bytes::Bytes;
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::{Request, StatusCode};
+use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
 /// What the token endpoint does.
@@ -93,17 +96,18 @@ impl AuthServer {
                 .expect("runtime");
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-                let app = axum::Router::new()
-                    .route(
-                        "/.well-known/oauth-authorization-server",
-                        axum::routing::get(metadata),
-                    )
-                    .route("/register", axum::routing::post(register))
-                    .route("/authorize", axum::routing::get(authorize))
-                    .route("/token", axum::routing::post(token))
-                    .route("/revoke", axum::routing::post(revoke))
-                    .with_state(state);
-                let _ = axum::serve(listener, app).await;
+                while let Ok((stream, _)) = listener.accept().await {
+                    let state = Arc::clone(&state);
+                    tokio::spawn(async move {
+                        let service = hyper::service::service_fn(move |req| {
+                            let state = Arc::clone(&state);
+                            async move { Ok::<_, std::convert::Infallible>(route(state, req).await) }
+                        });
+                        let _ = hyper::server::conn::http1::Builder::new()
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await;
+                    });
+                }
             });
         });
         Self { inner, url }
@@ -128,7 +132,38 @@ impl AuthServer {
     }
 }
 
-type S = State<Arc<Mutex<Inner>>>;
+type S = Arc<Mutex<Inner>>;
+type Response = hyper::Response<Full<Bytes>>;
+
+/// The routes: RFC 8414 metadata, registration, authorization, token, revocation.
+async fn route(s: S, req: Request<Incoming>) -> Response {
+    let method = req.method().as_str().to_string();
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().map(str::to_string);
+    let body = match req.into_body().collect().await {
+        Ok(b) => String::from_utf8_lossy(&b.to_bytes()).into_owned(),
+        Err(_) => String::new(),
+    };
+    match (method.as_str(), path.as_str()) {
+        ("GET", "/.well-known/oauth-authorization-server") => metadata(s),
+        ("POST", "/register") => register(s, body),
+        ("GET", "/authorize") => authorize(s, query),
+        ("POST", "/token") => token(s, body).await,
+        ("POST", "/revoke") => revoke(s, body),
+        _ => reply(StatusCode::NOT_FOUND, None, String::new()),
+    }
+}
+
+fn reply(status: StatusCode, content_type: Option<&'static str>, body: String) -> Response {
+    let mut response = hyper::Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    if let Some(ct) = content_type {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
+    }
+    response
+}
 
 fn form(body: &str) -> HashMap<String, String> {
     url::form_urlencoded::parse(body.as_bytes())
@@ -137,15 +172,10 @@ fn form(body: &str) -> HashMap<String, String> {
 }
 
 fn json_reply(status: StatusCode, body: Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
+    reply(status, Some("application/json"), body.to_string())
 }
 
-async fn metadata(State(s): S) -> Response {
+fn metadata(s: S) -> Response {
     let mut s = s.lock().unwrap();
     s.requests
         .push("GET /.well-known/oauth-authorization-server".into());
@@ -175,7 +205,7 @@ async fn metadata(State(s): S) -> Response {
     json_reply(StatusCode::OK, doc)
 }
 
-async fn register(State(s): S, body: String) -> Response {
+fn register(s: S, body: String) -> Response {
     let mut s = s.lock().unwrap();
     s.requests.push("POST /register".into());
     let asked: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
@@ -186,7 +216,7 @@ async fn register(State(s): S, body: String) -> Response {
     )
 }
 
-async fn authorize(State(s): S, RawQuery(q): RawQuery) -> Response {
+fn authorize(s: S, q: Option<String>) -> Response {
     let mut s = s.lock().unwrap();
     s.requests.push("GET /authorize".into());
     let q = form(q.as_deref().unwrap_or(""));
@@ -217,11 +247,12 @@ async fn authorize(State(s): S, RawQuery(q): RawQuery) -> Response {
         .append_pair("code", &code)
         .append_pair("state", &state)
         .append_pair("iss", &iss);
-    (
-        StatusCode::FOUND,
-        [(header::LOCATION, redirect.to_string())],
-    )
-        .into_response()
+    let mut response = reply(StatusCode::FOUND, None, String::new());
+    response.headers_mut().insert(
+        header::LOCATION,
+        HeaderValue::from_str(redirect.as_str()).unwrap(),
+    );
+    response
 }
 
 fn s256(verifier: &str) -> String {
@@ -240,7 +271,7 @@ fn mint(s: &mut Inner) -> Value {
            "expires_in": s.knobs.expires_in.unwrap_or(3600), "scope": "mcp"})
 }
 
-async fn token(State(state): S, body: String) -> Response {
+async fn token(state: S, body: String) -> Response {
     let mode = {
         let mut s = state.lock().unwrap();
         s.requests.push("POST /token".into());
@@ -253,12 +284,7 @@ async fn token(State(state): S, body: String) -> Response {
                 "{{\"access_token\":\"tok-huge\",\"pad\":\"{}\"}}",
                 "x".repeat(1 << 20)
             );
-            return (
-                StatusCode::OK,
-                [(header::CONTENT_TYPE, "application/json")],
-                big,
-            )
-                .into_response();
+            return reply(StatusCode::OK, Some("application/json"), big);
         }
         TokenMode::NoAccessToken => {
             return json_reply(
@@ -300,7 +326,7 @@ async fn token(State(state): S, body: String) -> Response {
     }
 }
 
-async fn revoke(State(s): S, body: String) -> Response {
+fn revoke(s: S, body: String) -> Response {
     let mut s = s.lock().unwrap();
     s.requests.push("POST /revoke".into());
     if let Some(t) = form(&body).get("token") {
@@ -308,7 +334,7 @@ async fn revoke(State(s): S, body: String) -> Response {
         let t = t.clone();
         s.refresh.retain(|r| r != &t);
     }
-    StatusCode::OK.into_response()
+    reply(StatusCode::OK, None, String::new())
 }
 
 /// The test as the person at the browser: GET `url` (the authorization

@@ -28,6 +28,10 @@ fn remote(sign_in: SignInStatus) -> ServerView {
         published: Arc::from(Vec::new()),
         policy_missing: Vec::new(),
         policy_extra: Vec::new(),
+        pin_changes: Arc::from(Vec::new()),
+        pins_at: "/work/mcp-harness.lock".into(),
+        pins_refused: false,
+        server_output: Vec::new(),
         health: None,
         sign_in,
     }

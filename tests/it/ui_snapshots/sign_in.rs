@@ -27,6 +27,10 @@ fn remote(status: AliasStatus, sign_in: SignInStatus, health: Option<HealthView>
         published: Arc::from(Vec::new()),
         policy_missing: Vec::new(),
         policy_extra: Vec::new(),
+        pin_changes: Arc::from(Vec::new()),
+        pins_at: "/work/mcp-harness.lock".into(),
+        pins_refused: false,
+        server_output: Vec::new(),
         health,
         sign_in,
     }
