@@ -185,6 +185,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
         published,
         policy_missing: Vec::new(),
         policy_extra: Vec::new(),
+        sign_in: Default::default(),
         pin_changes: Arc::from(Vec::new()),
         pins_at: String::new(),
         pins_refused: false,

@@ -14,7 +14,8 @@ use crate::mcp::{
     PublishedTool, ServerSpec, connection::Endpoint, schema,
 };
 use crate::protocol::{
-    ArgProblem, ArgsCheck, EndedView, HealthView, PinStatus, ServerView, ToolView, Views,
+    ArgProblem, ArgsCheck, EndedView, HealthView, PinStatus, ServerView, SignInStatus, TokenInfo,
+    ToolView, Views,
 };
 
 /// Call statistics per alias, kept by the backend.
@@ -101,9 +102,16 @@ impl ViewBuilder {
                     pins_at: hub.pins_location(),
                     pins_refused: false,
                     health: None,
+                    sign_in: SignInStatus::NotUsed,
                     server_output: Vec::new(),
                 };
                 describe(&state, &mut view);
+                let token = snapshot.connection_for(&alias).and_then(|e| {
+                    e.connection()
+                        .auth()
+                        .and_then(|a| a.view().borrow().clone())
+                });
+                view.sign_in = sign_in_status(spec.as_ref(), &state, token.is_some());
                 let key = alias.to_string();
                 let stats = stats.get(alias.as_str());
                 if let Some(entry) = snapshot.connection_for(&alias) {
@@ -296,6 +304,37 @@ fn describe(state: &AliasState, view: &mut ServerView) {
     }
 }
 
+/// What `s` means for a server: nothing (stdio, `auth = "none"`), a sign-in it
+/// may ask for, one it asked for, or the sign-in its connection uses.
+fn sign_in_status(spec: Option<&ServerSpec>, state: &AliasState, token: bool) -> SignInStatus {
+    let oauth = spec
+        .and_then(|s| s.transport.auth())
+        .is_some_and(|a| a.mode != crate::mcp::auth::AuthMode::Off);
+    match state {
+        _ if !oauth => SignInStatus::NotUsed,
+        _ if token => SignInStatus::SignedIn,
+        AliasState::Failed {
+            code: ConnectErrorCode::AuthRequired,
+            ..
+        } => SignInStatus::Needed,
+        _ => SignInStatus::Possible,
+    }
+}
+
+/// The token a live connection sends (issuer, scopes, expiry; never the token).
+fn token_info(connection: &Connection) -> Option<TokenInfo> {
+    let view = connection.auth()?.view().borrow().clone()?;
+    let now = crate::mcp::auth::crypto::now_secs();
+    Some(TokenInfo {
+        issuer: view.issuer,
+        scopes: view.scopes,
+        token_type: view.token_type.to_string(),
+        expires: view
+            .expires_at
+            .map(|at| Instant::now() + std::time::Duration::from_secs(at.saturating_sub(now))),
+    })
+}
+
 fn transport(spec: &ServerSpec) -> String {
     match &spec.transport {
         crate::mcp::TransportSpec::Stdio { .. } => format!("stdio: {}", spec.transport.describe()),
@@ -332,6 +371,11 @@ fn health(connection: &Connection, stats: Option<&Stats>, ended: Option<EndedVie
         last_latency_ms: stats.last_latency_ms,
         last_error: stats.last_error,
         stderr_tail: connection.stderr().last_lines(STDERR_LINES),
+        token: if ended.is_none() {
+            token_info(connection)
+        } else {
+            None
+        },
         ended,
     }
 }

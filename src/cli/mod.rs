@@ -9,6 +9,7 @@ mod conformance_auth;
 mod conformance_calls;
 mod import;
 pub mod json;
+mod login;
 mod out;
 mod pin;
 mod policy;
@@ -60,6 +61,10 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Print the [servers.ALIAS.tools] policy block for what the server publishes (every tool "confirm")
     Policy(policy::PolicyArgs),
+    /// Sign in to an HTTP server with OAuth (prints the URL; opens a browser when there is one)
+    Login(login::LoginArgs),
+    /// Sign out of an HTTP server: revoke its token where the server supports it, and delete it
+    Logout(login::LogoutArgs),
     /// Accept what the server publishes now: pin its tools' definitions in mcp-harness.lock (prints the diff)
     Pin(pin::PinArgs),
     /// Import servers configured in another host (Claude Desktop, Claude Code, Cursor, VS Code, Codex, Gemini CLI); secrets are never copied
@@ -110,6 +115,8 @@ async fn dispatch(cli: Cli) -> ExitCode {
         Some(Command::Call(args)) => call::run(cli.config, args).await,
         Some(Command::Bench(args)) => bench::run(cli.config, args).await,
         Some(Command::Policy(args)) => policy::run(cli.config, args).await,
+        Some(Command::Login(args)) => login::login(cli.config, args).await,
+        Some(Command::Logout(args)) => login::logout(cli.config, args).await,
         Some(Command::Pin(args)) => pin::run(cli.config, args).await,
         Some(Command::Run(args)) => run::run(cli.config, args).await,
         Some(Command::Import(args)) => import::run(cli.config, args).await,

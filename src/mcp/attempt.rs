@@ -149,7 +149,14 @@ impl Hub {
             .budget
             .until(deadline, listing)
             .await
-            .unwrap_or_else(|_| Err(listing::missed_deadline(spec.connect_timeout)));
+            .unwrap_or_else(|_| {
+                Err(
+                    match conn.auth().and_then(|a| a.cut_short(spec.connect_timeout)) {
+                        Some(failure) => super::open::auth_failed(spec.alias.as_str(), failure),
+                        None => listing::missed_deadline(spec.connect_timeout),
+                    },
+                )
+            });
         let cache = precompiler.finish().await;
         let hashes = match fingerprints {
             Some(fingerprints) => fingerprints.finish().await,
@@ -201,6 +208,14 @@ impl Hub {
         &self,
         alias: &str,
     ) -> Result<(ServerIdentity, Vec<PublishedTool>), ConnectError> {
+        self.probe_with(alias, false).await
+    }
+
+    pub(super) async fn probe_with(
+        &self,
+        alias: &str,
+        interactive: bool,
+    ) -> Result<(ServerIdentity, Vec<PublishedTool>), ConnectError> {
         let spec = self.spec(alias).map_err(|e| {
             ConnectError::new(
                 super::error::ConnectErrorCode::SpawnFailed,
@@ -209,7 +224,7 @@ impl Hub {
             )
         })?;
         let deadline = Instant::now() + spec.connect_timeout;
-        let conn = self.open(&spec, false).await?;
+        let conn = self.open(&spec, interactive).await?;
         let listing = listing::list_tools(&conn, &self.inner.limits, |_| {});
         let listed = conn
             .budget

@@ -289,8 +289,8 @@ impl Connection {
         timeout: Duration,
         sent: impl FnOnce(&RequestId),
     ) -> Result<ServerResult, RequestError> {
-        if let Some(reason) = self.end_reason() {
-            return Err(RequestError::Lost(reason.to_string()));
+        if self.end_reason().is_some() {
+            return Err(self.ended_error());
         }
         let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
         let handle = match self
@@ -313,7 +313,7 @@ impl Connection {
         };
         let result = tokio::select! {
             result = handle.await_response() => result.map_err(|e| self.map_error(e)),
-            _ = self.ended() => Err(RequestError::Lost(self.lost_detail())),
+            _ = self.ended() => Err(self.ended_error()),
         };
         // await_response already sent the cancellation on timeout; a dead transport needs none.
         guard.id = None;
@@ -329,7 +329,7 @@ impl Connection {
     async fn lost_once_ended(&self) -> RequestError {
         let wait = super::watchdog::EXIT_STATUS_WAIT * 2;
         let _ = tokio::time::timeout(wait, self.ended()).await;
-        RequestError::Lost(self.lost_detail())
+        self.ended_error()
     }
 
     /// [`Self::request`], also returning the answer's `result` exactly as the
@@ -352,6 +352,15 @@ impl Connection {
             .unwrap_or_else(|e| e.into_inner())
             .and_then(|id| self.tap.result_for(&id));
         Ok((result, raw))
+    }
+
+    /// Why a request cannot be answered on an ended connection: the sign-in
+    /// was refused for good, or the connection was lost (and how).
+    fn ended_error(&self) -> RequestError {
+        match self.end_reason() {
+            Some(EndReason::AuthLost) => RequestError::Unauthorized(self.denial()),
+            _ => RequestError::Lost(self.lost_detail()),
+        }
     }
 
     fn map_error(&self, error: ServiceError) -> RequestError {

@@ -97,6 +97,7 @@ mod result;
 mod revoke;
 pub mod schema;
 pub mod shim;
+mod signin;
 pub mod spec;
 mod tail;
 pub mod tasks;

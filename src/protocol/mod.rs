@@ -13,8 +13,8 @@ pub use kinds::{
 };
 pub use views::{
     ApprovalView, ArgProblem, ArgsCheck, ElicitationView, EndedView, FieldKind, FieldView,
-    HealthView, PinChangeView, ServerView, SessionInfo, ToolCallView, ToolOutcomeView, ToolView,
-    Views,
+    HealthView, PinChangeView, ServerView, SessionInfo, SignInStatus, SignInView, TokenInfo,
+    ToolCallView, ToolOutcomeView, ToolView, Views,
 };
 
 /// Identifies one approval prompt.
@@ -58,6 +58,14 @@ pub enum Command {
         id: ElicitationId,
         answer: ElicitAnswer,
     },
+    /// Sign in to this alias (OAuth): its authorization page is shown, then it connects.
+    SignIn(String),
+    /// The address the browser was sent to, pasted (for a browser on another machine).
+    SignInPaste(String),
+    /// Give up the sign-in in progress.
+    SignInCancel,
+    /// Sign out: revoke the alias's tools at once, then its token.
+    SignOut(String),
     /// Close everything and exit.
     Quit,
 }
@@ -135,6 +143,16 @@ pub enum BackendEvent {
     ElicitationWithdrawn(ElicitationId),
     /// The result of an operator command (connect, write policy, …).
     Status(String),
+    /// A sign-in waits for the browser: show its window.
+    SignInStarted(SignInView),
+    /// A pasted address was not the redirect the sign-in waits for (why).
+    SignInPasteRefused(String),
+    /// The sign-in is over (signed in and connected, failed, or cancelled).
+    SignInEnded {
+        alias: String,
+        ok: bool,
+        text: String,
+    },
     /// The backend has closed everything; the UI may exit.
     Stopped,
 }

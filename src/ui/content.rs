@@ -9,10 +9,10 @@ use super::rows::RegistryRow;
 use super::sanitize::{line, wrapped};
 use super::state::{AppState, Focus};
 use super::theme;
-use crate::protocol::{AliasStatus, PinStatus, ToolView};
+use crate::protocol::{AliasStatus, PinStatus, SignInStatus, ToolView};
 
 /// The scopes in the order help lists them.
-const HELP_ORDER: [Scope; 13] = [
+const HELP_ORDER: [Scope; 14] = [
     Scope::Global,
     Scope::Input,
     Scope::Conversation,
@@ -26,6 +26,7 @@ const HELP_ORDER: [Scope; 13] = [
     Scope::WritePolicy,
     Scope::PinDiff,
     Scope::PinConfirm,
+    Scope::SignIn,
 ];
 
 /// Every key, wrapped to `width`.
@@ -281,6 +282,18 @@ pub fn servers_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
                 wrapped("v: review the changed definitions, and accept them", width)
                     .into_iter()
                     .map(|l| Line::styled(l, theme::warn())),
+            );
+        }
+        let sign_in = match server.sign_in {
+            SignInStatus::Needed => Some(("s: sign in (it asks for authorization)", theme::warn())),
+            SignInStatus::SignedIn => Some(("signed in · o: sign out", theme::dim())),
+            _ => None,
+        };
+        if let Some((text, style)) = sign_in {
+            lines.extend(
+                wrapped(text, width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, style)),
             );
         }
     }

@@ -22,6 +22,8 @@ pub enum Scope {
     NoConfigFile,
     CallTool,
     Elicitation,
+    /// The sign-in window (OAuth): waiting for the browser.
+    SignIn,
     /// The diff view of changed definitions.
     PinDiff,
     /// Accepting them: y/n.
@@ -57,6 +59,7 @@ impl Scope {
             Scope::NoConfigFile => "Write policy (no config file)",
             Scope::CallTool => "Call a tool by hand",
             Scope::Elicitation => "A server asks for input",
+            Scope::SignIn => "Sign in",
             Scope::PinDiff => "Changed definitions (diff)",
             Scope::PinConfirm => "Accept the definitions",
         }
@@ -89,6 +92,8 @@ pub enum Action {
     Reconnect,
     Kill,
     WritePolicy,
+    SignIn,
+    SignOut,
     ShowRegistry,
     Detail,
     CallByHand,
@@ -175,6 +180,8 @@ pub const BINDINGS: &[Binding] = &[
     b!(Servers, [Chord(Char('r'), NONE)], "r", Reconnect, "reconnect", "reconnect"),
     b!(Servers, [Chord(Char('K'), SHIFT), Chord(Char('K'), NONE)], "K", Kill, "kill the server process (watch the watchdog)", "kill"),
     b!(Servers, [Chord(Char('p'), NONE)], "p", WritePolicy, "write the policy for what it publishes", "write policy"),
+    b!(Servers, [Chord(Char('s'), NONE)], "s", SignIn, "sign in (OAuth): its authorization page in a browser, then connect", ""),
+    b!(Servers, [Chord(Char('o'), NONE)], "o", SignOut, "sign out: its tools are revoked at once, then its token", ""),
     b!(Servers, [Chord(Char('v'), NONE)], "v", ViewPins, "review definitions that differ from their pins (diff), and accept them", "definitions"),
     b!(Servers, [Chord(Enter, NONE)], "Enter", ShowRegistry, "its tools in the registry", "tools"),
     b!(Registry, [Chord(KUp, NONE), Chord(Char('k'), NONE)], "↑/↓", Up, "select", ""),
@@ -223,6 +230,9 @@ pub const BINDINGS: &[Binding] = &[
     b!(Elicitation, [Chord(Char(' '), NONE), Chord(Left, NONE), Chord(Right, NONE)], "Space/←/→", Edit, "toggle a checkbox, pick a choice (typed in text fields)", "toggle/choose"),
     b!(Elicitation, [Chord(Char('d'), CTRL)], "Ctrl-D", Deny, "decline", "decline"),
     b!(Elicitation, [Chord(Esc, NONE)], "Esc", Close, "cancel", "cancel"),
+    b!(SignIn, [Chord(Enter, NONE)], "Enter", Submit, "use the pasted address (a browser on another machine)", "use pasted address"),
+    b!(SignIn, [Chord(Esc, NONE)], "Esc", Close, "cancel the sign-in", "cancel"),
+    b!(SignIn, [Chord(Backspace, NONE)], "⌫", Edit, "delete (paste the address; typing works too)", ""),
 ];
 
 /// The action bound to `key` in `scope`, if any.

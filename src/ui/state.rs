@@ -11,7 +11,7 @@ use ratatui_textarea::TextArea;
 pub use super::cells::{CallStatus, Cell, ToolCallCell, Transcript};
 use super::keymap::Scope;
 use crate::protocol::{
-    ApprovalView, ArgsCheck, ElicitationView, EndCause, ServerView, SessionInfo,
+    ApprovalView, ArgsCheck, ElicitationView, EndCause, ServerView, SessionInfo, SignInView,
 };
 
 /// How long a status-bar message stays.
@@ -79,6 +79,18 @@ pub enum Overlay {
     },
     /// Edit the arguments of a hand-made call of `tool` (exposed name).
     CallTool(Box<CallEditor>),
+    /// A sign-in waiting for the browser.
+    SignIn(Box<SignInWindow>),
+}
+
+/// The sign-in window: the URL, the waiting, a field for a pasted redirect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignInWindow {
+    pub view: SignInView,
+    /// What the operator pasted (or typed): the address the browser was sent to.
+    pub paste: String,
+    /// Why the last paste was refused.
+    pub problem: Option<String>,
 }
 
 /// The arguments editor of a hand-made call.
@@ -299,6 +311,7 @@ impl AppState {
                 }
             }
             (Some(Overlay::CallTool(_)), _) => Scope::CallTool,
+            (Some(Overlay::SignIn(_)), _) => Scope::SignIn,
             (None, Focus::Input) => Scope::Input,
             (None, Focus::Conversation) => Scope::Conversation,
             (None, Focus::Servers) => Scope::Servers,

@@ -33,6 +33,8 @@ mod list_changed;
 mod list_freshness;
 mod logs_and_limits;
 mod misbehaving;
+mod oauth;
+mod oauth_tui;
 mod one_face;
 mod orphans;
 mod pins;

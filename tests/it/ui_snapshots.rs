@@ -3,6 +3,7 @@
 
 mod more;
 mod pins;
+mod sign_in;
 
 use std::time::{Duration, Instant};
 

@@ -22,6 +22,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::log;
+use super::oauth_gate::{Gate, PRM_PATH};
 use super::tools::DemoHandler;
 
 /// The one route.
@@ -35,6 +36,7 @@ pub(super) async fn serve(
     handler: DemoHandler,
     addr: SocketAddr,
     ignore_term: bool,
+    gate: Option<Gate>,
 ) -> anyhow::Result<()> {
     anyhow::ensure!(
         addr.ip().is_loopback(),
@@ -47,6 +49,7 @@ pub(super) async fn serve(
         Arc::new(LocalSessionManager::default()),
         config,
     );
+    let gate = gate.map(Arc::new);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
@@ -69,7 +72,7 @@ pub(super) async fn serve(
             () = &mut stop => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    connections.spawn(connection(stream, service.clone(), ct.clone()));
+                    connections.spawn(connection(stream, service.clone(), gate.clone(), ct.clone()));
                 }
                 Err(error) => log(format_args!("accept failed: {error}")),
             },
@@ -92,11 +95,28 @@ pub(super) async fn serve(
 }
 
 /// One HTTP/1.1 connection, shut down gracefully when the server stops.
-async fn connection(stream: tokio::net::TcpStream, service: Service, ct: CancellationToken) {
+async fn connection(
+    stream: tokio::net::TcpStream,
+    service: Service,
+    gate: Option<Arc<Gate>>,
+    ct: CancellationToken,
+) {
     let route = hyper::service::service_fn(move |request: Request<Incoming>| {
         let service = service.clone();
+        let gate = gate.clone();
         async move {
-            if request.uri().path() == PATH {
+            let path = request.uri().path();
+            if let Some(gate) = &gate {
+                if path == PRM_PATH {
+                    return Ok(gate.metadata(request.headers()));
+                }
+                if path == PATH
+                    && let Some(refused) = gate.check(request.headers())
+                {
+                    return Ok(refused);
+                }
+            }
+            if path == PATH {
                 Ok::<_, Infallible>(service.handle(request).await)
             } else {
                 Ok(not_found())

@@ -11,6 +11,7 @@ mod handler;
 mod hostile;
 mod hostile_eras;
 mod http;
+mod oauth_gate;
 mod record;
 mod service;
 mod taint;
@@ -93,6 +94,27 @@ pub struct DemoServerArgs {
     /// Test only: `sleeper` calls setsid() first, escaping its parent's process group.
     #[arg(long, hide = true)]
     pub setsid: bool,
+
+    /// Test only (with --http): require OAuth bearer tokens from the authorization
+    /// server URL (protected-resource metadata names it).
+    #[arg(long, value_name = "URL", hide = true, requires = "http")]
+    pub oauth_issuer: Option<String>,
+
+    /// Test only: the prefix of the tokens the OAuth gate accepts.
+    #[arg(long, value_name = "PREFIX", hide = true, default_value = "tok-")]
+    pub accept_token: String,
+
+    /// Test only: the `scope` the OAuth gate's challenge names.
+    #[arg(long, value_name = "SCOPE", hide = true)]
+    pub oauth_scope: Option<String>,
+
+    /// Test only: a `resource` the metadata claims instead of this server.
+    #[arg(long, value_name = "URL", hide = true)]
+    pub oauth_resource: Option<String>,
+
+    /// Test only: while FILE exists, the OAuth gate refuses every token.
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub oauth_revoked_file: Option<PathBuf>,
 }
 
 /// The demo servers. `hostile` and `sleeper` are test fixtures, hidden from help.
@@ -154,8 +176,15 @@ async fn serve_demo(flavor: Flavor, args: DemoServerArgs) -> anyhow::Result<()> 
         args.extras,
     );
     faults::start_background(&faults, args.tag.as_deref())?;
+    let gate = args.oauth_issuer.clone().map(|issuer| oauth_gate::Gate {
+        issuer,
+        accept: args.accept_token.clone(),
+        scope: args.oauth_scope.clone(),
+        resource: args.oauth_resource.clone(),
+        revoked_file: args.oauth_revoked_file.clone(),
+    });
     match args.http {
-        Some(addr) => http::serve(handler, addr, faults.ignore_term).await,
+        Some(addr) => http::serve(handler, addr, faults.ignore_term, gate).await,
         None => serve_stdio(handler, &faults).await,
     }
 }

@@ -47,6 +47,7 @@ pub fn draw(frame: &mut Frame, state: &AppState, overlay: &Overlay) {
             )
         }
         Overlay::CallTool(editor) => return call_editor(frame, area, editor),
+        Overlay::SignIn(window) => return super::sign_in::draw(frame, area, window),
         Overlay::Help { .. } => return,
     };
     let block = pane_block(&title, true);

@@ -43,6 +43,9 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     if rows.is_empty() {
         let hint = match state.selected_server() {
             Some(s) if s.state == AliasStatus::Ready => "it publishes no tools",
+            Some(s) if s.sign_in == crate::protocol::SignInStatus::Needed => {
+                "not connected: it needs a sign-in (select it in Servers and press s)"
+            }
             Some(_) => "not connected (select it in Servers and press c)",
             None => "no server selected",
         };

@@ -1,7 +1,7 @@
 //! What a key does in a list pane (servers, registry, conversation, health),
 //! as actions the keys and the mouse both call.
 
-use crate::protocol::Command;
+use crate::protocol::{Command, SignInStatus};
 use crate::ui::keymap::Action;
 use crate::ui::msg::Effect;
 use crate::ui::rows::{RegistryRow, registry_rows};
@@ -33,6 +33,7 @@ pub fn pane(state: &mut AppState, action: Action) -> Vec<Effect> {
                 ),
             }
         }
+        (Focus::Servers, Action::SignIn | Action::SignOut) => return sign_in(state, action),
         (Focus::Servers, a) => {
             let Some(alias) = alias else {
                 return Vec::new();
@@ -123,6 +124,33 @@ fn scrolled(state: &mut AppState, lines: i32) -> Vec<Effect> {
 }
 
 /// Moves the servers selection by `step` rows (within the list).
+/// `s` and `o` on the selected server.
+fn sign_in(state: &mut AppState, action: Action) -> Vec<Effect> {
+    let Some(server) = state.selected_server() else {
+        return Vec::new();
+    };
+    let alias = server.alias.clone();
+    match (server.sign_in, action) {
+        (SignInStatus::NotUsed, _) => {
+            state.say(format!(
+                "`{alias}` does not sign in (a stdio server, or `auth = \"none\"`)"
+            ));
+            Vec::new()
+        }
+        (SignInStatus::SignedIn, Action::SignIn) => {
+            state.say(format!("`{alias}` is signed in; o signs out"));
+            Vec::new()
+        }
+        (_, Action::SignIn) => {
+            state.say(format!(
+                "signing in to `{alias}`: waiting for its authorization page…"
+            ));
+            vec![Effect::Send(Command::SignIn(alias))]
+        }
+        (_, _) => vec![Effect::Send(Command::SignOut(alias))],
+    }
+}
+
 pub fn select_server(state: &mut AppState, step: isize) {
     let last = state.servers.len().saturating_sub(1);
     state.selected_server = state.selected_server.saturating_add_signed(step).min(last);

@@ -19,6 +19,7 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
         Some(Overlay::ToolDetail { .. }) => Scope::Detail,
         Some(Overlay::WritePolicy { .. }) => state.write_policy_scope(),
         Some(Overlay::CallTool(_)) => Scope::CallTool,
+        Some(Overlay::SignIn(_)) => return sign_in_key(state, key),
         Some(Overlay::PinDiff { confirming, .. }) => {
             if *confirming {
                 Scope::PinConfirm
@@ -63,6 +64,46 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
             revalidate(state);
         }
         _ => {}
+    }
+    Vec::new()
+}
+
+/// The sign-in window: a field for the redirect address, Enter to use it,
+/// Esc to give up (the backend says when the sign-in is over).
+fn sign_in_key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
+    let Some(Overlay::SignIn(window)) = &mut state.overlay else {
+        return Vec::new();
+    };
+    match keymap::lookup(Scope::SignIn, &key) {
+        Some(Action::Close) => {
+            state.overlay = None;
+            state.say("cancelling the sign-in…");
+            return vec![Effect::Send(Command::SignInCancel)];
+        }
+        Some(Action::Submit) if !window.paste.trim().is_empty() => {
+            window.problem = None;
+            return vec![Effect::Send(Command::SignInPaste(
+                window.paste.trim().to_string(),
+            ))];
+        }
+        Some(Action::Submit) => {
+            window.problem = Some(
+                "paste the address the browser was sent to first (or wait for the browser)".into(),
+            );
+        }
+        Some(Action::Edit) => {
+            window.paste.pop();
+        }
+        _ => {
+            if let crossterm::event::KeyCode::Char(c) = key.code
+                && key
+                    .modifiers
+                    .difference(crossterm::event::KeyModifiers::SHIFT)
+                    .is_empty()
+            {
+                window.paste.push(c);
+            }
+        }
     }
     Vec::new()
 }
