@@ -84,11 +84,23 @@ fn report_delivery(d: &crate::telemetry::Delivery) {
     if d.dropped() == 0 {
         return;
     }
-    let why = d
-        .last_error
-        .as_deref()
-        .map(|e| format!(": {}", crate::sanitize::inert_line(e, 300)))
-        .unwrap_or_default();
+    let mut why = Vec::new();
+    if d.failed > 0 {
+        let error = d.last_error.as_deref().unwrap_or("export failed");
+        why.push(crate::sanitize::inert_line(error, 300));
+    }
+    if d.unsent() > 0 {
+        why.push(format!(
+            "{} dropped unsent (more than {} waiting, or no time left at exit)",
+            d.unsent(),
+            crate::telemetry::QUEUE
+        ));
+    }
+    let why = if why.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", why.join("; "))
+    };
     eprintln!(
         "mcp-harness: telemetry: {} of {} spans and {} of {} events did not reach {}{why}",
         d.spans - d.spans_sent.min(d.spans),
