@@ -12,11 +12,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_harness::config::{self, ConfigSource};
-use mcp_harness::mcp::{EventSink, FlagApprover, Hub, McpEvent, Vars};
+use mcp_harness::mcp::{EventSink, FlagApprover, Hub, McpEvent, Vars, bench};
 use serde_json::json;
 
 #[path = "mcp_core/large.rs"]
 mod large;
+#[path = "mcp_core/pins.rs"]
+mod pins;
 #[path = "mcp_core/telemetry.rs"]
 mod telemetry;
 
@@ -113,7 +115,7 @@ async fn call_path() {
         .outcome
         .expect("exposed");
     let snapshot = hub.snapshot();
-    let conn = Arc::clone(&snapshot.resolve("mcp__a__lookup").expect("tool").connection);
+    let conn = bench::connection_of(snapshot.resolve("mcp__a__lookup").expect("tool"));
     let approver = FlagApprover { approve: false };
     let args = json!({"key": "apple"});
     let raw_args = args.as_object().cloned().unwrap_or_default();
@@ -135,7 +137,7 @@ async fn call_path() {
         }
         for _ in 0..50 {
             let t = Instant::now();
-            conn.raw_rmcp_call("lookup", raw_args.clone())
+            bench::raw_rmcp_call(&conn, "lookup", raw_args.clone())
                 .await
                 .expect("raw call");
             raw.push(t.elapsed());
@@ -193,7 +195,7 @@ async fn call_path() {
                         );
                         outcome.await.result.expect("call");
                     } else {
-                        conn.raw_rmcp_call("lookup", raw_args.clone())
+                        bench::raw_rmcp_call(&conn, "lookup", raw_args.clone())
                             .await
                             .expect("raw");
                     }
@@ -295,6 +297,11 @@ fn main() {
             telemetry_overhead().await;
             return;
         }
+        if only == "pins" {
+            pins::pin_overhead(10_000, false).await;
+            pins::pin_overhead(10_000, true).await;
+            return;
+        }
         call_path().await;
         println!();
         telemetry_overhead().await;
@@ -306,6 +313,10 @@ fn main() {
             (10_000, true),
         ] {
             large_server(tools, distinct).await;
+        }
+        println!();
+        for distinct in [false, true] {
+            pins::pin_overhead(10_000, distinct).await;
         }
         println!();
         revocation_latency().await;

@@ -8,6 +8,7 @@ mod convert;
 mod elicitor;
 mod events;
 mod operator;
+mod pins;
 mod views;
 
 use std::collections::HashMap;
@@ -244,6 +245,7 @@ impl Backend {
             Command::Approval { id, decision } => self.approvals.answer(id, decision),
             Command::Elicitation { id, answer } => self.elicitor.answer(id, answer),
             Command::WritePolicy(alias) => self.write_policy(&alias),
+            Command::AcceptPins { alias, seen } => self.accept_pins(alias, seen),
             Command::CallTool { name, arguments } => self.manual_call(name, arguments),
             Command::Refresh => {
                 // A hidden test hook: the exit-path tests need a panic in a task.

@@ -5,6 +5,8 @@ mod bench;
 mod call;
 mod check;
 pub mod conformance;
+mod conformance_auth;
+mod import;
 pub mod json;
 mod out;
 mod pin;
@@ -59,6 +61,8 @@ pub enum Command {
     Policy(policy::PolicyArgs),
     /// Accept what the server publishes now: pin its tools' definitions in mcp-harness.lock (prints the diff)
     Pin(pin::PinArgs),
+    /// Import servers configured in another host (Claude Desktop, Claude Code, Cursor, VS Code, Codex, Gemini CLI); secrets are never copied
+    Import(import::ImportArgs),
     /// Run the Lead agent headless on one prompt (events as text, or JSON lines)
     Run(run::RunArgs),
     /// Run a demo MCP server (stdio by default)
@@ -119,6 +123,7 @@ async fn dispatch(cli: Cli) -> ExitCode {
         Some(Command::Policy(args)) => policy::run(cli.config, args).await,
         Some(Command::Pin(args)) => pin::run(cli.config, args).await,
         Some(Command::Run(args)) => run::run(cli.config, args).await,
+        Some(Command::Import(args)) => import::run(cli.config, args).await,
         Some(Command::ConformanceClient(args)) => conformance::run(args).await,
         Some(Command::DemoServer(args)) => match crate::mcp::demo_server::run(args).await {
             Ok(()) => ExitCode::SUCCESS,

@@ -3,6 +3,8 @@
 
 mod agent;
 pub mod edit;
+pub mod import;
+mod oauth;
 mod servers;
 mod telemetry;
 
@@ -162,7 +164,11 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
                 ),
             ));
         }
-        let spec = servers::server_spec(&alias, server, &limits)
+        let base = match &source {
+            ConfigSource::File(file) => file.parent(),
+            ConfigSource::Embedded => None,
+        };
+        let spec = servers::server_spec(&alias, server, &limits, base)
             .map_err(|(key, m)| fail(Some(format!("servers.{alias}{key}")), m))?;
         servers.push(spec);
     }

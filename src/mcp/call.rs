@@ -214,7 +214,36 @@ impl Hub {
                 );
                 (Err(envelope(Code::McpTimeout, message)), None)
             }
-            Err(lost @ (RequestError::Lost(_) | RequestError::Unauthorized)) => {
+            Err(RequestError::Unauthorized(denial)) if denial.more_scope => {
+                // Only this operation needs more permission: the connection stays.
+                let message = format!(
+                    "`{}` needs more permission than the current sign-in to `{}` grants; \
+                     the operator has to sign in again. The connection is kept.",
+                    tool.name, tool.alias
+                );
+                (
+                    Err(envelope(Code::McpAuthRequired, message)),
+                    server_words(&denial),
+                )
+            }
+            Err(RequestError::Unauthorized(denial)) => {
+                self.drop_connection(
+                    conn,
+                    RevokeCause::AuthRequired {
+                        detail: denial.message.clone(),
+                    },
+                );
+                let message = format!(
+                    "`{}` refused the call for want of a valid sign-in; its tools were revoked \
+                     until the operator signs in again",
+                    tool.alias
+                );
+                (
+                    Err(envelope(Code::McpAuthRequired, message)),
+                    server_words(&denial),
+                )
+            }
+            Err(lost @ RequestError::Lost(_)) => {
                 let detail = lost.lost_detail().unwrap_or_default();
                 self.drop_connection(
                     conn,
@@ -332,4 +361,9 @@ impl Hub {
             .for_tool(tool.alias.as_str(), &tool.name),
         )
     }
+}
+
+/// What the authorization server said about a refusal (operator-only).
+fn server_words(denial: &super::connection::AuthDenial) -> Option<String> {
+    (!denial.server_output.is_empty()).then(|| denial.server_output.join("\n"))
 }

@@ -45,6 +45,9 @@ pub enum RevokeCause {
     Killed,
     /// The harness is shutting down.
     Shutdown,
+    /// An HTTP server refused the sign-in and it could not be renewed, or the
+    /// operator signed out: the alias needs a new sign-in.
+    AuthRequired { detail: String },
     /// After `notifications/tools/list_changed`, the re-listed tools break a
     /// local rule (exact equality with the policy, names, schemas): the whole
     /// connection was rejected. `changes` says what the server changed.
@@ -109,6 +112,7 @@ impl std::fmt::Display for RevokeCause {
             RevokeCause::ConnectionLost { detail } => write!(f, "connection lost: {detail}"),
             RevokeCause::Killed => f.write_str("server process killed by the operator"),
             RevokeCause::Shutdown => f.write_str("harness shutting down"),
+            RevokeCause::AuthRequired { detail } => write!(f, "sign-in required: {detail}"),
             RevokeCause::PolicyViolation {
                 message, changes, ..
             } => write!(

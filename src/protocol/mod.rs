@@ -8,10 +8,11 @@ mod views;
 
 use serde_json::Value;
 
-pub use kinds::{AliasStatus, EndCause, EndKind, Origin, PolicyEffect, Target, TurnEnd};
+pub use kinds::{AliasStatus, EndCause, EndKind, Origin, PinStatus, PolicyEffect, Target, TurnEnd};
 pub use views::{
     ApprovalView, ArgProblem, ArgsCheck, ElicitationView, EndedView, FieldKind, FieldView,
-    HealthView, ServerView, SessionInfo, ToolCallView, ToolOutcomeView, ToolView, Views,
+    HealthView, PinChangeView, ServerView, SessionInfo, ToolCallView, ToolOutcomeView, ToolView,
+    Views,
 };
 
 /// Identifies one approval prompt.
@@ -39,8 +40,13 @@ pub enum Command {
     KillServer(String),
     /// The operator's answer to an approval prompt.
     Approval { id: ApprovalId, decision: Decision },
-    /// Write a policy block for exactly what `alias` publishes into the config file.
+    /// Write a policy block for exactly what `alias` publishes into the config file
+    /// (and pin the tools it lists that have no pin yet).
     WritePolicy(String),
+    /// Accept the changed definitions the operator reviewed (`seen`: the
+    /// published sha256 of each, as shown), pin what `alias` published, and
+    /// reconnect it. Refused if the server published something else since.
+    AcceptPins { alias: String, seen: Vec<String> },
     /// Call a tool by hand through the same pipeline (policy, approval, timeout).
     CallTool { name: String, arguments: Value },
     /// Send fresh views of the servers (stderr tails change without events).

@@ -70,6 +70,13 @@ pub enum Overlay {
     WritePolicy {
         alias: String,
     },
+    /// The definitions `alias` publishes that differ from their pins, as
+    /// diffs; `confirming`: the operator asked to accept them (y/n).
+    PinDiff {
+        alias: String,
+        scroll: u16,
+        confirming: bool,
+    },
     /// Edit the arguments of a hand-made call of `tool` (exposed name).
     CallTool(Box<CallEditor>),
 }
@@ -284,6 +291,13 @@ impl AppState {
             (Some(Overlay::Help { .. }), _) => Scope::Help,
             (Some(Overlay::ToolDetail { .. }), _) => Scope::Detail,
             (Some(Overlay::WritePolicy { .. }), _) => self.write_policy_scope(),
+            (Some(Overlay::PinDiff { confirming, .. }), _) => {
+                if *confirming {
+                    Scope::PinConfirm
+                } else {
+                    Scope::PinDiff
+                }
+            }
             (Some(Overlay::CallTool(_)), _) => Scope::CallTool,
             (None, Focus::Input) => Scope::Input,
             (None, Focus::Conversation) => Scope::Conversation,

@@ -13,6 +13,11 @@ pub fn pane(state: &mut AppState, action: Action) -> Vec<Effect> {
         (Focus::Conversation, a) => return conversation(state, a),
         (Focus::Servers, Action::Up) => select_server(state, -1),
         (Focus::Servers, Action::Down) => select_server(state, 1),
+        (Focus::Servers, Action::ViewPins) => {
+            if let Some(alias) = alias {
+                super::overlay::open_pin_diff(state, alias);
+            }
+        }
         (Focus::Servers, Action::ShowRegistry) => {
             state.registry_all = false;
             state.focus = Focus::Registry;
@@ -59,6 +64,14 @@ pub fn pane(state: &mut AppState, action: Action) -> Vec<Effect> {
             }
         }
         (Focus::Registry, Action::CallByHand) => super::overlay::open_call_editor(state),
+        (Focus::Registry, Action::ViewPins) => {
+            let row = registry_rows(state)
+                .get(state.selected_tool)
+                .map(|r| r.alias().to_string());
+            if let Some(alias) = row.or(alias) {
+                super::overlay::open_pin_diff(state, alias);
+            }
+        }
         (Focus::Health, Action::Refresh) => return vec![Effect::Send(Command::Refresh)],
         _ => {}
     }
