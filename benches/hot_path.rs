@@ -189,6 +189,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
         pins_at: String::new(),
         pins_refused: false,
         health: None,
+        server_output: Vec::new(),
     }]);
     state.registry_all = true;
     state.selected_tool = tools / 2;

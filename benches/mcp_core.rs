@@ -293,13 +293,13 @@ fn main() {
             large_server(10_000, false).await;
             return;
         }
-        if only == "telemetry" {
-            telemetry_overhead().await;
-            return;
-        }
         if only == "pins" {
             pins::pin_overhead(10_000, false).await;
             pins::pin_overhead(10_000, true).await;
+            return;
+        }
+        if only == "telemetry" {
+            telemetry_overhead().await;
             return;
         }
         call_path().await;

@@ -99,11 +99,10 @@ async fn connect(hub: &Hub, tools: usize, created: usize) -> Duration {
         report.outcome.err()
     );
     assert_eq!(report.pins.created.len(), created);
-    let conn = std::sync::Arc::clone(
-        &hub.snapshot()
+    let conn = mcp_harness::mcp::bench::connection_of(
+        hub.snapshot()
             .resolve("mcp__big__tool_00000")
-            .expect("tool")
-            .connection,
+            .expect("tool"),
     );
     hub.disconnect("big").expect("disconnect");
     conn.finished().await;

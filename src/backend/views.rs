@@ -99,6 +99,7 @@ impl ViewBuilder {
                     pins_at: hub.pins_location(),
                     pins_refused: false,
                     health: None,
+                    server_output: Vec::new(),
                 };
                 describe(&state, &mut view);
                 let key = alias.to_string();
@@ -134,6 +135,8 @@ impl ViewBuilder {
                         && let Err(error) = &report.outcome
                         && !matches!(state, AliasState::Disconnected | AliasState::Connecting)
                     {
+                        // The server's own words on why: the operator's only.
+                        view.server_output = error.server_output.clone();
                         // Rejected: what was published and why none of it is exposed.
                         let why = format!("rejected ({})", error.code);
                         view.published = self.rejected_tools(&key, &report, spec.as_ref(), &why);

@@ -91,6 +91,10 @@ pub struct ServerView {
     /// the diff view can accept what it published.
     pub pins_refused: bool,
     pub health: Option<HealthView>,
+    /// What the server said when its last connect failed or was rejected (its
+    /// error text, an HTTP error body, its stderr tail): untrusted, for the
+    /// operator only (the model never gets it), shown inert.
+    pub server_output: Vec<String>,
 }
 
 /// A published tool and what became of it locally.

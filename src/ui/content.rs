@@ -249,6 +249,26 @@ pub fn servers_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
                     .map(|l| Line::styled(l, theme::error())),
             );
         }
+        if !server.server_output.is_empty() {
+            // The server's words (a failed connect's error text, its stderr):
+            // marked as theirs, the last few lines only.
+            lines.push(Line::styled(
+                line(
+                    "server output (untrusted, never shown to the model):",
+                    width,
+                ),
+                theme::untrusted(),
+            ));
+            let shown = &server.server_output[server.server_output.len().saturating_sub(4)..];
+            for said in shown {
+                lines.extend(
+                    wrapped(said, width.saturating_sub(2))
+                        .into_iter()
+                        .take(3)
+                        .map(|l| Line::styled(format!("│ {l}"), theme::untrusted())),
+                );
+            }
+        }
         if !server.policy_missing.is_empty() || !server.policy_extra.is_empty() {
             lines.extend(
                 wrapped("p: write a policy for what it publishes", width)
