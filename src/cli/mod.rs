@@ -4,7 +4,9 @@
 mod bench;
 mod call;
 mod check;
+#[cfg(feature = "test-fixtures")]
 pub mod conformance;
+#[cfg(feature = "test-fixtures")]
 mod conformance_auth;
 mod import;
 pub mod json;
@@ -68,7 +70,8 @@ pub enum Command {
     /// Run a demo MCP server (stdio by default)
     DemoServer(DemoServerArgs),
     /// The client side of the official MCP conformance suite (scenario from
-    /// MCP_CONFORMANCE_SCENARIO); test only
+    /// MCP_CONFORMANCE_SCENARIO); test builds only
+    #[cfg(feature = "test-fixtures")]
     #[command(hide = true)]
     ConformanceClient(conformance::ConformanceArgs),
 }
@@ -124,6 +127,7 @@ async fn dispatch(cli: Cli) -> ExitCode {
         Some(Command::Pin(args)) => pin::run(cli.config, args).await,
         Some(Command::Run(args)) => run::run(cli.config, args).await,
         Some(Command::Import(args)) => import::run(cli.config, args).await,
+        #[cfg(feature = "test-fixtures")]
         Some(Command::ConformanceClient(args)) => conformance::run(args).await,
         Some(Command::DemoServer(args)) => match crate::mcp::demo_server::run(args).await {
             Ok(()) => ExitCode::SUCCESS,
