@@ -4,8 +4,11 @@
 mod bench;
 mod call;
 mod check;
+#[cfg(feature = "test-fixtures")]
 pub mod conformance;
+#[cfg(feature = "test-fixtures")]
 mod conformance_auth;
+#[cfg(feature = "test-fixtures")]
 mod conformance_calls;
 mod import;
 pub mod json;
@@ -74,7 +77,8 @@ pub enum Command {
     /// Run a demo MCP server (stdio by default)
     DemoServer(DemoServerArgs),
     /// The client side of the official MCP conformance suite (scenario from
-    /// MCP_CONFORMANCE_SCENARIO); test only
+    /// MCP_CONFORMANCE_SCENARIO); test builds only
+    #[cfg(feature = "test-fixtures")]
     #[command(hide = true)]
     ConformanceClient(conformance::ConformanceArgs),
 }
@@ -94,11 +98,23 @@ fn report_delivery(d: &crate::telemetry::Delivery) {
     if d.dropped() == 0 {
         return;
     }
-    let why = d
-        .last_error
-        .as_deref()
-        .map(|e| format!(": {}", crate::sanitize::inert_line(e, 300)))
-        .unwrap_or_default();
+    let mut why = Vec::new();
+    if d.failed > 0 {
+        let error = d.last_error.as_deref().unwrap_or("export failed");
+        why.push(crate::sanitize::inert_line(error, 300));
+    }
+    if d.unsent() > 0 {
+        why.push(format!(
+            "{} dropped unsent (more than {} waiting, or no time left at exit)",
+            d.unsent(),
+            crate::telemetry::QUEUE
+        ));
+    }
+    let why = if why.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", why.join("; "))
+    };
     eprintln!(
         "mcp-harness: telemetry: {} of {} spans and {} of {} events did not reach {}{why}",
         d.spans - d.spans_sent.min(d.spans),
@@ -120,6 +136,7 @@ async fn dispatch(cli: Cli) -> ExitCode {
         Some(Command::Pin(args)) => pin::run(cli.config, args).await,
         Some(Command::Run(args)) => run::run(cli.config, args).await,
         Some(Command::Import(args)) => import::run(cli.config, args).await,
+        #[cfg(feature = "test-fixtures")]
         Some(Command::ConformanceClient(args)) => conformance::run(args).await,
         Some(Command::DemoServer(args)) => match crate::mcp::demo_server::run(args).await {
             Ok(()) => ExitCode::SUCCESS,

@@ -96,6 +96,7 @@ mod relist;
 mod result;
 mod revoke;
 pub mod schema;
+mod serve;
 pub mod shim;
 mod signin;
 pub mod spec;

@@ -178,4 +178,3 @@ mod next_at_2026_wire {
         iss_not_advertised => "auth/iss-not-advertised",
     }
 }
-

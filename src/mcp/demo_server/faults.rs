@@ -1,6 +1,11 @@
 //! Fault injection: each fault imitates one way real MCP servers misbehave, so the harness can
 //! be tested against it deterministically.
 
+// Without the `test-fixtures` feature nothing can turn a fault on (the flags
+// are not compiled in): `Faults` is always its default, the parsing and the
+// background faults are never called, and the linker drops them.
+#![cfg_attr(not(feature = "test-fixtures"), allow(dead_code))]
+
 use std::{
     io::Write,
     process::{Command, Stdio},
