@@ -3,8 +3,9 @@
 //!
 //! `cargo bench --bench mcp_core` — needs the release demo server, which cargo
 //! builds for benches. Prints medians, p99 and ratios. `BENCH_ONLY=large` runs
-//! only the 10,000-tool listing (for profiling it with perf), `BENCH_ONLY=eras`
-//! only the call on each protocol revision.
+//! only the 10,000-tool listing (for profiling it with perf); `eras` (a call on
+//! each protocol revision and a raw rmcp call), `pins` and `telemetry` run only
+//! that part.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
 
@@ -13,15 +14,20 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_harness::config::{self, ConfigSource};
-use mcp_harness::mcp::{EventSink, FlagApprover, Hub, McpEvent, Vars};
+use mcp_harness::mcp::{EventSink, FlagApprover, Hub, McpEvent, Vars, bench};
 use serde_json::json;
 
 #[path = "mcp_core/eras.rs"]
 mod eras;
 #[path = "mcp_core/large.rs"]
 mod large;
+#[path = "mcp_core/pins.rs"]
+mod pins;
+#[path = "mcp_core/telemetry.rs"]
+mod telemetry;
 
 use large::large_server;
+use telemetry::telemetry_overhead;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
 
@@ -78,7 +84,7 @@ fn hub_for(text: &str) -> (Hub, tokio::sync::mpsc::UnboundedReceiver<McpEvent>) 
     )
 }
 
-struct Stats {
+pub struct Stats {
     median: Duration,
     p99: Duration,
 }
@@ -113,7 +119,7 @@ async fn call_path() {
         .outcome
         .expect("exposed");
     let snapshot = hub.snapshot();
-    let conn = Arc::clone(&snapshot.resolve("mcp__a__lookup").expect("tool").connection);
+    let conn = bench::connection_of(snapshot.resolve("mcp__a__lookup").expect("tool"));
     let approver = FlagApprover { approve: false };
     let args = json!({"key": "apple"});
     let raw_args = args.as_object().cloned().unwrap_or_default();
@@ -135,7 +141,7 @@ async fn call_path() {
         }
         for _ in 0..50 {
             let t = Instant::now();
-            conn.raw_rmcp_call("lookup", raw_args.clone())
+            bench::raw_rmcp_call(&conn, "lookup", raw_args.clone())
                 .await
                 .expect("raw call");
             raw.push(t.elapsed());
@@ -193,7 +199,7 @@ async fn call_path() {
                         );
                         outcome.await.result.expect("call");
                     } else {
-                        conn.raw_rmcp_call("lookup", raw_args.clone())
+                        bench::raw_rmcp_call(&conn, "lookup", raw_args.clone())
                             .await
                             .expect("raw");
                     }
@@ -295,9 +301,20 @@ fn main() {
             eras::eras_call().await;
             return;
         }
+        if only == "pins" {
+            pins::pin_overhead(10_000, false).await;
+            pins::pin_overhead(10_000, true).await;
+            return;
+        }
+        if only == "telemetry" {
+            telemetry_overhead().await;
+            return;
+        }
         call_path().await;
         println!();
         eras::eras_call().await;
+        println!();
+        telemetry_overhead().await;
         println!();
         for (tools, distinct) in [
             (1_000, false),
@@ -306,6 +323,10 @@ fn main() {
             (10_000, true),
         ] {
             large_server(tools, distinct).await;
+        }
+        println!();
+        for distinct in [false, true] {
+            pins::pin_overhead(10_000, distinct).await;
         }
         println!();
         revocation_latency().await;

@@ -2,9 +2,10 @@
 //! matches on these enums, never on the text they display as.
 
 use crate::agent::events::{AgentId, Origin as CallOrigin, TurnEnd as AgentTurnEnd};
-use crate::mcp::{AliasState, Effect, RevokeCause};
+use crate::mcp::{AliasState, DefinitionChange, Effect, PinState, RevokeCause};
 use crate::protocol::{
-    AliasStatus, EndCause, EndKind, Origin, PolicyEffect, Target, TaskStatus, TurnEnd,
+    AliasStatus, EndCause, EndKind, Origin, PinChangeView, PinStatus, PolicyEffect, Target,
+    TaskStatus, TurnEnd,
 };
 
 pub fn origin(agent: &AgentId) -> Origin {
@@ -20,6 +21,25 @@ pub fn effect(effect: Effect) -> PolicyEffect {
         Effect::Allow => PolicyEffect::Allow,
         Effect::Confirm => PolicyEffect::Confirm,
         Effect::Deny => PolicyEffect::Deny,
+    }
+}
+
+pub fn pin(state: PinState) -> PinStatus {
+    match state {
+        PinState::Pinned => PinStatus::Pinned,
+        PinState::New => PinStatus::New,
+        PinState::Changed => PinStatus::Changed,
+        PinState::Off => PinStatus::Off,
+    }
+}
+
+pub fn pin_change(change: &DefinitionChange) -> PinChangeView {
+    PinChangeView {
+        tool: change.tool.clone(),
+        old_sha256: change.old_sha256.clone(),
+        new_sha256: change.new_sha256.clone(),
+        diff: change.diff.clone(),
+        renamed_from: change.renamed_from.clone(),
     }
 }
 

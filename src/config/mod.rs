@@ -6,6 +6,7 @@ pub mod edit;
 pub mod import;
 mod oauth;
 mod servers;
+mod telemetry;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -16,6 +17,8 @@ use thiserror::Error;
 
 pub use agent::{AgentConfig, BUILTIN_TOOLS, ModelSection, ProviderKind, TeammateConfig};
 use servers::{RawLimits, RawServer};
+use telemetry::RawTelemetry;
+pub use telemetry::TelemetryConfig;
 
 use crate::mcp::names::normalize;
 use crate::mcp::{Effect, Limits, ServerSpec};
@@ -47,6 +50,8 @@ pub struct Config {
     /// In file order.
     pub servers: Vec<ServerSpec>,
     pub agent: AgentConfig,
+    /// `[telemetry]`, when present: OTLP export of calls and events.
+    pub telemetry: Option<TelemetryConfig>,
 }
 
 /// A config that cannot be used. The CLI exits with status 2.
@@ -71,6 +76,7 @@ struct RawConfig {
     builtin_tools: BTreeMap<String, Effect>,
     #[serde(default)]
     teammates: Vec<TeammateConfig>,
+    telemetry: Option<RawTelemetry>,
 }
 
 /// Picks the config: `--config` (must exist), else `config.toml` in the platform
@@ -177,11 +183,17 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
     {
         *scenario = dir.join(&*scenario);
     }
+    let telemetry = raw
+        .telemetry
+        .map(telemetry::telemetry)
+        .transpose()
+        .map_err(|(key, m)| fail(Some(key), m))?;
     Ok(Config {
         source,
         limits,
         servers,
         agent,
+        telemetry,
     })
 }
 
@@ -221,12 +233,26 @@ mod tests {
         let text = include_str!("../../config.example.toml");
         let config = parse(text, ConfigSource::File("config.example.toml".into())).unwrap();
         let aliases: Vec<&str> = config.servers.iter().map(|s| s.alias.as_str()).collect();
-        assert_eq!(aliases, ["demo_alpha", "demo_beta", "remote"]);
+        assert_eq!(
+            aliases,
+            [
+                "demo_alpha",
+                "demo_beta",
+                "remote",
+                "hosted",
+                "machine",
+                "workload",
+                "enterprise"
+            ]
+        );
         assert_eq!(config.limits, Limits::default());
         let model = config.agent.model.as_ref().expect("[model]");
         assert_eq!(model.provider, Some(ProviderKind::Anthropic));
         assert_eq!(config.agent.builtin_tools.len(), BUILTIN_TOOLS.len());
         assert_eq!(config.agent.teammates[0].name, "reviewer");
+        let telemetry = config.telemetry.as_ref().expect("[telemetry]");
+        assert_eq!(telemetry.otlp_endpoint, "http://localhost:4318");
+        assert!(!telemetry.include_arguments);
     }
 
     #[test]

@@ -12,7 +12,8 @@ use super::exposure;
 use super::hub::Hub;
 use super::listing;
 use super::names::ServerAlias;
-use super::pins::{PinHash, PinSummary};
+use super::pins::fingerprints::Fingerprinter;
+use super::pins::{PinHash, PinMode, PinSummary};
 use super::policy::Effect;
 use super::published::PublishedTool;
 use super::registry::ExposedTool;
@@ -120,15 +121,27 @@ impl Hub {
         spec: &ServerSpec,
         deadline: Instant,
     ) -> Listed {
-        // Schemas compile on a blocking thread while later pages are in flight.
+        // Schemas compile, and pins are computed, on blocking threads while
+        // later pages are in flight.
         let precompiler = Precompiler::start();
+        let fingerprints = (spec.pin != PinMode::Off).then(Fingerprinter::start);
         conn.listing_starts();
+        let mut listed_so_far = 0;
         let listing = listing::list_tools(conn, &self.inner.limits, |page| {
             let policy = &spec.policy;
             let schemas = page
                 .iter()
                 .filter(|t| policy.effect(&t.name) != Some(Effect::Deny));
             precompiler.submit(schemas.map(|t| Arc::clone(&t.input_schema)).collect());
+            if let Some(fingerprints) = &fingerprints {
+                let tools = page
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| policy.effect(&t.name) != Some(Effect::Deny))
+                    .map(|(i, t)| (listed_so_far + i, t.clone()));
+                fingerprints.submit(tools.collect());
+            }
+            listed_so_far += page.len();
         });
         // Dropping the listing on the deadline cancels its request in flight.
         // The clock stops while a person signs in (a server may ask at tools/list).
@@ -136,8 +149,19 @@ impl Hub {
             .budget
             .until(deadline, listing)
             .await
-            .unwrap_or_else(|_| Err(listing::missed_deadline(spec.connect_timeout)));
+            .unwrap_or_else(|_| {
+                Err(
+                    match conn.auth().and_then(|a| a.cut_short(spec.connect_timeout)) {
+                        Some(failure) => super::open::auth_failed(spec.alias.as_str(), failure),
+                        None => listing::missed_deadline(spec.connect_timeout),
+                    },
+                )
+            });
         let cache = precompiler.finish().await;
+        let hashes = match fingerprints {
+            Some(fingerprints) => fingerprints.finish().await,
+            None => Vec::new(),
+        };
         match listed {
             Ok(published) => {
                 let published: Arc<[PublishedTool]> = published.into();
@@ -145,7 +169,7 @@ impl Hub {
                 Listed {
                     published: Some(published),
                     outcome,
-                    hashes: Vec::new(),
+                    hashes,
                 }
             }
             Err(e) => Listed {
@@ -184,6 +208,14 @@ impl Hub {
         &self,
         alias: &str,
     ) -> Result<(ServerIdentity, Vec<PublishedTool>), ConnectError> {
+        self.probe_with(alias, false).await
+    }
+
+    pub(super) async fn probe_with(
+        &self,
+        alias: &str,
+        interactive: bool,
+    ) -> Result<(ServerIdentity, Vec<PublishedTool>), ConnectError> {
         let spec = self.spec(alias).map_err(|e| {
             ConnectError::new(
                 super::error::ConnectErrorCode::SpawnFailed,
@@ -192,7 +224,7 @@ impl Hub {
             )
         })?;
         let deadline = Instant::now() + spec.connect_timeout;
-        let conn = self.open(&spec, false).await?;
+        let conn = self.open(&spec, interactive).await?;
         let listing = listing::list_tools(&conn, &self.inner.limits, |_| {});
         let listed = conn
             .budget

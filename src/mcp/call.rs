@@ -3,7 +3,7 @@
 //! locally built error envelope.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Map, Value};
 
@@ -15,6 +15,7 @@ use super::exchange::{self, CallFailure};
 use super::hub::Hub;
 use super::names::exposed_name;
 use super::nulls;
+use super::observe::{CallRecord, Decision};
 use super::policy::Effect;
 use super::registry::{ExposedTool, Snapshot};
 pub use super::result::ToolOutput;
@@ -56,6 +57,50 @@ impl Hub {
         arguments: Value,
         approver: &dyn Approver,
     ) -> CallOutcome {
+        let mut decision = Decision::None;
+        let Some(observer) = self.inner.events.observer().cloned() else {
+            return self
+                .decide_and_send(snapshot, name, arguments, approver, &mut decision)
+                .await;
+        };
+        let kept = observer.wants_arguments().then(|| arguments.clone());
+        let (started, clock) = (SystemTime::now(), Instant::now());
+        let outcome = self
+            .decide_and_send(snapshot, name, arguments, approver, &mut decision)
+            .await;
+        let latency = clock.elapsed();
+        let tool = snapshot.resolve(name);
+        let error = outcome.result.as_ref().err();
+        let denied_by_policy =
+            tool.is_none() && error.is_some_and(|e| e.code == Code::McpPermissionDenied);
+        observer.call(&CallRecord {
+            tool: name,
+            alias: tool
+                .map(|t| t.alias.as_str())
+                .or_else(|| error.and_then(|e| e.alias.as_deref())),
+            remote_name: tool.map(|t| t.remote_name.as_str()),
+            effect: tool
+                .map(|t| t.effect)
+                .or(denied_by_policy.then_some(Effect::Deny)),
+            decision,
+            requested_by: &approver.requester(),
+            outcome: error.map_or(Ok(()), |e| Err(e.code)),
+            started,
+            latency,
+            arguments: kept.as_ref(),
+        });
+        outcome
+    }
+
+    /// The pipeline; `decision` says how far the policy and the operator got.
+    async fn decide_and_send(
+        &self,
+        snapshot: &Snapshot,
+        name: &str,
+        arguments: Value,
+        approver: &dyn Approver,
+        decision: &mut Decision,
+    ) -> CallOutcome {
         let Some(tool) = snapshot.resolve(name) else {
             return CallOutcome::local(self.unresolved(snapshot, name));
         };
@@ -96,9 +141,14 @@ impl Hub {
                 effect: tool.effect,
                 requested_by: approver.requester(),
             };
+            let decider = approver.decider();
             if let ApprovalDecision::Denied { reason } = approver.approve(request).await {
+                *decision = Decision::Denied { decider };
                 return CallOutcome::local(envelope(Code::McpPermissionDenied, reason));
             }
+            *decision = Decision::Approved { decider };
+        } else {
+            *decision = Decision::Allow;
         }
         // The connection may have ended while the operator was deciding.
         if let Some(error) = self.gone(&tool) {

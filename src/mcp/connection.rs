@@ -1,5 +1,9 @@
 //! A live, initialized protocol session with one server (stdio child or Streamable
 //! HTTP), and the requests we make on it. Opening one is `open.rs`.
+//!
+//! Outside `mcp/` a `Connection` can only be looked at (who, since when, how it
+//! ended, its stderr): sending, closing and killing are crate-private to `mcp/`,
+//! so nothing that holds a snapshot can reach a server around the call path.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,7 +27,7 @@ use super::process::StderrTail;
 use super::rawtap::RawTap;
 use super::watchdog::{EndReason, Lifeline, StopMode};
 
-pub use super::open::{OpenParams, open};
+pub(super) use super::open::{OpenParams, open};
 
 /// Who the server says it is (untrusted: shown inert, never used for decisions).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -234,7 +238,7 @@ impl Connection {
 
     /// SIGKILLs the server's process group directly, bypassing the watchdog, which
     /// then notices the death like any other.
-    pub fn kill_process_group(&self) {
+    pub(super) fn kill_process_group(&self) {
         if let Endpoint::Stdio { pid } = self.endpoint {
             super::process::kill_group(pid);
         }
@@ -252,19 +256,23 @@ impl Connection {
     }
 
     /// Closes gracefully in the background (stdin EOF, then SIGTERM, then SIGKILL
-    /// of the whole group). Never blocks the caller.
-    pub fn close(&self) {
+    /// of the whole group). Never blocks the caller. Only the hub closes: it
+    /// revokes the tools first.
+    pub(super) fn close(&self) {
         let _ = self.stop.send(StopMode::Close);
     }
 
     /// Kills the server's process group at once (after a timeout, or by the operator).
-    pub fn kill(&self) {
+    pub(super) fn kill(&self) {
         let _ = self.stop.send(StopMode::Kill);
     }
 
     /// Sends one request and waits for its answer, at most `timeout`. A timeout or
     /// a dropped future sends `notifications/cancelled` for the request.
-    pub async fn request(
+    ///
+    /// Private to `mcp/`: from outside, the only way to reach a server is the
+    /// validated call path (`Hub::call`: snapshot, schema, policy, approval).
+    pub(super) async fn request(
         &self,
         method: &str,
         params: Value,
@@ -281,15 +289,23 @@ impl Connection {
         timeout: Duration,
         sent: impl FnOnce(&RequestId),
     ) -> Result<ServerResult, RequestError> {
-        if let Some(reason) = self.end_reason() {
-            return Err(RequestError::Lost(reason.to_string()));
+        if self.end_reason().is_some() {
+            return Err(self.ended_error());
         }
         let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
-        let handle = self
+        let handle = match self
             .peer
             .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
             .await
-            .map_err(|e| self.map_error(e))?;
+        {
+            Ok(handle) => handle,
+            Err(e) => {
+                return match self.map_error(e) {
+                    RequestError::Lost(_) => Err(self.lost_once_ended().await),
+                    other => Err(other),
+                };
+            }
+        };
         sent(&handle.id);
         let mut guard = CancelOnDrop {
             peer: self.peer.clone(),
@@ -297,17 +313,23 @@ impl Connection {
         };
         let result = tokio::select! {
             result = handle.await_response() => result.map_err(|e| self.map_error(e)),
-            _ = self.ended() => Err(RequestError::Lost(self.lost_detail())),
+            _ = self.ended() => Err(self.ended_error()),
         };
         // await_response already sent the cancellation on timeout; a dead transport needs none.
         guard.id = None;
         if let Err(RequestError::Lost(_)) = result {
-            // The transport usually closes a moment before the watchdog has the
-            // exit status; wait briefly so the error can say how the server ended.
-            let _ = tokio::time::timeout(Duration::from_millis(500), self.ended()).await;
-            return Err(RequestError::Lost(self.lost_detail()));
+            return Err(self.lost_once_ended().await);
         }
         result
+    }
+
+    /// The transport usually closes a moment before the watchdog has the exit
+    /// status (it waits up to `EXIT_STATUS_WAIT` for it); wait longer than that
+    /// so the error can say how the server ended.
+    async fn lost_once_ended(&self) -> RequestError {
+        let wait = super::watchdog::EXIT_STATUS_WAIT * 2;
+        let _ = tokio::time::timeout(wait, self.ended()).await;
+        self.ended_error()
     }
 
     /// [`Self::request`], also returning the answer's `result` exactly as the
@@ -330,6 +352,15 @@ impl Connection {
             .unwrap_or_else(|e| e.into_inner())
             .and_then(|id| self.tap.result_for(&id));
         Ok((result, raw))
+    }
+
+    /// Why a request cannot be answered on an ended connection: the sign-in
+    /// was refused for good, or the connection was lost (and how).
+    fn ended_error(&self) -> RequestError {
+        match self.end_reason() {
+            Some(EndReason::AuthLost) => RequestError::Unauthorized(self.denial()),
+            _ => RequestError::Lost(self.lost_detail()),
+        }
     }
 
     fn map_error(&self, error: ServiceError) -> RequestError {
@@ -367,75 +398,6 @@ impl Connection {
             .map(ToString::to_string)
             .unwrap_or_else(|| "the transport closed".into())
     }
-
-    /// The typed rmcp call, bypassing every local rule. Only for benchmarks, as the
-    /// baseline the harness call path is measured against.
-    #[doc(hidden)]
-    pub async fn raw_rmcp_call(
-        &self,
-        name: &str,
-        arguments: serde_json::Map<String, Value>,
-    ) -> Result<(), String> {
-        let params =
-            rmcp::model::CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
-        self.peer
-            .call_tool(params)
-            .await
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
-
-    /// The typed rmcp listing (all pages, no local rules). Benchmark baseline only.
-    #[doc(hidden)]
-    pub async fn raw_rmcp_list(&self) -> Result<usize, String> {
-        self.peer
-            .list_all_tools()
-            .await
-            .map(|t| t.len())
-            .map_err(|e| e.to_string())
-    }
-}
-
-/// Benchmark baseline only: what a bare rmcp client does to learn a server's
-/// tools — spawn it (no process group, no shim, no stderr tail), `initialize`,
-/// `list_all_tools`, close. No local rule is applied. Returns the tool count and
-/// the time from spawn to the last page (closing is not counted).
-#[doc(hidden)]
-pub async fn raw_rmcp_connect_and_list(
-    command: &str,
-    args: &[String],
-) -> Result<(usize, Duration), String> {
-    use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
-    use rmcp::transport::async_rw::AsyncRwTransport;
-    let started = Instant::now();
-    let mut child = tokio::process::Command::new(command)
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err("stdio not piped".into());
-    };
-    let client = ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new("raw", "0"),
-    )
-    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
-    let session = rmcp::service::serve_client(client, AsyncRwTransport::new_client(stdout, stdin))
-        .await
-        .map_err(|e| e.to_string())?;
-    let tools = session
-        .peer()
-        .list_all_tools()
-        .await
-        .map_err(|e| e.to_string())?;
-    let took = started.elapsed();
-    let _ = session.cancel().await;
-    let _ = child.wait().await;
-    Ok((tools.len(), took))
 }
 
 impl std::fmt::Debug for Connection {

@@ -8,6 +8,7 @@ use tokio::sync::mpsc;
 
 use super::error::ConnectErrorCode;
 use super::names::ServerAlias;
+use super::observe::Observer;
 use super::pins::{DefinitionChange, PinRecord};
 
 /// Unique for the life of the process; never reused, so a late event about an old
@@ -269,8 +270,13 @@ impl Serialize for ServerAlias {
 }
 
 /// Where events go. Sending never blocks; events are dropped if nobody listens.
-#[derive(Clone)]
-pub struct EventSink(Option<Arc<dyn Fn(McpEvent) + Send + Sync>>);
+/// An [`Observer`] (telemetry) may ride along: it sees every event, and the hub
+/// reports every call to it.
+#[derive(Clone, Default)]
+pub struct EventSink {
+    forward: Option<Arc<dyn Fn(McpEvent) + Send + Sync>>,
+    observer: Option<Arc<dyn Observer>>,
+}
 
 impl EventSink {
     pub fn new() -> (Self, mpsc::UnboundedReceiver<McpEvent>) {
@@ -281,16 +287,32 @@ impl EventSink {
     /// Hands every event to `f` (which must not block): lets a session put MCP
     /// and agent events on one channel, so they are read in the order they happened.
     pub fn forward(f: impl Fn(McpEvent) + Send + Sync + 'static) -> Self {
-        Self(Some(Arc::new(f)))
+        Self {
+            forward: Some(Arc::new(f)),
+            observer: None,
+        }
     }
 
     /// A sink for callers that do not listen (headless commands).
     pub fn discard() -> Self {
-        Self(None)
+        Self::default()
+    }
+
+    /// The same sink, with `observer` watching (or without one for `None`).
+    pub fn observed_by(mut self, observer: Option<Arc<dyn Observer>>) -> Self {
+        self.observer = observer;
+        self
+    }
+
+    pub fn observer(&self) -> Option<&Arc<dyn Observer>> {
+        self.observer.as_ref()
     }
 
     pub fn emit(&self, event: McpEvent) {
-        if let Some(f) = &self.0 {
+        if let Some(observer) = &self.observer {
+            observer.event(&event);
+        }
+        if let Some(f) = &self.forward {
             f(event);
         }
     }
@@ -298,10 +320,14 @@ impl EventSink {
 
 impl std::fmt::Debug for EventSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
+        f.write_str(if self.forward.is_some() {
             "EventSink"
         } else {
             "EventSink(discard)"
-        })
+        })?;
+        if self.observer.is_some() {
+            f.write_str(" + observer")?;
+        }
+        Ok(())
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::auth::{AuthContext, Store, UserAgent};
+use super::auth::{AuthContext, Store};
 use super::connection::Connection;
 use super::elicit::{DecliningElicitor, Elicitor};
 use super::error::{ConnectError, HubError};
@@ -78,7 +78,7 @@ pub(super) struct Slot {
     pub(super) connection: Option<Arc<Connection>>,
     /// The outcome of the last connection attempt (for the operator's views);
     /// after a success only the server's identity (its tools are in the registry).
-    last_report: Option<ConnectReport>,
+    pub(super) last_report: Option<ConnectReport>,
 }
 
 impl Hub {
@@ -161,45 +161,9 @@ impl Hub {
         };
     }
 
-    /// Where OAuth tokens are kept (default: the data dir's `oauth/tokens.json`).
-    pub fn set_token_store(&self, store: Arc<Store>) {
-        self.inner
-            .auth
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .store = store;
-    }
-
-    /// Who takes sign-ins to a person (the TUI's window, the `login` command's
-    /// browser) or performs them unattended (the conformance client). Without
-    /// one, a server that needs a sign-in fails with `auth_required`.
-    pub fn set_sign_in_agent(&self, agent: Option<Arc<dyn UserAgent>>) {
-        self.inner
-            .auth
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .agent = agent;
-    }
-
-    pub(super) fn auth_context(&self, interactive: bool) -> AuthContext {
-        let mut ctx = self
-            .inner
-            .auth
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        ctx.interactive = interactive;
-        ctx
-    }
-
     /// The current registry snapshot: O(1).
     pub fn snapshot(&self) -> Snapshot {
         self.inner.registry.snapshot()
-    }
-
-    /// The registry itself (to revoke by connection id).
-    pub fn registry(&self) -> &Registry {
-        &self.inner.registry
     }
 
     pub fn limits(&self) -> &Limits {
@@ -262,14 +226,7 @@ impl Hub {
         self.connect_with(alias, false).await
     }
 
-    /// Connects an alias the operator asked to sign in to: the sign-in agent
-    /// may show them the authorization page (the connect timeout does not run
-    /// meanwhile). Later refusals of the same connection never ask again.
-    pub async fn sign_in(&self, alias: &str) -> Result<ConnectReport, HubError> {
-        self.connect_with(alias, true).await
-    }
-
-    async fn connect_with(
+    pub(super) async fn connect_with(
         &self,
         alias: &str,
         interactive: bool,
@@ -359,6 +316,11 @@ impl Hub {
 
     /// Revokes the alias's tools at once and closes its connection in the background.
     pub fn disconnect(&self, alias: &str) -> Result<(), HubError> {
+        self.disconnect_with(alias, RevokeCause::Disconnected)
+    }
+
+    /// Disconnects, revoking with `cause` (a sign-out says so).
+    pub(super) fn disconnect_with(&self, alias: &str, cause: RevokeCause) -> Result<(), HubError> {
         let alias = self.spec(alias)?.alias.clone();
         let mut state = self.lock();
         let slot = state.slots.get_mut(&alias).ok_or(HubError::ShuttingDown)?;
@@ -371,10 +333,15 @@ impl Hub {
             .connection
             .take()
             .ok_or_else(|| HubError::NotConnected(alias.clone()))?;
-        self.inner
-            .registry
-            .revoke(connection.id(), RevokeCause::Disconnected);
-        self.set_state(&alias, slot, AliasState::Disconnected);
+        let next = match &cause {
+            RevokeCause::AuthRequired { detail } => AliasState::Failed {
+                code: super::error::ConnectErrorCode::AuthRequired,
+                message: detail.clone(),
+            },
+            _ => AliasState::Disconnected,
+        };
+        self.inner.registry.revoke(connection.id(), cause);
+        self.set_state(&alias, slot, next);
         connection.close();
         state.closing(connection);
         Ok(())

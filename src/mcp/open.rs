@@ -157,7 +157,12 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
                 Ok(Err(Unnegotiated::Mismatch(message))) => {
                     return Err(mismatch(message, &stderr));
                 }
-                Err(_) => return Err(initfail::timed_out(timeout, &stderr)),
+                Err(_) => {
+                    return Err(match auth.as_ref().and_then(|a| a.cut_short(timeout)) {
+                        Some(failure) => auth_failed(alias.as_str(), failure),
+                        None => initfail::timed_out(timeout, &stderr),
+                    });
+                }
             };
             (session, None)
         }

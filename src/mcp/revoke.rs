@@ -48,6 +48,29 @@ impl Hub {
         }
     }
 
+    /// Keeps what a re-list found when it rejects the connection (the new
+    /// listing, why, where each tool stands against its pin), as a failed
+    /// connect's report is kept: the operator's views show it, and accepting
+    /// the new definitions accepts exactly this listing.
+    pub(super) fn record_rejection(
+        &self,
+        connection: &Connection,
+        published: Arc<[super::published::PublishedTool]>,
+        pins: super::pins::PinSummary,
+        error: &super::error::ConnectError,
+    ) {
+        let mut state = self.lock();
+        if let Some(slot) = state.slot_of(connection) {
+            slot.last_report = Some(super::attempt::ConnectReport {
+                alias: connection.alias().clone(),
+                server: Some(connection.server().clone()),
+                published,
+                outcome: Err(error.clone()),
+                pins,
+            });
+        }
+    }
+
     /// After a re-list replaced a connection's tools: its alias shows the new count.
     pub(super) fn refresh_ready(&self, connection: &Connection, exposed: usize) {
         let mut state = self.lock();

@@ -31,6 +31,10 @@ pub enum StopMode {
     Kill,
 }
 
+/// How long a closed stdout waits for the process's exit status, so the end
+/// reads "killed by signal 9" rather than "closed the transport".
+pub(super) const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
+
 /// Why a connection ended. Built locally: exit statuses and signals, never the
 /// server's own words.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,8 +198,10 @@ pub async fn watch(
                 EndReason::MessageTooLarge
             } else {
                 // stdout EOF usually means the process is exiting: prefer its status.
+                // The shim reports it only after sweeping the server's leftovers,
+                // which takes a while on a loaded machine.
                 let status = match process.as_mut() {
-                    Some(p) => tokio::time::timeout(Duration::from_millis(100), p.wait()).await.ok().and_then(Result::ok),
+                    Some(p) => tokio::time::timeout(EXIT_STATUS_WAIT, p.wait()).await.ok().and_then(Result::ok),
                     None => None,
                 };
                 status.map_or(EndReason::TransportClosed, |s| EndReason::Exited(describe_exit(&s)))

@@ -5,6 +5,7 @@ mod approvals;
 mod conversation;
 mod editor;
 mod hand_calls;
+mod sign_in;
 mod tasks;
 
 use std::time::{Duration, Instant};

@@ -2,6 +2,8 @@
 //! `TestBackend` + insta), plus style checks where the style is the point.
 
 mod more;
+mod pins;
+mod sign_in;
 
 use std::time::{Duration, Instant};
 

@@ -2,13 +2,13 @@
 //! unless `callback_port` says otherwise) for `/callback`, and the same
 //! redirect pasted by hand when the browser runs on another machine.
 
-use axum::extract::{RawQuery, State};
-use axum::response::Html;
+use hyper::{Method, StatusCode};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
 use super::error::OAuthError;
+use crate::mcp::serve::{Reply, reply, serve};
 
 /// The parameters of an authorization response (RFC 6749 §4.1.2, RFC 9207).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -67,16 +67,12 @@ impl Listener {
                 problem: e.to_string(),
             })?;
         let (tx, received) = mpsc::channel(4);
-        let router = axum::Router::new()
-            .route(PATH, axum::routing::get(arrived))
-            .with_state(tx);
         let stop = CancellationToken::new();
-        let shutdown = stop.clone().cancelled_owned();
-        tokio::spawn(async move {
-            let _ = axum::serve(socket, router)
-                .with_graceful_shutdown(shutdown)
-                .await;
-        });
+        let route = move |request: hyper::Request<hyper::body::Incoming>| {
+            let answer = arrived(&tx, request.method(), request.uri());
+            async move { answer }
+        };
+        tokio::spawn(serve(socket, route, stop.clone()));
         Ok(Self {
             redirect_uri,
             received,
@@ -100,13 +96,18 @@ impl Drop for Listener {
     }
 }
 
-async fn arrived(
-    State(tx): State<mpsc::Sender<Callback>>,
-    RawQuery(query): RawQuery,
-) -> Html<&'static str> {
-    let _ = tx.try_send(Callback::from_query(query.as_deref().unwrap_or("")));
+fn arrived(tx: &mpsc::Sender<Callback>, method: &Method, uri: &hyper::Uri) -> Reply {
+    if uri.path() != PATH {
+        return reply(StatusCode::NOT_FOUND, "text/plain", "not found\n");
+    }
+    if method != Method::GET {
+        return reply(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "GET only\n");
+    }
+    let _ = tx.try_send(Callback::from_query(uri.query().unwrap_or("")));
     // A fixed page: nothing from the query is echoed back into it.
-    Html(
+    reply(
+        StatusCode::OK,
+        "text/html; charset=utf-8",
         "<!doctype html><meta charset=utf-8><title>mcp-harness</title>\
          <p>mcp-harness received the sign-in. You can close this tab and return to the terminal.</p>",
     )

@@ -1,6 +1,11 @@
 //! Fault injection: each fault imitates one way real MCP servers misbehave, so the harness can
 //! be tested against it deterministically.
 
+// Without the `test-fixtures` feature nothing can turn a fault on (the flags
+// are not compiled in): `Faults` is always its default, the parsing and the
+// background faults are never called, and the linker drops them.
+#![cfg_attr(not(feature = "test-fixtures"), allow(dead_code))]
+
 use std::{
     io::Write,
     process::{Command, Stdio},
@@ -76,6 +81,11 @@ pub enum Fault {
     MutateOnSignal,
     /// Publish the mutated tools from the start (and never mutate again).
     MutateAtStart,
+    /// Remember a mutation in this file: a server started while it exists
+    /// publishes the mutated tools from the start, as an updated server would.
+    MutateMark {
+        path: String,
+    },
     /// Sleep this long before answering each tools/list page.
     SlowList {
         ms: u64,
@@ -186,6 +196,10 @@ impl Fault {
             "mutate-after-ms" => Ok(Fault::MutateAfterMs { ms: number()? }),
             "mutate-on-signal" => flag(Fault::MutateOnSignal),
             "mutate-at-start" => flag(Fault::MutateAtStart),
+            "mutate-mark" => match value {
+                Some(path) if !path.is_empty() => Ok(Fault::MutateMark { path: path.into() }),
+                _ => Err("fault mutate-mark needs a file: mutate-mark=PATH".into()),
+            },
             "slow-list" => Ok(Fault::SlowList { ms: number()? }),
             "task-never-ends" => flag(Fault::TaskNeverEnds),
             "task-goes-back" => flag(Fault::TaskGoesBack),
@@ -225,6 +239,7 @@ pub struct Faults {
     pub mutate_after_ms: Option<u64>,
     pub mutate_on_signal: bool,
     pub mutate_at_start: bool,
+    pub mutate_mark: Option<String>,
     pub slow_list_ms: Option<u64>,
     pub rpc_error_on: Vec<String>,
     pub task_never_ends: bool,
@@ -260,6 +275,7 @@ impl Faults {
                 Fault::MutateAfterMs { ms } => faults.mutate_after_ms = Some(ms),
                 Fault::MutateOnSignal => faults.mutate_on_signal = true,
                 Fault::MutateAtStart => faults.mutate_at_start = true,
+                Fault::MutateMark { path } => faults.mutate_mark = Some(path),
                 Fault::SlowList { ms } => faults.slow_list_ms = Some(ms),
                 Fault::RpcErrorOn { tool } => faults.rpc_error_on.push(tool),
                 Fault::TaskNeverEnds => faults.task_never_ends = true,
@@ -271,6 +287,15 @@ impl Faults {
             }
         }
         faults
+    }
+
+    /// Whether the server starts with its tools already mutated.
+    pub fn starts_mutated(&self) -> bool {
+        self.mutate_at_start
+            || self
+                .mutate_mark
+                .as_deref()
+                .is_some_and(|p| std::path::Path::new(p).exists())
     }
 
     /// Whether the first tools/call mutates the tools (no other trigger set).

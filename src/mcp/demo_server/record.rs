@@ -1,6 +1,9 @@
 //! `--record FILE`: what actually reached the server, one JSON object per line, so tests can
 //! prove that a call (or a cancellation) was or was not forwarded, and count `tools/list`s.
 
+// Without the `test-fixtures` feature there is no --record flag: no recorder is ever opened.
+#![cfg_attr(not(feature = "test-fixtures"), allow(dead_code))]
+
 use std::{
     fs::{File, OpenOptions},
     io::Write,

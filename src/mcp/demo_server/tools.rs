@@ -144,7 +144,7 @@ impl DemoHandler {
                 mutant: faults
                     .mutate_tools
                     .map(|kind| toolsets::mutate(&tool_set.tools, kind)),
-                mutated: AtomicBool::new(faults.mutate_at_start),
+                mutated: AtomicBool::new(faults.starts_mutated()),
                 tool_set,
                 faults,
                 recorder,
@@ -160,9 +160,17 @@ impl DemoHandler {
         }
     }
 
-    /// Switches to the mutated tool set; true the first time only.
+    /// Switches to the mutated tool set; true the first time only. With
+    /// `mutate-mark`, the change outlives this process.
     pub(super) fn mutate(&self) -> bool {
-        self.inner.mutant.is_some() && !self.inner.mutated.swap(true, Ordering::SeqCst)
+        let first = self.inner.mutant.is_some() && !self.inner.mutated.swap(true, Ordering::SeqCst);
+        if first
+            && let Some(mark) = &self.inner.faults.mutate_mark
+            && let Err(error) = std::fs::write(mark, "mutated\n")
+        {
+            log(format_args!("mutate-mark: cannot write {mark}: {error}"));
+        }
+        first
     }
 
     pub(super) fn name(&self) -> &'static str {

@@ -5,7 +5,8 @@ use std::time::Instant;
 use crate::protocol::{BackendEvent, Origin, ToolCallView, ToolOutcomeView, TurnEnd, Views};
 use crate::ui::msg::Effect;
 use crate::ui::state::{
-    AppState, CallStatus, Cell, Prompt, REVOKED_VISIBLE, Revoked, ToolCallCell,
+    AppState, CallStatus, Cell, Overlay, Prompt, REVOKED_VISIBLE, Revoked, SignInWindow,
+    ToolCallCell,
 };
 
 pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
@@ -115,6 +116,24 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
             .push_back(super::elicit::form(view, state.now)),
         BackendEvent::ElicitationWithdrawn(id) => state.elicitations.retain(|f| f.view.id != id),
         BackendEvent::Status(text) => state.say(text),
+        BackendEvent::SignInStarted(view) => {
+            state.overlay = Some(Overlay::SignIn(Box::new(SignInWindow {
+                view,
+                paste: String::new(),
+                problem: None,
+            })));
+        }
+        BackendEvent::SignInPasteRefused(why) => {
+            if let Some(Overlay::SignIn(window)) = &mut state.overlay {
+                window.problem = Some(why);
+            }
+        }
+        BackendEvent::SignInEnded { alias, text, .. } => {
+            if matches!(&state.overlay, Some(Overlay::SignIn(w)) if w.view.alias == alias) {
+                state.overlay = None;
+            }
+            state.say(text);
+        }
         BackendEvent::Stopped => return vec![Effect::Exit],
     }
     Vec::new()
