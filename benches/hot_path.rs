@@ -209,6 +209,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
             server_output: None,
             progress: None,
             expanded: false,
+            decided: Some(mcp_harness::protocol::Decided::AllowedByPolicy),
         })),
     }) {
         state.cells.push(cell);

@@ -41,6 +41,9 @@ pub struct Session {
     /// What the hub and the agents report, on one channel in the order it happened
     /// (a connect's `registered` comes before the tool result that announces it).
     pub events: UnboundedReceiver<SessionEvent>,
+    /// For a resumed session: the aliases that were connected when it ended
+    /// (not reconnected; the operator decides).
+    pub resumed: Option<Vec<String>>,
 }
 
 /// One event of a session: from the MCP layer or from an agent.
@@ -145,6 +148,7 @@ pub fn start(
         lead,
         store,
         events,
+        resumed: options.resume.is_some().then_some(connected),
     })
 }
 

@@ -7,7 +7,11 @@ mod approver;
 mod convert;
 mod elicitor;
 mod events;
+mod explain;
+mod history;
 mod operator;
+mod records;
+mod rules;
 mod views;
 
 use std::collections::HashMap;
@@ -20,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::events::TurnEnd;
 use crate::agent::lead::Lead;
+use crate::agent::model::ModelProvider;
 use crate::agent::toolbox::ToolRun;
 use crate::config::{Config, ConfigSource};
 use crate::mcp::Hub;
@@ -28,6 +33,7 @@ use crate::session::{self, SessionEvent, SessionOptions, SetupError};
 use crate::store::Store;
 use approvals::Approvals;
 use approver::{Asked, TuiApprover};
+use records::Records;
 use views::{Stats, ViewBuilder};
 
 /// The UI's ends of the channels: commands up, events down, and the views
@@ -57,6 +63,19 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         .hub
         .set_elicitor(Arc::clone(&elicitor) as Arc<dyn crate::mcp::elicit::Elicitor>);
     let first_run = config.source == ConfigSource::Embedded && session.lead.model.is_replay();
+    let model = Arc::clone(&session.lead.model);
+    // A person is watching: the replay waits for them between acts.
+    if let Some(pacing) = model.pacing() {
+        pacing.enable();
+    }
+    let resumed = session.resumed.map(|connected| {
+        let history = session
+            .store
+            .as_ref()
+            .map(|s| history::read(s.dir()))
+            .unwrap_or_default();
+        (history, connected)
+    });
     let info = SessionInfo {
         provider: session.lead.model.name().to_string(),
         model: session.lead.model.model().to_string(),
@@ -84,6 +103,8 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         config,
         stats: HashMap::new(),
         calls: HashMap::new(),
+        records: Records::default(),
+        model,
         cancel: CancellationToken::new(),
         hand_cancel: CancellationToken::new(),
     };
@@ -92,7 +113,7 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         session: session.events,
         internal: internal_rx,
     };
-    let task = tokio::spawn(backend.run(info, channels));
+    let task = tokio::spawn(backend.run(info, resumed, channels));
     Ok(BackendHandle {
         commands,
         events: events_rx,
@@ -136,6 +157,10 @@ struct Backend {
     stats: HashMap<String, Stats>,
     /// Call id → alias, for the statistics of MCP calls.
     calls: HashMap<String, String>,
+    /// What is remembered of each call (how it was decided, for "explain").
+    records: Records,
+    /// The model provider (a replay's pace is ended from here).
+    model: Arc<dyn ModelProvider>,
     /// The running turn's.
     cancel: CancellationToken,
     /// The operator's hand-made calls' (Ctrl-C cancels them as it does a turn).
@@ -144,13 +169,32 @@ struct Backend {
 
 type Turn = JoinHandle<(Lead, TurnEnd)>;
 
+/// A resumed session's earlier conversation and the servers it had connected.
+type Resumed = (Vec<crate::protocol::HistoryItem>, Vec<String>);
+
 impl Backend {
-    async fn run(mut self, info: SessionInfo, mut ch: Channels) {
+    async fn run(mut self, info: SessionInfo, resumed: Option<Resumed>, mut ch: Channels) {
         self.send(BackendEvent::Started(info));
+        if let Some((history, connected)) = resumed {
+            self.send(BackendEvent::Resumed { history, connected });
+        }
         self.servers();
         let mut turn: Option<Turn> = None;
+        let mut pace = self.model.pacing().map(|p| p.subscribe());
         loop {
             tokio::select! {
+                changed = async { pace.as_mut().expect("guarded").changed().await }, if pace.is_some() => {
+                    match changed {
+                        Ok(()) => {
+                            let paused = *pace.as_mut().expect("guarded").borrow_and_update();
+                            self.send(match paused {
+                                Some(seconds) => BackendEvent::ReplayPaused { seconds },
+                                None => BackendEvent::ReplayResumed,
+                            });
+                        }
+                        Err(_) => pace = None,
+                    }
+                }
                 command = ch.commands.recv() => {
                     let command = command.unwrap_or(Command::Quit);
                     if command == Command::Quit {
@@ -173,6 +217,10 @@ impl Backend {
                     self.drain_session(&mut ch.session);
                     self.turn_done(finished);
                 }
+            }
+            // A grant given, used or ended shows in the Rules view.
+            if self.approvals.take_dirty() {
+                self.servers();
             }
         }
         self.shutdown(turn).await;
@@ -199,8 +247,9 @@ impl Backend {
                 if let Some(alias) = self.calls.remove(&id) {
                     self.count(&alias, &run);
                 }
+                let decided = self.decided(&id, &run);
                 self.send(BackendEvent::ToolCallFinished(events::outcome_view(
-                    id, &run,
+                    id, &run, decided,
                 )));
             }
         }
@@ -236,6 +285,14 @@ impl Backend {
                 self.tell(text);
             }
             Command::Approval { id, decision } => self.approvals.answer(id, decision),
+            Command::Explain(id) => self.explain(&id),
+            Command::RevokeGrant(id) => self.revoke_grant(id),
+            Command::SaveGrant(id) => self.save_grant(id),
+            Command::Continue => {
+                if let Some(pacing) = self.model.pacing() {
+                    pacing.go();
+                }
+            }
             Command::Elicitation { id, answer } => self.elicitor.answer(id, answer),
             Command::WritePolicy(alias) => self.write_policy(&alias),
             Command::CallTool { name, arguments } => self.manual_call(name, arguments),
@@ -289,7 +346,9 @@ impl Backend {
 
     /// Sends fresh views (incrementally built: unchanged tool lists are shared).
     fn servers(&mut self) {
-        let views = self.builder.views(&self.hub, &self.stats);
+        let views = self
+            .builder
+            .views(&self.hub, &self.stats, self.approvals.grants());
         self.views.send_replace(views);
     }
 

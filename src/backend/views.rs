@@ -13,7 +13,9 @@ use crate::mcp::{
     AliasState, ConnectErrorCode, Connection, Effect, ExposedTool, Hub, PublishedTool, ServerSpec,
     connection::Endpoint, schema,
 };
-use crate::protocol::{ArgProblem, ArgsCheck, EndedView, HealthView, ServerView, ToolView, Views};
+use crate::protocol::{
+    ArgProblem, ArgsCheck, EndedView, GrantView, HealthView, ServerView, ToolView, Views,
+};
 
 /// Call statistics per alias, kept by the backend.
 #[derive(Debug, Clone, Default)]
@@ -76,7 +78,12 @@ pub struct ViewBuilder {
 
 impl ViewBuilder {
     /// Every configured server as it stands now.
-    pub fn views(&mut self, hub: &Hub, stats: &HashMap<String, Stats>) -> Views {
+    pub fn views(
+        &mut self,
+        hub: &Hub,
+        stats: &HashMap<String, Stats>,
+        grants: Arc<[GrantView]>,
+    ) -> Views {
         let snapshot = hub.snapshot();
         let servers = hub
             .aliases()
@@ -149,6 +156,7 @@ impl ViewBuilder {
         Views {
             servers: Arc::from(servers),
             snapshot: snapshot.version(),
+            grants,
         }
     }
 

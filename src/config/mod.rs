@@ -3,6 +3,7 @@
 
 mod agent;
 pub mod edit;
+pub mod lines;
 mod servers;
 
 use std::collections::BTreeMap;

@@ -88,6 +88,11 @@ impl Hub {
                 requested_by: approver.requester(),
             };
             if let ApprovalDecision::Denied { reason } = approver.approve(request).await {
+                // A prompt withdrawn because its tool was revoked meanwhile:
+                // the truth is that the server is gone, not that anyone denied.
+                if let Some(error) = self.gone(&tool) {
+                    return CallOutcome::local(error);
+                }
                 return CallOutcome::local(envelope(Code::McpPermissionDenied, reason));
             }
         }

@@ -126,12 +126,17 @@ impl ClientHandler for HarnessClient {
         if !self.elicitor.advertise() {
             return decline;
         }
+        let order = requested_schema
+            .property_order
+            .clone()
+            .unwrap_or_else(|| requested_schema.properties.keys().cloned().collect());
         let schema = serde_json::to_value(&requested_schema).unwrap_or(Value::Null);
         let request = ElicitationRequest {
             alias: self.alias.clone(),
             connection: self.id,
             message,
             requested_schema: schema.clone(),
+            order,
         };
         Ok(match self.elicitor.elicit(request).await {
             ElicitationResponse::Accept { content } => {

@@ -19,6 +19,9 @@ pub struct ElicitationRequest {
     /// The requested schema: an object whose properties are strings, numbers,
     /// integers, booleans or enums, each possibly with a `default` (untrusted).
     pub requested_schema: Value,
+    /// The properties' names in the server's order (`requested_schema` is a
+    /// map, which keeps no order).
+    pub order: Vec<String>,
 }
 
 /// The operator's answer.

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::sanitize::{line, wrapped};
 use super::theme;
-use crate::protocol::{Origin, PolicyEffect, Target};
+use crate::protocol::{Decided, Origin, PolicyEffect, Target};
 
 /// Result lines shown for a collapsed call.
 const COLLAPSED_RESULT_LINES: usize = 2;
@@ -60,6 +60,8 @@ pub struct ToolCallCell {
     /// The server's last progress report while it runs (`3/5 · its message`).
     pub progress: Option<String>,
     pub expanded: bool,
+    /// Which local rule decided it (once it ended).
+    pub decided: Option<Decided>,
 }
 
 impl Cell {
@@ -197,6 +199,11 @@ fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<Line<'stati
         ),
         CallStatus::Ok { elapsed_ms } => ("✓", format!("ok {elapsed_ms} ms"), theme::ok()),
         CallStatus::Failed { code, .. } => ("✗", code.clone(), theme::error()),
+    };
+    // How it was decided, on every finished call's row.
+    let status = match call.decided {
+        Some(decided) => format!("{status} · {}", decided.phrase()),
+        None => status,
     };
     let agent = match &call.by {
         Origin::Lead => String::new(),

@@ -19,7 +19,6 @@ impl AppState {
         );
         let deadlines = [
             running.then(|| self.now + tick),
-            self.revoked.iter().map(|r| r.until).min(),
             self.status.as_ref().map(|(_, until)| *until),
             self.arms_at().filter(|t| *t > self.now),
             self.form_arms_at().filter(|t| *t > self.now),

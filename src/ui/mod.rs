@@ -14,10 +14,12 @@ pub mod content;
 pub mod keymap;
 pub mod layout;
 pub mod msg;
+pub mod offers;
 pub mod panes;
 pub mod rows;
 pub mod sanitize;
 pub mod state;
+pub mod text;
 pub mod theme;
 pub mod update;
 

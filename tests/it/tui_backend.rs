@@ -174,9 +174,9 @@ async fn a_server_asking_for_input_gets_the_operators_answer() {
     assert_eq!(form.alias, "hostile");
     assert_eq!(
         form.fields[0].kind,
-        FieldKind::Choice(vec!["red".into(), "green".into()])
+        FieldKind::Choice(crate::fixtures::choices(&["red", "green"]))
     );
-    assert_eq!(form.fields[0].default.as_deref(), Some("green"));
+    assert_eq!(form.fields[0].default, Some(json!("green")));
     let answer = json!({"colour": "red", "shade": 7})
         .as_object()
         .cloned()

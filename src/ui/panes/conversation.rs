@@ -9,6 +9,7 @@ use ratatui::widgets::Paragraph;
 use crate::ui::cells::banner;
 use crate::ui::layout::conversation_text_width;
 use crate::ui::state::{AppState, Focus};
+use crate::ui::text::fit_lines;
 use crate::ui::theme;
 use crate::ui::theme::pane_block;
 
@@ -56,5 +57,8 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         .skip(skip)
         .take(inner.height as usize)
         .collect();
-    frame.render_widget(Paragraph::new(visible), inner);
+    frame.render_widget(
+        Paragraph::new(fit_lines(visible, inner.width as usize)),
+        inner,
+    );
 }

@@ -11,8 +11,10 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use crate::protocol::AliasStatus;
 use crate::ui::sanitize::{line, wrapped};
 use crate::ui::state::{AppState, Focus};
+use crate::ui::text::fit_lines;
 use crate::ui::theme;
 use crate::ui::theme::pane_block;
 
@@ -36,8 +38,17 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         Span::styled(server.state.label(), theme::state(server.state)),
     ]));
     let Some(h) = &server.health else {
-        lines.push(Line::styled("not connected", theme::dim()));
-        frame.render_widget(Paragraph::new(lines), inner);
+        let what = match server.state {
+            AliasStatus::Connecting => "connecting…",
+            AliasStatus::Disconnected => "not connected — c in Servers (2) connects it",
+            _ => "no connection was made: the reason is in Servers (2)",
+        };
+        lines.extend(
+            wrapped(what, width)
+                .into_iter()
+                .map(|l| Line::styled(l, theme::dim())),
+        );
+        frame.render_widget(Paragraph::new(fit_lines(lines, width)), inner);
         return;
     };
     // An ended connection keeps its facts, greyed: what the post-mortem needs.
@@ -110,7 +121,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         tail.iter()
             .map(|l| Line::styled(format!("  {}", line(l, width.saturating_sub(2))), claim)),
     );
-    frame.render_widget(Paragraph::new(lines), inner);
+    frame.render_widget(Paragraph::new(fit_lines(lines, width)), inner);
 }
 
 /// A duration as people read an age: `45s`, `3m 07s`, `2h 05m`.

@@ -1,22 +1,60 @@
 //! The live registry: published tools beside what is exposed (exposed name and
-//! local effect, or why not). Revoked tools stay struck out for a moment.
+//! local effect, or why not), the effect in a fixed right-hand column. A
+//! revoked listing stays where it was, struck out, each row read `ALIAS/TOOL`.
+//! Only the rows on screen are drawn.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::protocol::AliasStatus;
-use crate::ui::content::registry_header;
+use crate::ui::content::{registry_empty, registry_header};
 use crate::ui::layout::registry_geometry;
-use crate::ui::rows::{RegistryRow, registry_rows};
-use crate::ui::sanitize::line;
+use crate::ui::rows::{EFFECT_WIDTH, RegistryRow};
+use crate::ui::sanitize::{inert_text, wrapped};
 use crate::ui::state::{AppState, Focus};
-use crate::ui::theme;
-use crate::ui::theme::pane_block;
+use crate::ui::text::{fit, fit_lines, pad};
+use crate::ui::theme::{self, pane_block};
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let focused = state.focus == Focus::Registry;
+    let block = pane_block(&title(state), focused);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let width = inner.width as usize;
+    let rows = state.rows();
+    let geometry = registry_geometry(inner, state);
+    let mut lines = registry_header(state, width, geometry.compact);
+    if rows.refs.is_empty() {
+        lines.extend(
+            wrapped(&registry_empty(state), width)
+                .into_iter()
+                .map(|l| Line::styled(l, theme::dim())),
+        );
+    }
+    let shape = Shape {
+        width,
+        name: rows.name_column(width, geometry.compact),
+        all: state.registry_all,
+        compact: geometry.compact,
+    };
+    let source = state.source();
+    for i in geometry.first..(geometry.first + geometry.height).min(rows.refs.len()) {
+        let Some(row) = source.resolve(rows.refs[i]) else {
+            continue;
+        };
+        let mut line = shape.row(&row);
+        if focused && i == state.selected_tool {
+            line = line.style(theme::selected());
+        }
+        lines.push(line);
+    }
+    frame.render_widget(Paragraph::new(fit_lines(lines, width)), inner);
+}
+
+/// `Registry v4 · demo_alpha`, and while a filter is set `· /QUERY M/N`.
+fn title(state: &AppState) -> String {
     let scope = if state.registry_all {
         "all servers".to_string()
     } else {
@@ -25,115 +63,98 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
             .map(|s| s.alias.clone())
             .unwrap_or_default()
     };
-    let block = pane_block(
-        &format!("Registry v{} · {scope}", state.snapshot_version),
-        focused,
-    );
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    let width = inner.width as usize;
-    let rows = registry_rows(state);
-    let geometry = registry_geometry(inner, state);
-    let compact = geometry.compact;
-    let mut lines = registry_header(state, width, compact);
-    if rows.is_empty() {
-        let hint = match state.selected_server() {
-            Some(s) if s.state == AliasStatus::Ready => "it publishes no tools",
-            Some(_) => "not connected (select it in Servers and press c)",
-            None => "no server selected",
-        };
-        lines.extend(
-            crate::ui::sanitize::wrapped(hint, width)
-                .into_iter()
-                .map(|l| Line::styled(l, theme::dim())),
-        );
+    let mut title = format!("Registry v{} · {scope}", state.snapshot_version);
+    if let Some(filter) = &state.filter {
+        let rows = state.rows();
+        let cursor = if filter.editing { "▏" } else { "" };
+        title.push_str(&format!(
+            " · /{}{cursor} {}/{}",
+            fit(&inert_text(&filter.query), 24),
+            rows.refs.len(),
+            rows.total
+        ));
     }
-    for (i, row) in rows
-        .iter()
-        .enumerate()
-        .skip(geometry.first)
-        .take(geometry.height)
-    {
-        let mut l = render_row(row, width, state.registry_all, compact);
-        if focused && i == state.selected_tool {
-            l = l.style(theme::selected());
-        }
-        lines.push(l);
-    }
-    frame.render_widget(Paragraph::new(lines), inner);
+    title
 }
 
-/// The exposed name without its `mcp__{alias}__` prefix (the alias is in the
-/// title or the row). Normalising keeps one character per character, so the
-/// prefix is as long as the alias plus seven; an alias with `__` in it is cut
-/// right, where splitting on `__` would not be.
+/// How the rows are laid out this frame.
+struct Shape {
+    width: usize,
+    /// The name column.
+    name: usize,
+    all: bool,
+    compact: bool,
+}
+
+impl Shape {
+    fn row(&self, row: &RegistryRow<'_>) -> Line<'static> {
+        let tool = row.tool();
+        let left = self.width.saturating_sub(EFFECT_WIDTH + 1);
+        let name_col = self.name.min(left);
+        let rest = left.saturating_sub(name_col + 3);
+        let effect_word = row.effect_word();
+        let effect = Span::styled(
+            format!(" {effect_word:>EFFECT_WIDTH$}"),
+            match (row, tool.effect) {
+                (RegistryRow::Struck { .. }, _) => theme::error(),
+                (_, Some(effect)) => theme::effect(effect),
+                (_, None) => theme::dim(),
+            },
+        );
+        match row {
+            RegistryRow::Struck { alias, cause, .. } => {
+                let name = format!("{alias}/{}", inert_text(&tool.name));
+                Line::from(vec![
+                    Span::styled(pad(&name, name_col), theme::revoked()),
+                    Span::styled(
+                        pad(&format!("   revoked: {}", cause.text), rest + 3),
+                        theme::error(),
+                    ),
+                    effect,
+                ])
+            }
+            RegistryRow::Tool { alias, .. } => {
+                let name = if self.all {
+                    format!("{alias}/{}", inert_text(&tool.name))
+                } else {
+                    inert_text(&tool.name)
+                };
+                let (arrow, middle, style) = match &tool.exposed_as {
+                    Some(exposed) if !self.compact => (" → ", exposed.clone(), Style::new()),
+                    Some(exposed) => {
+                        // The exposed name is mcp__ALIAS__ + the normalized name:
+                        // show the end only where normalizing changed it.
+                        let end = tail(exposed, alias);
+                        if end == tool.name {
+                            ("   ", String::new(), Style::new())
+                        } else {
+                            (" → ", end.to_string(), Style::new())
+                        }
+                    }
+                    None => (
+                        " ✗ ",
+                        tool.why_not.clone().unwrap_or_else(|| "not exposed".into()),
+                        theme::error(),
+                    ),
+                };
+                Line::from(vec![
+                    Span::raw(pad(&name, name_col)),
+                    Span::styled(arrow, theme::dim()),
+                    Span::styled(pad(&middle, rest), style),
+                    effect,
+                ])
+            }
+        }
+    }
+}
+
+/// The exposed name without its `mcp__{alias}__` prefix. Normalising keeps one
+/// character per character, so the prefix is as long as the alias plus seven;
+/// an alias with `__` in it is cut right, where splitting on `__` would not be.
 fn tail<'a>(exposed: &'a str, alias: &str) -> &'a str {
     let prefix = "mcp__".len() + alias.chars().count() + "__".len();
     match exposed.char_indices().nth(prefix) {
         Some((at, _)) if exposed.starts_with("mcp__") => &exposed[at..],
         _ => exposed,
-    }
-}
-
-fn render_row(
-    row: &RegistryRow<'_>,
-    width: usize,
-    show_alias: bool,
-    compact: bool,
-) -> Line<'static> {
-    let prefix = if show_alias {
-        format!("{}/", row.alias())
-    } else {
-        String::new()
-    };
-    match row {
-        RegistryRow::Tool { tool, .. } => {
-            let name = line(&format!("{prefix}{}", tool.name), (width / 2).max(8));
-            match (&tool.exposed_as, tool.effect) {
-                (Some(exposed), effect) => {
-                    // Narrow pane: the exposed name is mcp__{alias}__ + the tool's
-                    // normalized name; show that tail only (the detail view has it whole).
-                    let shown = if compact {
-                        format!("…{}", tail(exposed, row.alias()))
-                    } else {
-                        exposed.clone()
-                    };
-                    Line::from(vec![
-                        Span::raw(name),
-                        Span::styled(" → ", theme::dim()),
-                        Span::raw(shown),
-                        match effect {
-                            Some(effect) => {
-                                Span::styled(format!(" {effect}"), theme::effect(effect))
-                            }
-                            None => Span::raw(" "),
-                        },
-                    ])
-                }
-                (None, _) => {
-                    let why = tool.why_not.clone().unwrap_or_else(|| "not exposed".into());
-                    Line::from(vec![
-                        Span::raw(name),
-                        Span::styled(format!(" ✗ {why}"), theme::error()),
-                    ])
-                }
-            }
-        }
-        RegistryRow::Revoked { name, cause, alias } => {
-            let why = format!(" revoked: {cause}");
-            // The full name when it fits beside why; its tail otherwise.
-            let shown = if name.chars().count() + why.chars().count() <= width {
-                (*name).to_string()
-            } else {
-                format!("…{}", tail(name, alias))
-            };
-            Line::from(vec![
-                Span::styled(line(&shown, width.saturating_sub(14)), theme::revoked()),
-                Span::styled(
-                    line(&why, width.saturating_sub(shown.chars().count())),
-                    theme::error(),
-                ),
-            ])
-        }
     }
 }

@@ -41,10 +41,9 @@ pub fn update(state: &mut AppState, msg: Msg) -> Vec<Effect> {
     effects
 }
 
-/// Drops what has run its time (struck-out tools, status messages).
+/// Drops what has run its time (status messages).
 fn expire(state: &mut AppState) {
     let now = state.now;
-    state.revoked.retain(|r| r.until > now);
     if state
         .status
         .as_ref()

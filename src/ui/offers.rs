@@ -1,0 +1,58 @@
+//! Which keys apply to what is selected now: the footer shows only those
+//! (`c connect` only for a server that is not connected), so the hints follow
+//! the selection.
+
+use super::keymap::Action;
+use super::state::{AppState, Cell, Focus, RegistryRow};
+use crate::protocol::AliasStatus;
+
+impl AppState {
+    /// Whether `action` does something for the current selection.
+    pub fn offers(&self, action: Action) -> bool {
+        match self.focus {
+            Focus::Servers => {
+                let Some(server) = self.selected_server() else {
+                    return false;
+                };
+                let live = matches!(server.state, AliasStatus::Ready | AliasStatus::Connecting);
+                match action {
+                    Action::Connect => !live,
+                    Action::Disconnect => live,
+                    Action::Reconnect => server.state == AliasStatus::Ready,
+                    Action::Kill => {
+                        server.state == AliasStatus::Ready
+                            && server
+                                .health
+                                .as_ref()
+                                .is_some_and(|h| h.pid.is_some() && h.ended.is_none())
+                    }
+                    Action::WritePolicy => {
+                        !server.policy_missing.is_empty() || !server.policy_extra.is_empty()
+                    }
+                    _ => true,
+                }
+            }
+            Focus::Registry => match action {
+                Action::CallByHand => matches!(
+                    self.selected_row(),
+                    Some(RegistryRow::Tool { tool, .. }) if tool.exposed_as.is_some()
+                ),
+                Action::Detail => matches!(self.selected_row(), Some(RegistryRow::Tool { .. })),
+                _ => true,
+            },
+            Focus::Conversation => {
+                let selected = self
+                    .selected_cell
+                    .or(self.cells.len().checked_sub(1))
+                    .and_then(|i| self.cells.get(i));
+                let on_call = matches!(selected, Some(Cell::ToolCall(_)));
+                match action {
+                    Action::Toggle | Action::Explain => on_call,
+                    Action::Retry => self.can_retry,
+                    _ => true,
+                }
+            }
+            _ => true,
+        }
+    }
+}
