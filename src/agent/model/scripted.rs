@@ -227,10 +227,23 @@ mod tests {
             "mcp__demo_alpha__lookup",
             "mcp__demo_beta__lookup",
             "mcp__demo_alpha__set",
+            // The one to deny, and the one to grant "always" (called twice).
+            "mcp__demo_alpha__reset",
+            "mcp__demo_beta__set",
             "disconnect_mcp",
         ] {
             assert!(calls.contains(&needed), "{needed} missing from {calls:?}");
         }
+        assert_eq!(
+            calls
+                .iter()
+                .filter(|c| **c == "mcp__demo_beta__set")
+                .count(),
+            2,
+            "the second call runs on the grant"
+        );
+        let pauses = scenario.acts[0].turns.iter().filter(|t| t.pause).count();
+        assert!(pauses >= 6, "it waits between its parts: {pauses}");
         assert!(
             scenario.acts[0].turns.last().unwrap().tool_calls.is_empty(),
             "an act ends with a text-only turn"

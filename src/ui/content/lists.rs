@@ -106,8 +106,12 @@ pub fn registry_header(state: &AppState, width: usize, compact: bool) -> Vec<Lin
         }
         lines.push(Line::raw(""));
     }
-    let effect = format!("{:>EFFECT_WIDTH$}", "effect");
     let rows = state.rows();
+    if rows.refs.is_empty() {
+        // No column to head: the empty state says what to do.
+        return lines;
+    }
+    let effect = format!("{:>EFFECT_WIDTH$}", "effect");
     let room = width.saturating_sub(EFFECT_WIDTH + 1);
     let columns = if compact {
         let alias = match state.selected_server() {

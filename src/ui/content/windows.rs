@@ -17,8 +17,8 @@ pub fn explain_lines(view: Option<&ExplainView>, width: usize) -> Vec<Line<'stat
     let mut lines = Vec::new();
     if !view.tool.is_empty() {
         lines.push(Line::from(vec![
-            Span::styled("call     ", theme::dim()),
-            Span::styled(line(&view.tool, width.saturating_sub(9)), theme::strong()),
+            Span::styled("call      ", theme::accent()),
+            Span::styled(line(&view.tool, width.saturating_sub(10)), theme::strong()),
         ]));
     }
     for (rule, text) in &view.lines {

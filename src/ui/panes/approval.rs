@@ -138,7 +138,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
 }
 
 /// Lines of the model's words shown at most.
-const WORDS: usize = 4;
+const WORDS: usize = 6;
 
 /// The text the asking agent wrote in the reply that made this call: the
 /// nearest assistant entry of the same agent before the call's own entry.

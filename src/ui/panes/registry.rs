@@ -106,10 +106,8 @@ impl Shape {
                 let name = format!("{alias}/{}", inert_text(&tool.name));
                 Line::from(vec![
                     Span::styled(pad(&name, name_col), theme::revoked()),
-                    Span::styled(
-                        pad(&format!("   revoked: {}", cause.text), rest + 3),
-                        theme::error(),
-                    ),
+                    // The effect column says "revoked"; here, why.
+                    Span::styled(pad(&format!("   {}", cause.text), rest + 3), theme::error()),
                     effect,
                 ])
             }

@@ -63,7 +63,9 @@ fn info_line(state: &AppState, width: u16) -> Line<'static> {
         .iter()
         .filter(|v| v.state == AliasStatus::Ready)
         .count();
-    let activity = if state.busy {
+    let activity = if state.paused.is_some() {
+        Span::styled("⏸ replay paused: Enter goes on", theme::accent())
+    } else if state.busy {
         Span::styled("● working", theme::warn())
     } else if !state.hand_calls.is_empty() {
         Span::styled("● hand call running", theme::warn())

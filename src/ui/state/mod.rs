@@ -289,29 +289,33 @@ impl AppState {
         if !self.elicitations.is_empty() {
             return Scope::Elicitation;
         }
-        match (&self.overlay, self.focus) {
-            (Some(Overlay::Help { .. }), _) => Scope::Help,
-            (Some(Overlay::ToolDetail { .. }), _) => Scope::Detail,
-            (Some(Overlay::WritePolicy { .. }), _) => self.write_policy_scope(),
-            (Some(Overlay::CallTool(_)), _) => Scope::CallTool,
-            (Some(Overlay::ConfirmKill { .. }), _) => Scope::ConfirmKill,
-            (Some(Overlay::Rules { saving: None, .. }), _) => Scope::Rules,
-            (
-                Some(Overlay::Rules {
-                    saving: Some(_), ..
-                }),
-                _,
-            ) => Scope::SaveGrant,
-            (Some(Overlay::Explain { .. }), _) => Scope::Explain,
-            (None, Focus::Registry) if self.filter.as_ref().is_some_and(|f| f.editing) => {
-                Scope::Filter
-            }
-            (None, Focus::Input) => Scope::Input,
-            (None, Focus::Conversation) => Scope::Conversation,
-            (None, Focus::Servers) => Scope::Servers,
-            (None, Focus::Registry) => Scope::Registry,
-            (None, Focus::Health) => Scope::Health,
+        if let Some(scope) = self.overlay_scope() {
+            return scope;
         }
+        match self.focus {
+            Focus::Input => Scope::Input,
+            Focus::Conversation => Scope::Conversation,
+            Focus::Servers => Scope::Servers,
+            Focus::Registry if self.filter.as_ref().is_some_and(|f| f.editing) => Scope::Filter,
+            Focus::Registry => Scope::Registry,
+            Focus::Health => Scope::Health,
+        }
+    }
+
+    /// The open overlay's keys (under a prompt or a form that may be on top).
+    pub fn overlay_scope(&self) -> Option<Scope> {
+        Some(match self.overlay.as_ref()? {
+            Overlay::Help { .. } => Scope::Help,
+            Overlay::ToolDetail { .. } => Scope::Detail,
+            Overlay::WritePolicy { .. } => self.write_policy_scope(),
+            Overlay::CallTool(_) => Scope::CallTool,
+            Overlay::ConfirmKill { .. } => Scope::ConfirmKill,
+            Overlay::Rules { saving: None, .. } => Scope::Rules,
+            Overlay::Rules {
+                saving: Some(_), ..
+            } => Scope::SaveGrant,
+            Overlay::Explain { .. } => Scope::Explain,
+        })
     }
 
     /// The write-policy window offers to write only when there is a file to write.

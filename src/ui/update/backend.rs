@@ -9,7 +9,7 @@ use crate::protocol::{
 };
 use crate::ui::msg::Effect;
 use crate::ui::state::{
-    AppState, CallStatus, Cell, ElicitForm, Overlay, Prompt, Struck, ToolCallCell,
+    AppState, CallStatus, Cell, ElicitForm, Focus, Overlay, Prompt, Struck, ToolCallCell,
 };
 
 pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
@@ -84,6 +84,17 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
                 "revoked {} tools of `{alias}` ({cause})",
                 tools.len()
             )));
+            // The side panel shows what just happened, unless the operator is
+            // choosing there: Health and the registry turn to this alias.
+            if state.focus != Focus::Servers
+                && !state.registry_all
+                && let Some(i) = state.servers.iter().position(|s| s.alias == alias)
+                && i != state.selected_server
+            {
+                state.selected_server = i;
+                state.selected_tool = 0;
+                state.registry_offset = 0;
+            }
             // Its last listing stays in place, struck out, until the next key.
             if let Some(tools) = state.live.remove(&alias) {
                 state.struck.retain(|s| s.alias != alias);

@@ -15,7 +15,9 @@ use crate::ui::msg::Effect;
 use crate::ui::state::{AppState, CallEditor, Overlay, RegistryRow};
 
 pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
-    let scope = state.scope();
+    let Some(scope) = state.overlay_scope() else {
+        return Vec::new();
+    };
     let action = keymap::lookup(scope, &key);
     if let Some(step) = scroll_step(action, state.area.height) {
         match &mut state.overlay {
