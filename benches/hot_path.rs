@@ -5,6 +5,8 @@
 //!
 //! `cargo bench --bench hot_path`
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
+
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -169,6 +171,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
             effect: Some(PolicyEffect::Allow),
             why_not: None,
             check: None,
+            hidden_text: false,
         })
         .collect();
     state.servers = Arc::from(vec![ServerView {

@@ -7,6 +7,8 @@
 //!
 //! `cargo bench --bench tui` (needs tmux).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
+
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 

@@ -90,6 +90,7 @@ pub fn start(
         reserved,
         mcp_sink,
     );
+    hub.set_pin_book(config.pin_book());
     let agent_sink =
         AgentEvents::forward(move |event| drop(events_tx.send(SessionEvent::Agent(event))));
     let (store, conversation, connected) = open_store(&options)?;

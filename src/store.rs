@@ -104,6 +104,19 @@ impl Store {
             | McpEvent::ToolsChanged { .. } => {
                 self.audit(event);
             }
+            // One record per tool: alias, tool, old and new sha256.
+            McpEvent::Pins {
+                alias,
+                change,
+                tools,
+            } => {
+                for record in tools {
+                    self.audit(&json!({
+                        "event": change.audit_event(), "alias": alias, "tool": record.tool,
+                        "old_sha256": record.old_sha256, "new_sha256": record.new_sha256,
+                    }));
+                }
+            }
             McpEvent::ToolListChanged { .. } | McpEvent::Progress { .. } => {}
         }
     }
@@ -149,7 +162,9 @@ fn write_line(file: &Mutex<File>, record: &impl Serialize) {
     if let Value::Object(map) = &mut value {
         map.insert("ts".into(), Value::String(chrono::Utc::now().to_rfc3339()));
     }
-    let mut line = value.to_string();
+    // C1 controls and bidi characters as `\uXXXX`: `cat`-ing a log cannot
+    // drive a terminal.
+    let mut line = crate::sanitize::json::to_log_line(&value);
     line.push('\n');
     let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
     if let Err(e) = file.write_all(line.as_bytes()).and_then(|()| file.flush()) {
@@ -256,6 +271,7 @@ mod tests {
             alias: ServerAlias::new(alias),
             connection: ConnectionId(id),
             tools: vec!["t".into()],
+            flags: Default::default(),
             version: id,
         };
         let revoked = |alias: &str, id, cause| McpEvent::Revoked {
@@ -291,6 +307,7 @@ mod tests {
             removed: vec![],
             changed: vec!["mcp__a__lookup".into()],
             tools: vec!["mcp__a__lookup".into()],
+            flags: Default::default(),
             version: 3,
         });
         store.audit_mcp(&McpEvent::Revoked {
@@ -304,6 +321,7 @@ mod tests {
                     added: vec!["extra".into()],
                     ..Default::default()
                 },
+                definition_changes: Vec::new(),
             },
             version: 4,
         });

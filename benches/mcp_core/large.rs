@@ -44,6 +44,7 @@ pub async fn large_server(tools: usize, distinct: bool) {
         connect_timeout: Duration::from_secs(60),
         call_timeout: Duration::from_secs(60),
         policy: policy.clone(),
+        pin: mcp_harness::mcp::PinMode::Off,
     };
     let limits = mcp_harness::mcp::Limits {
         max_tools: 20_000,

@@ -121,10 +121,6 @@ fn check(requested: &Value, names: &[String], content: &Value) -> Vec<FieldProbl
 }
 
 impl Elicitor for TuiElicitor {
-    fn advertise(&self) -> bool {
-        true
-    }
-
     fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitationResponse> {
         Box::pin(async move {
             let id = self.next.fetch_add(1, Ordering::Relaxed);

@@ -176,6 +176,32 @@ impl Backend {
                 self.send(BackendEvent::Notice(text));
             }
             McpEvent::AliasState { .. } => {}
+            McpEvent::Pins {
+                alias,
+                change,
+                tools,
+            } => {
+                let names: Vec<String> = tools
+                    .iter()
+                    .map(|r| crate::sanitize::inert_line(&r.tool, 60))
+                    .collect();
+                let text = match change {
+                    crate::mcp::PinChange::Created => format!(
+                        "pinned the definitions of {} tools of `{alias}` (first use): {}",
+                        names.len(),
+                        names.join(", ")
+                    ),
+                    crate::mcp::PinChange::Accepted => format!(
+                        "accepted the definitions of `{alias}`: {}",
+                        names.join(", ")
+                    ),
+                    crate::mcp::PinChange::Violated => format!(
+                        "`{alias}` publishes tools that differ from their pins: {}",
+                        names.join(", ")
+                    ),
+                };
+                self.send(BackendEvent::Notice(text));
+            }
             McpEvent::Progress {
                 alias,
                 progress,

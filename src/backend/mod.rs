@@ -183,16 +183,20 @@ impl Backend {
         let mut pace = self.model.pacing().map(|p| p.subscribe());
         loop {
             tokio::select! {
-                changed = async { pace.as_mut().expect("guarded").changed().await }, if pace.is_some() => {
-                    match changed {
-                        Ok(()) => {
-                            let paused = *pace.as_mut().expect("guarded").borrow_and_update();
-                            self.send(match paused {
-                                Some(seconds) => BackendEvent::ReplayPaused { seconds },
-                                None => BackendEvent::ReplayResumed,
-                            });
-                        }
-                        Err(_) => pace = None,
+                paused = async {
+                    match pace.as_mut() {
+                        Some(pace) => match pace.changed().await {
+                            Ok(()) => Some(*pace.borrow_and_update()),
+                            Err(_) => None,
+                        },
+                        None => std::future::pending().await,
+                    }
+                }, if pace.is_some() => {
+                    match paused {
+                        Some(Some(seconds)) => self.send(BackendEvent::ReplayPaused { seconds }),
+                        Some(None) => self.send(BackendEvent::ReplayResumed),
+                        // The provider is gone: nothing paces any more.
+                        None => pace = None,
                     }
                 }
                 command = ch.commands.recv() => {
@@ -211,7 +215,13 @@ impl Backend {
                     }
                     self.internal(message);
                 }
-                finished = async { turn.as_mut().expect("guarded").await }, if turn.is_some() => {
+                // (Without a turn this branch is disabled; `pending` is never reached.)
+                finished = async {
+                    match turn.as_mut() {
+                        Some(turn) => turn.await,
+                        None => std::future::pending().await,
+                    }
+                }, if turn.is_some() => {
                     turn = None;
                     // The turn's last notices come before the word that it ended.
                     self.drain_session(&mut ch.session);

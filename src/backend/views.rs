@@ -259,6 +259,7 @@ fn tool_view(t: &PublishedTool, effect: Option<Effect>, why_not: Option<String>)
         effect: effect.map(convert::effect),
         why_not,
         check: None,
+        hidden_text: t.has_hidden_text(),
     }
 }
 

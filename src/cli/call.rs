@@ -53,6 +53,7 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
     };
+    eprint!("{}", render::pinned_note(&args.alias, &report.pins));
     if let Err(e) = &report.outcome {
         hub.shutdown().await;
         if args.json {
@@ -62,6 +63,9 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
             });
             if let Some(diff) = &e.policy_diff {
                 error["policy_diff"] = json!(diff);
+            }
+            if !e.changes().is_empty() {
+                error["changes"] = json!(e.changes());
             }
             let mut line = json!({ "ok": false, "error": error });
             // One shape for server output in `call`: a string, present only when

@@ -76,6 +76,7 @@ fn hub(url: &str, policy: ToolPolicy) -> Hub {
         connect_timeout: TIMEOUT,
         call_timeout: TIMEOUT,
         policy,
+        pin: Default::default(),
     };
     let limits = Limits {
         connect_timeout: TIMEOUT,

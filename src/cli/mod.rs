@@ -6,6 +6,7 @@ mod check;
 pub mod conformance;
 pub mod json;
 mod out;
+mod pin;
 mod policy;
 mod render;
 mod run;
@@ -52,6 +53,8 @@ pub enum Command {
     Call(call::CallArgs),
     /// Print the [servers.ALIAS.tools] policy block for what the server publishes (every tool "confirm")
     Policy(policy::PolicyArgs),
+    /// Accept what the server publishes now: pin its tools' definitions in mcp-harness.lock (prints the diff)
+    Pin(pin::PinArgs),
     /// Run the Lead agent headless on one prompt (events as text, or JSON lines)
     Run(run::RunArgs),
     /// Run a demo MCP server (stdio by default)
@@ -68,6 +71,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Some(Command::Check(args)) => check::run(cli.config, args).await,
         Some(Command::Call(args)) => call::run(cli.config, args).await,
         Some(Command::Policy(args)) => policy::run(cli.config, args).await,
+        Some(Command::Pin(args)) => pin::run(cli.config, args).await,
         Some(Command::Run(args)) => run::run(cli.config, args).await,
         Some(Command::ConformanceClient(args)) => conformance::run(args).await,
         Some(Command::DemoServer(args)) => match crate::mcp::demo_server::run(args).await {
@@ -149,13 +153,16 @@ async fn interrupted() -> u8 {
     }
 }
 
-/// A hub for a headless command (nobody listens to its events).
+/// A hub for a headless command (nobody listens to its events), with the
+/// config's lock file.
 fn hub_for(config: &Config) -> Hub {
-    Hub::new(
+    let hub = Hub::new(
         config.servers.clone(),
         config.limits.clone(),
         Vars::from_process(),
         Vec::new(),
         EventSink::discard(),
-    )
+    );
+    hub.set_pin_book(config.pin_book());
+    hub
 }

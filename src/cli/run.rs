@@ -224,17 +224,52 @@ fn print_agent(out: &mut Out, event: &AgentEvent, json_mode: bool) {
     }
 }
 
+/// `flags` (exposed name → flags) on a registry event, when any tool has one.
+fn with_flags(mut line: Value, flags: &crate::mcp::events::ToolFlags) -> Value {
+    if !flags.is_empty() {
+        line["flags"] = json!(flags);
+    }
+    line
+}
+
 fn print_mcp(out: &mut Out, event: &McpEvent, json_mode: bool) {
+    if let McpEvent::Pins {
+        alias,
+        change,
+        tools,
+    } = event
+    {
+        if json_mode {
+            out.line(&out_json::to_line(
+                &json!({"event": "pins", "change": change, "alias": alias, "tools": tools}),
+            ));
+        } else {
+            let what = match change {
+                crate::mcp::PinChange::Created => "pinned (first use)",
+                crate::mcp::PinChange::Accepted => "accepted",
+                crate::mcp::PinChange::Violated => "differ from their pins",
+            };
+            out.line(&format!(
+                "  [pins] {} tool definitions of {alias}: {what}",
+                tools.len()
+            ));
+        }
+        return;
+    }
     let line: Value = match event {
         McpEvent::Registered {
             alias,
             connection,
             tools,
+            flags,
             version,
-        } => json!({
-            "event": "registry", "change": "registered", "alias": alias, "connection": connection,
-            "tools": tools, "version": version,
-        }),
+        } => with_flags(
+            json!({
+                "event": "registry", "change": "registered", "alias": alias, "connection": connection,
+                "tools": tools, "version": version,
+            }),
+            flags,
+        ),
         McpEvent::Revoked {
             alias,
             connection,
@@ -252,11 +287,15 @@ fn print_mcp(out: &mut Out, event: &McpEvent, json_mode: bool) {
             removed,
             changed,
             tools,
+            flags,
             version,
-        } => json!({
-            "event": "registry", "change": "updated", "alias": alias, "connection": connection,
-            "tools": tools, "added": added, "removed": removed, "changed": changed, "version": version,
-        }),
+        } => with_flags(
+            json!({
+                "event": "registry", "change": "updated", "alias": alias, "connection": connection,
+                "tools": tools, "added": added, "removed": removed, "changed": changed, "version": version,
+            }),
+            flags,
+        ),
         _ => return,
     };
     if json_mode {

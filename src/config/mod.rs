@@ -84,6 +84,29 @@ pub fn locate(explicit: Option<&Path>) -> ConfigSource {
     }
 }
 
+impl Config {
+    /// `mcp-harness.lock`, where the tools' pins live: beside the config file,
+    /// or in the data dir for the embedded default.
+    pub fn lock_path(&self) -> Option<PathBuf> {
+        let lock = crate::mcp::pins::book::LOCK_FILE;
+        match &self.source {
+            ConfigSource::File(path) => Some(match path.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => dir.join(lock),
+                _ => PathBuf::from(lock),
+            }),
+            ConfigSource::Embedded => crate::logging::data_dir().map(|d| d.join(lock)),
+        }
+    }
+
+    /// The pin book for this config (in memory only if there is no data dir).
+    pub fn pin_book(&self) -> crate::mcp::PinBook {
+        match self.lock_path() {
+            Some(path) => crate::mcp::PinBook::file(path),
+            None => crate::mcp::PinBook::in_memory(),
+        }
+    }
+}
+
 /// `~/.config/mcp-harness/config.toml` on Linux.
 pub fn default_path() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "mcp-harness")
@@ -174,6 +197,7 @@ fn toml_message(text: &str, error: &toml::de::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::PinMode;
     use std::time::Duration;
 
     fn err(text: &str) -> ConfigError {
@@ -210,6 +234,32 @@ mod tests {
         assert_eq!(e.path.as_deref(), Some("servers.a.comand"), "{e}");
         let e = err("[limits]\ncall_timeout_ms = 0\n");
         assert_eq!(e.path.as_deref(), Some("limits.call_timeout_ms"), "{e}");
+    }
+
+    #[test]
+    fn pin_modes_default_to_tofu_and_are_checked() {
+        let text =
+            "[servers.a]\ncommand = \"x\"\n[servers.b]\ncommand = \"x\"\npin = \"required\"\n";
+        let config = parse(text, ConfigSource::Embedded).unwrap();
+        let modes: Vec<PinMode> = config.servers.iter().map(|s| s.pin).collect();
+        assert_eq!(modes, [PinMode::Tofu, PinMode::Required]);
+        let e = err("[servers.a]\ncommand = \"x\"\npin = \"sometimes\"\n");
+        assert_eq!(e.path.as_deref(), Some("servers.a.pin"), "{e}");
+        assert!(
+            e.message.contains("tofu") && e.message.contains("required"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_lock_file_is_beside_the_config_file() {
+        let config = parse("", ConfigSource::File("/etc/mcph/config.toml".into())).unwrap();
+        assert_eq!(
+            config.lock_path(),
+            Some(PathBuf::from("/etc/mcph/mcp-harness.lock"))
+        );
+        let config = parse("", ConfigSource::File("config.toml".into())).unwrap();
+        assert_eq!(config.lock_path(), Some(PathBuf::from("mcp-harness.lock")));
     }
 
     #[test]

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::mcp::{Effect, Limits, ServerAlias, ServerSpec, ToolPolicy, TransportSpec, vars};
+use crate::mcp::{
+    Effect, Limits, PinMode, ServerAlias, ServerSpec, ToolPolicy, TransportSpec, vars,
+};
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -30,6 +32,7 @@ pub(super) struct RawServer {
     headers: Option<BTreeMap<String, String>>,
     connect_timeout_ms: Option<u64>,
     call_timeout_ms: Option<u64>,
+    pin: Option<PinMode>,
     tools: Option<BTreeMap<String, Effect>>,
 }
 
@@ -136,6 +139,7 @@ pub(super) fn server_spec(
         )?,
         call_timeout: timeout("call_timeout_ms", raw.call_timeout_ms, limits.call_timeout)?,
         policy: ToolPolicy::new(raw.tools.unwrap_or_default()),
+        pin: raw.pin.unwrap_or_default(),
     })
 }
 

@@ -12,6 +12,7 @@ use super::exposure;
 use super::hub::Hub;
 use super::listing;
 use super::names::ServerAlias;
+use super::pins::{PinHash, PinSummary};
 use super::policy::Effect;
 use super::published::PublishedTool;
 use super::registry::ExposedTool;
@@ -27,6 +28,17 @@ pub struct ConnectReport {
     pub published: Arc<[PublishedTool]>,
     /// The exposed tools, or why there are none.
     pub outcome: Result<Vec<Arc<ExposedTool>>, ConnectError>,
+    /// Each published tool against its pin, and what this connect pinned.
+    pub pins: PinSummary,
+}
+
+/// A listing run through the local rules.
+pub(super) struct Listed {
+    /// `None` if the listing itself failed or missed its deadline.
+    pub published: Option<Arc<[PublishedTool]>>,
+    pub outcome: Result<Vec<Arc<ExposedTool>>, ConnectError>,
+    /// Fingerprints computed while the listing arrived (listing order).
+    pub hashes: Vec<Option<PinHash>>,
 }
 
 impl Hub {
@@ -39,7 +51,10 @@ impl Hub {
             server: None,
             published: Arc::from(Vec::new()),
             outcome: Ok(Vec::new()),
+            pins: PinSummary::default(),
         };
+        // The pins are read while the server starts and lists its tools.
+        let loading = self.load_pins(spec);
         // One deadline for the whole attempt: a server that answers `initialize`
         // and then trickles out `tools/list` pages must not hold a connect for hours.
         let deadline = Instant::now() + spec.connect_timeout;
@@ -51,9 +66,19 @@ impl Hub {
             }
         };
         report.server = Some(conn.server().clone());
-        let (published, outcome) = self.list_and_expose(&conn, spec, deadline).await;
-        report.published = published.unwrap_or_else(|| Arc::from(Vec::new()));
-        report.outcome = outcome;
+        let listed = self.list_and_expose(&conn, spec, deadline).await;
+        report.outcome = listed.outcome;
+        if let Some(published) = listed.published {
+            let enforce = report.outcome.is_ok();
+            let (pins, verdict) = self
+                .check_pins(spec, &published, listed.hashes, loading, enforce)
+                .await;
+            report.pins = pins;
+            if let Err(e) = verdict {
+                report.outcome = Err(e);
+            }
+            report.published = published;
+        }
         if report.outcome.is_err() {
             conn.close();
             return (None, report);
@@ -70,10 +95,7 @@ impl Hub {
         conn: &Arc<Connection>,
         spec: &ServerSpec,
         deadline: Instant,
-    ) -> (
-        Option<Arc<[PublishedTool]>>,
-        Result<Vec<Arc<ExposedTool>>, ConnectError>,
-    ) {
+    ) -> Listed {
         // Schemas compile on a blocking thread while later pages are in flight.
         let precompiler = Precompiler::start();
         conn.listing_starts();
@@ -93,9 +115,17 @@ impl Hub {
             Ok(published) => {
                 let published: Arc<[PublishedTool]> = published.into();
                 let outcome = exposure::expose(conn, &published, &spec.policy, cache);
-                (Some(published), outcome)
+                Listed {
+                    published: Some(published),
+                    outcome,
+                    hashes: Vec::new(),
+                }
             }
-            Err(e) => (None, Err(e)),
+            Err(e) => Listed {
+                published: None,
+                outcome: Err(e),
+                hashes: Vec::new(),
+            },
         }
     }
 

@@ -8,6 +8,7 @@ use tokio::sync::mpsc;
 
 use super::error::ConnectErrorCode;
 use super::names::ServerAlias;
+use super::pins::{DefinitionChange, PinRecord};
 
 /// Unique for the life of the process; never reused, so a late event about an old
 /// connection can never be mistaken for the current one.
@@ -50,6 +51,9 @@ pub enum RevokeCause {
         code: ConnectErrorCode,
         message: String,
         changes: ToolChanges,
+        /// For `definition_changed`: each changed tool with its diff.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        definition_changes: Vec<DefinitionChange>,
     },
 }
 
@@ -114,6 +118,26 @@ impl std::fmt::Display for RevokeCause {
     }
 }
 
+/// What happened to an alias's pins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PinChange {
+    Created,
+    Accepted,
+    Violated,
+}
+
+impl PinChange {
+    /// The audit log's event name.
+    pub fn audit_event(self) -> &'static str {
+        match self {
+            PinChange::Created => "pin_created",
+            PinChange::Accepted => "pin_accepted",
+            PinChange::Violated => "pin_violated",
+        }
+    }
+}
+
 /// Where an alias stands right now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
@@ -151,6 +175,9 @@ impl AliasState {
     }
 }
 
+/// Exposed name → what the harness noticed about that tool's definition.
+pub type ToolFlags = std::collections::BTreeMap<String, Vec<super::published::ToolFlag>>;
+
 /// One thing that happened in the MCP layer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -161,10 +188,14 @@ pub enum McpEvent {
         state: AliasState,
     },
     /// A connection's exposed tools entered the registry (snapshot `version`).
+    /// `flags`: what the harness noticed about some of them (exposed name →
+    /// flags, e.g. `hidden_text`); absent when nothing.
     Registered {
         alias: ServerAlias,
         connection: ConnectionId,
         tools: Vec<String>,
+        #[serde(skip_serializing_if = "ToolFlags::is_empty")]
+        flags: ToolFlags,
         version: u64,
     },
     /// A connection's exposed tools left the registry, all at once.
@@ -192,7 +223,17 @@ pub enum McpEvent {
         removed: Vec<String>,
         changed: Vec<String>,
         tools: Vec<String>,
+        #[serde(skip_serializing_if = "ToolFlags::is_empty")]
+        flags: ToolFlags,
         version: u64,
+    },
+    /// Pins were written or found broken: `created` by trust on first use,
+    /// `accepted` by the operator, `violated` by a definition that differs
+    /// from its pin (or, under `pin = "required"`, has none).
+    Pins {
+        alias: ServerAlias,
+        change: PinChange,
+        tools: Vec<PinRecord>,
     },
     /// Progress of a running call, as reported by the server.
     Progress {

@@ -13,6 +13,7 @@ use super::elicit::{DecliningElicitor, Elicitor};
 use super::error::{ConnectError, HubError};
 use super::events::{AliasState, EventSink, McpEvent, RevokeCause};
 use super::names::ServerAlias;
+use super::pins::PinBook;
 use super::registry::{ConnectionEntry, Registry, Snapshot};
 use super::spec::{Limits, ServerSpec};
 use super::vars::Vars;
@@ -33,6 +34,8 @@ pub(super) struct Inner {
     pub(super) events: EventSink,
     /// Answers elicitation requests of connections opened from now on.
     pub(super) elicitor: Mutex<Arc<dyn Elicitor>>,
+    /// Where the tools' pins are kept (rule 14).
+    pub(super) pins: Mutex<Arc<PinBook>>,
     state: Mutex<State>,
 }
 
@@ -103,6 +106,7 @@ impl Hub {
                 registry: Registry::new(reserved, events.clone()),
                 events,
                 elicitor: Mutex::new(Arc::new(DecliningElicitor)),
+                pins: Mutex::new(Arc::new(PinBook::in_memory())),
                 state: Mutex::new(State {
                     slots,
                     ..State::default()
@@ -112,8 +116,8 @@ impl Hub {
     }
 
     /// Who answers servers' elicitation requests on connections opened from now
-    /// on (default: [`DecliningElicitor`], which also keeps the capability
-    /// unadvertised). The TUI installs one that shows the operator a form.
+    /// on (default: [`DecliningElicitor`]). The TUI installs one that shows the
+    /// operator a form. The advertised capabilities do not depend on it.
     pub fn set_elicitor(&self, elicitor: Arc<dyn Elicitor>) {
         *self
             .inner
@@ -260,6 +264,10 @@ impl Hub {
                     server: report.server.clone(),
                     published: Arc::from(Vec::new()),
                     outcome: Ok(Vec::new()),
+                    pins: super::pins::PinSummary {
+                        states: Vec::new(),
+                        ..report.pins.clone()
+                    },
                 });
                 self.set_state(&alias, slot, ready);
                 drop(state);

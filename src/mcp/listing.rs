@@ -124,6 +124,9 @@ fn from_rmcp(tool: rmcp::model::Tool) -> PublishedTool {
         input_schema: std::sync::Arc::new(Value::Object(std::sync::Arc::unwrap_or_clone(
             tool.input_schema,
         ))),
+        output_schema: tool
+            .output_schema
+            .map(|s| std::sync::Arc::new(Value::Object(std::sync::Arc::unwrap_or_clone(s)))),
         annotations: tool.annotations.and_then(|a| serde_json::to_value(a).ok()),
     }
 }
@@ -207,7 +210,7 @@ pub fn request_failed(error: RequestError, method: &str) -> ConnectError {
                 format!("{method} failed: the server answered with JSON-RPC error {code}"),
                 "the server does not list its tools correctly; its error text is shown as server output",
             );
-            error.server_output = vec![message];
+            error.server_output = vec![super::initfail::cap(&message)];
             error
         }
     }

@@ -23,10 +23,12 @@ pub mod error;
 pub mod events;
 pub mod exposure;
 pub mod hub;
+mod initfail;
 pub mod linecap;
 pub mod listing;
 pub mod names;
 mod open;
+pub mod pins;
 pub mod policy;
 pub mod process;
 pub mod published;
@@ -50,11 +52,15 @@ pub use elicit::{
 };
 pub use envelope::{ToolError, ToolErrorCode};
 pub use error::{ConnectError, ConnectErrorCode, FailureKind, HubError};
-pub use events::{AliasState, ConnectionId, EventSink, McpEvent, RevokeCause, ToolChanges};
+pub use events::{
+    AliasState, ConnectionId, EventSink, McpEvent, PinChange, RevokeCause, ToolChanges,
+};
 pub use hub::{ConnectReport, Hub};
 pub use names::ServerAlias;
+pub use pins::{DefinitionChange, PinBook, PinMode, PinState};
 pub use policy::{Effect, ToolPolicy};
 pub use published::PublishedTool;
 pub use registry::{ExposedTool, Snapshot};
+pub use relist::RELIST_INTERVAL;
 pub use spec::{Limits, ServerSpec, TransportSpec};
 pub use vars::Vars;

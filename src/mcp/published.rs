@@ -17,8 +17,21 @@ pub struct PublishedTool {
     pub description: Option<String>,
     /// The input schema as published (a JSON object; validated by `schema.rs`).
     pub input_schema: Arc<Value>,
+    /// `outputSchema` as published: not used to validate anything, but part of
+    /// the definition the operator pins (rule 14).
+    pub output_schema: Option<Arc<Value>>,
     /// `annotations` as published (`readOnlyHint`, `destructiveHint`, …): claims only.
     pub annotations: Option<Value>,
+}
+
+/// Something the harness noticed about a published definition, shown beside it
+/// (registry, `check`, the audit log). Local facts, not the server's claims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolFlag {
+    /// The definition holds invisible code points (SPEC rule 15): the operator
+    /// sees them as `<U+XXXX>`, the model gets them removed.
+    HiddenText,
 }
 
 /// Where a tool sat in the listing, for messages about tools without a usable name.
@@ -29,6 +42,27 @@ pub struct Position {
 }
 
 impl PublishedTool {
+    /// Whether any text of the definition (name, title, description, every
+    /// string and key of the input schema and annotations) holds an invisible
+    /// code point outside an emoji.
+    pub fn has_hidden_text(&self) -> bool {
+        use crate::sanitize::hidden::{has_hidden, value_has_hidden};
+        has_hidden(&self.name)
+            || self.title.as_deref().is_some_and(has_hidden)
+            || self.description.as_deref().is_some_and(has_hidden)
+            || value_has_hidden(&self.input_schema)
+            || self.annotations.as_ref().is_some_and(value_has_hidden)
+    }
+
+    /// What the harness flags about this definition.
+    pub fn flags(&self) -> Vec<ToolFlag> {
+        if self.has_hidden_text() {
+            vec![ToolFlag::HiddenText]
+        } else {
+            Vec::new()
+        }
+    }
+
     /// Parses one tool definition from raw JSON, so that one malformed tool is
     /// reported by name (or position) instead of failing the whole page.
     pub fn from_json(raw: &Value, at: Position) -> Result<Self, String> {
@@ -71,6 +105,17 @@ impl PublishedTool {
                 )),
             }
         };
+        let output_schema = match obj.get("outputSchema") {
+            None | Some(Value::Null) => None,
+            Some(v @ Value::Object(_)) => Some(Arc::new(v.clone())),
+            Some(other) => {
+                return Err(format!(
+                    "{}: `outputSchema` must be a JSON object, found {}",
+                    named(),
+                    kind(other)
+                ));
+            }
+        };
         let annotations = match obj.get("annotations") {
             None | Some(Value::Null) => None,
             Some(v @ Value::Object(_)) => Some(v.clone()),
@@ -87,6 +132,7 @@ impl PublishedTool {
             description: text("description")?,
             name,
             input_schema,
+            output_schema,
             annotations,
         })
     }

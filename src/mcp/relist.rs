@@ -70,21 +70,32 @@ impl Hub {
             return false;
         };
         let deadline = tokio::time::Instant::now() + spec.connect_timeout;
-        let (published, outcome) = self.list_and_expose(connection, &spec, deadline).await;
-        let changes = published
+        let loading = self.load_pins(&spec);
+        let listed = self.list_and_expose(connection, &spec, deadline).await;
+        let changes = listed
+            .published
             .as_deref()
             .map(|new| diff(&old.published, new))
             .unwrap_or_default();
-        let exposed = match outcome {
+        let exposed = match listed.outcome {
             Ok(exposed) => exposed,
             Err(error) => {
                 self.reject_after_change(connection, error, changes);
                 return false;
             }
         };
-        let Some(published) = published.filter(|_| !changes.is_empty()) else {
+        // The same tools as before were checked against their pins then.
+        let Some(published) = listed.published.filter(|_| !changes.is_empty()) else {
             return true;
         };
+        // Rule 14 holds after every re-list too: a changed definition revokes.
+        let (_, verdict) = self
+            .check_pins(&spec, &published, listed.hashes, loading, true)
+            .await;
+        if let Err(error) = verdict {
+            self.reject_after_change(connection, error, changes);
+            return false;
+        }
         let count = exposed.len();
         match self
             .inner
@@ -114,6 +125,7 @@ impl Hub {
         let cause = match (error.kind(), error.code) {
             (FailureKind::Rejected, code) => RevokeCause::PolicyViolation {
                 code,
+                definition_changes: error.changes().to_vec(),
                 message: error.message,
                 changes,
             },
@@ -156,6 +168,7 @@ mod tests {
             title: None,
             description: Some(description.into()),
             input_schema: Arc::new(json!({"type": "object"})),
+            output_schema: None,
             annotations: None,
         }
     }

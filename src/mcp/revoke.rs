@@ -31,6 +31,7 @@ impl Hub {
                     code,
                     message,
                     changes,
+                    ..
                 } => AliasState::Rejected {
                     code,
                     message: format!("after tools/list_changed ({changes}): {message}"),

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::names::ServerAlias;
+use super::pins::PinMode;
 use super::policy::ToolPolicy;
 use super::process::LaunchSpec;
 use super::vars::Vars;
@@ -18,6 +19,8 @@ pub struct ServerSpec {
     pub connect_timeout: Duration,
     pub call_timeout: Duration,
     pub policy: ToolPolicy,
+    /// How its tools' definitions are pinned (rule 14).
+    pub pin: PinMode,
 }
 
 /// Launch settings as written in the config; `${VAR}`s are expanded at connect time.

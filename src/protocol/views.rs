@@ -110,6 +110,9 @@ pub struct ToolView {
     /// The exposed tool's own compiled validator (when exposed): the call-by-hand
     /// editor checks with exactly what the call path will check.
     pub check: Option<ArgsCheck>,
+    /// The definition holds invisible code points (SPEC rule 15): shown as
+    /// `<U+XXXX>`, removed for the model.
+    pub hidden_text: bool,
 }
 
 /// One problem with a call's arguments.

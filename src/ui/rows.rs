@@ -201,7 +201,11 @@ impl<'a> Source<'a> {
                     RegistryRow::Tool { alias, .. } if self.all => alias.chars().count() + 1,
                     RegistryRow::Tool { .. } => 0,
                 };
-                rows.name_width = rows.name_width.max(prefix + tool.name.chars().count());
+                // The " [hidden text]" mark (rule 15) is part of the name column.
+                let mark = if tool.hidden_text { 14 } else { 0 };
+                rows.name_width = rows
+                    .name_width
+                    .max(prefix + tool.name.chars().count() + mark);
                 rows.exposed_width = rows
                     .exposed_width
                     .max(tool.exposed_as.as_ref().map_or(0, |e| e.chars().count()));

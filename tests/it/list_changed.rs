@@ -3,14 +3,16 @@
 //! rejects and revokes the whole connection, saying what changed; one that still
 //! satisfies the rules replaces the connection's tools at once and names the
 //! tools whose schema or description changed. `run --json` and the session's
-//! audit log report both.
+//! audit log report both. (A changed definition of a pinned tool is a broken
+//! rule too, rule 14: see `pins.rs`; the replacement tests here set `pin = "off"`.)
 
 use std::time::Duration;
 
 use crate::common::hubs::wait_for;
 use crate::common::{TestEnv, all_records};
 use mcp_harness::mcp::{
-    AliasState, ConnectErrorCode, FlagApprover, Hub, McpEvent, RevokeCause, Snapshot, ToolErrorCode,
+    AliasState, ConnectErrorCode, FlagApprover, Hub, McpEvent, RELIST_INTERVAL, RevokeCause,
+    Snapshot, ToolErrorCode,
 };
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -19,6 +21,14 @@ const POLICY: &str = "[servers.s.tools]\nlookup = \"allow\"\nset = \"allow\"\nre
 
 fn hub(env: &TestEnv, faults: &[&str]) -> (Hub, UnboundedReceiver<McpEvent>) {
     crate::common::hubs::hub(env, &format!("{}{POLICY}", env.demo("s", "alpha", faults)))
+}
+
+/// The same server without definition pinning: re-validated changes replace tools.
+fn unpinned_hub(env: &TestEnv, faults: &[&str]) -> (Hub, UnboundedReceiver<McpEvent>) {
+    crate::common::hubs::hub(
+        env,
+        &format!("{}pin = \"off\"\n{POLICY}", env.demo("s", "alpha", faults)),
+    )
 }
 
 async fn call(
@@ -51,18 +61,34 @@ async fn a_storm_of_notifications_causes_a_handful_of_relists() {
             &record_arg,
         ],
     );
+    let started = std::time::Instant::now();
     hub.connect("s").await.unwrap().outcome.unwrap();
     for _ in 0..5000 {
         wait_for(&mut rx, |e| matches!(e, McpEvent::ToolListChanged { .. })).await;
     }
-    // Let the last coalesced re-list run (at most one per 250 ms).
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let lists = all_records(&record)
-        .iter()
-        .filter(|r| r["event"] == "list")
-        .count();
-    eprintln!("tools/list requests for 5000 notifications: {lists}");
-    assert!((2..=12).contains(&lists), "{lists} listings");
+    // The coalescer owes one listing after the last notification: wait for a
+    // `tools/list` the server received after it sent the whole storm.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let lists = loop {
+        let records = all_records(&record);
+        let sent = records.iter().position(|r| r["event"] == "storm_sent");
+        let listed_after = sent.is_some_and(|i| records[i..].iter().any(|r| r["event"] == "list"));
+        if listed_after {
+            break records.iter().filter(|r| r["event"] == "list").count();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no tools/list after the storm: {records:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    };
+    // At most one re-list per RELIST_INTERVAL since connecting, plus the first
+    // listing and the one owed at the end: a bound that holds however slowly a
+    // loaded machine delivers the storm — and far below one per notification.
+    let intervals = started.elapsed().as_millis() / RELIST_INTERVAL.as_millis();
+    let bound = usize::try_from(intervals).unwrap() + 2;
+    eprintln!("tools/list requests for 5000 notifications: {lists} (bound {bound})");
+    assert!(lists <= bound.min(50), "{lists} listings, bound {bound}");
     // Nothing changed: same tools, no new version, still ready.
     assert!(matches!(state(&hub), AliasState::Ready { exposed: 5, .. }));
     while let Ok(event) = rx.try_recv() {
@@ -82,7 +108,7 @@ async fn a_storm_of_notifications_causes_a_handful_of_relists() {
 async fn a_changed_schema_is_revalidated_and_replaces_the_tool() {
     let env = TestEnv::new();
     // The first call changes lookup's schema: it now requires `limit`.
-    let (hub, mut rx) = hub(&env, &["--fault", "mutate-tools=schema"]);
+    let (hub, mut rx) = unpinned_hub(&env, &["--fault", "mutate-tools=schema"]);
     hub.connect("s").await.unwrap().outcome.unwrap();
     let before = hub.snapshot();
     call(
@@ -153,7 +179,7 @@ async fn a_changed_schema_is_revalidated_and_replaces_the_tool() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_description_change_on_an_idle_connection_is_reported() {
     let env = TestEnv::new();
-    let (hub, mut rx) = hub(
+    let (hub, mut rx) = unpinned_hub(
         &env,
         &[
             "--fault",
@@ -219,12 +245,14 @@ async fn a_tool_added_or_removed_breaks_exact_equality_and_revokes_the_connectio
         code,
         message,
         changes,
+        definition_changes,
     } = cause
     else {
         panic!("{cause:?}")
     };
     assert_eq!(code, ConnectErrorCode::PolicyMismatch);
     assert_eq!(changes.added, ["extra"]);
+    assert!(definition_changes.is_empty());
     assert!(
         message.contains("published but not in the policy: `extra`"),
         "{message}"
@@ -255,7 +283,7 @@ async fn a_schema_that_breaks_the_schema_rule_revokes_the_connection() {
 /// `run --json` with the scripted model: connect `s`, call `set` (the call that
 /// makes the server change its tools), then a `slow` call that keeps the turn
 /// open while the re-list happens. The JSON events and the session's audit log.
-fn run_with_mutation(kind: &str) -> (Vec<Value>, Vec<Value>) {
+fn run_with_mutation(kind: &str, pin: &str) -> (Vec<Value>, Vec<Value>) {
     let env = TestEnv::new();
     let scenario = "delay_ms = 1\n[[act]]\n\
         [[act.turn]]\ntext = \"connect\"\ntool_calls = [{ name = \"connect_mcp\", arguments = { alias = \"s\" } }]\n\
@@ -265,7 +293,7 @@ fn run_with_mutation(kind: &str) -> (Vec<Value>, Vec<Value>) {
     std::fs::write(env.path("scenario.toml"), scenario).unwrap();
     let mutation = format!("mutate-tools={kind}");
     env.config(&format!(
-        "[model]\nprovider = \"scripted\"\nscenario = \"{{DIR}}/scenario.toml\"\n{}{POLICY}",
+        "[model]\nprovider = \"scripted\"\nscenario = \"{{DIR}}/scenario.toml\"\n{}pin = \"{pin}\"\n{POLICY}",
         env.demo("s", "alpha", &["--fault", &mutation])
     ));
     let out = env
@@ -304,7 +332,7 @@ fn run_with_mutation(kind: &str) -> (Vec<Value>, Vec<Value>) {
 
 #[test]
 fn run_json_and_the_audit_log_report_a_tools_update() {
-    let (events, audit) = run_with_mutation("description");
+    let (events, audit) = run_with_mutation("description", "off");
     let updated: Vec<&Value> = events
         .iter()
         .filter(|e| e["event"] == "registry" && e["change"] == "updated")
@@ -338,7 +366,7 @@ fn run_json_and_the_audit_log_report_a_tools_update() {
 
 #[test]
 fn run_json_and_the_audit_log_report_a_policy_violation_with_what_changed() {
-    let (events, audit) = run_with_mutation("add");
+    let (events, audit) = run_with_mutation("add", "tofu");
     let revoked: Vec<&Value> = events
         .iter()
         .filter(|e| e["event"] == "registry" && e["change"] == "revoked")

@@ -158,7 +158,8 @@ async fn no_server_text_reaches_the_model_whatever_the_server_does() {
         );
     }
 
-    // The tool descriptions the model reads are server text too: inert.
+    // The tool descriptions the model reads are server text too: inert, and
+    // without invisible characters.
     let tools = requests[1].body["tools"].as_array().unwrap();
     let leaky = tools
         .iter()
@@ -166,7 +167,9 @@ async fn no_server_text_reaches_the_model_whatever_the_server_does() {
         .find(|f| f["name"] == "mcp__leaky__lookup")
         .expect("leaky's lookup offered");
     let description = leaky["description"].as_str().unwrap();
-    assert!(description.contains("<U+202E>"), "{description}");
+    // Escapes shown inert; bidi controls, being invisible, removed (rule 15).
+    assert!(description.contains("^[]0;pwned"), "{description}");
+    assert!(!description.contains("<U+202E>"), "{description}");
     for raw in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}'] {
         assert!(!description.contains(raw), "raw {raw:?}: {description}");
     }

@@ -55,6 +55,22 @@ impl ServerHandler for DemoHandler {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self.inner.faults.mutate_on_signal {
+            let (handler, peer) = (self.clone(), context.peer.clone());
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()) {
+                Ok(mut usr1) => {
+                    tokio::spawn(async move {
+                        if usr1.recv().await.is_some() {
+                            log("mutate-on-signal: SIGUSR1");
+                            handler.mutate_and_notify(&peer).await;
+                        }
+                    });
+                }
+                Err(error) => log(format_args!(
+                    "mutate-on-signal: cannot watch SIGUSR1: {error}"
+                )),
+            }
+        }
         if let Some(ms) = self.inner.faults.mutate_after_ms {
             let (handler, peer) = (self.clone(), context.peer.clone());
             tokio::spawn(async move {
@@ -73,6 +89,10 @@ impl ServerHandler for DemoHandler {
                 log(format_args!("list-changed-storm: send failed: {error}"));
                 return;
             }
+        }
+        // Tests wait for a re-list after this line instead of sleeping.
+        if let Some(recorder) = &self.inner.recorder {
+            recorder.storm_sent(count);
         }
     }
 
@@ -140,7 +160,7 @@ impl ServerHandler for DemoHandler {
                 None,
             ));
         }
-        if faults.mutate_after_ms.is_none() {
+        if faults.mutate_on_call() {
             self.mutate_and_notify(&context.peer).await;
         }
         if !self.tools().iter().any(|t| t.name == name) {

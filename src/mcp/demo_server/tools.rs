@@ -121,7 +121,7 @@ impl DemoHandler {
                 mutant: faults
                     .mutate_tools
                     .map(|kind| toolsets::mutate(&tool_set.tools, kind)),
-                mutated: AtomicBool::new(false),
+                mutated: AtomicBool::new(faults.mutate_at_start),
                 tool_set,
                 faults,
                 recorder,

@@ -126,6 +126,17 @@ fn detail(alias: &str, tool: &ToolView, width: usize) -> Vec<Line<'static>> {
         )),
     }
     lines.push(Line::raw(""));
+    if tool.hidden_text {
+        lines.extend(
+            wrapped(
+                "hidden text: this definition holds invisible characters, shown as <U+XXXX>; \
+                 the model gets them removed.",
+                width,
+            )
+            .into_iter()
+            .map(|l| Line::styled(l, theme::warn())),
+        );
+    }
     lines.push(Line::styled(
         "Server claims (data from the server, never permission):",
         theme::untrusted(),

@@ -53,6 +53,9 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     frame.render_widget(Paragraph::new(fit_lines(lines, width)), inner);
 }
 
+/// The mark of a tool whose definition holds invisible characters.
+pub const HIDDEN: &str = " [hidden text]";
+
 /// `Registry v4 · demo_alpha`, and while a filter is set `· /QUERY M/N`.
 fn title(state: &AppState) -> String {
     let scope = if state.registry_all {
@@ -112,11 +115,15 @@ impl Shape {
                 ])
             }
             RegistryRow::Tool { alias, .. } => {
-                let name = if self.all {
+                let mut name = if self.all {
                     format!("{alias}/{}", inert_text(&tool.name))
                 } else {
                     inert_text(&tool.name)
                 };
+                // Invisible characters in its definition (rule 15): marked, always.
+                if tool.hidden_text {
+                    name.push_str(HIDDEN);
+                }
                 let (arrow, middle, style) = match &tool.exposed_as {
                     Some(exposed) if !self.compact => (" → ", exposed.clone(), Style::new()),
                     Some(exposed) => {
@@ -135,8 +142,13 @@ impl Shape {
                         theme::error(),
                     ),
                 };
+                let name_style = if tool.hidden_text {
+                    theme::warn()
+                } else {
+                    Style::new()
+                };
                 Line::from(vec![
-                    Span::raw(pad(&name, name_col)),
+                    Span::styled(pad(&name, name_col), name_style),
                     Span::styled(arrow, theme::dim()),
                     Span::styled(pad(&middle, rest), style),
                     effect,
