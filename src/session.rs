@@ -31,6 +31,8 @@ pub struct SessionOptions {
     pub persist: bool,
     /// The directory the read-only tools may see (default: the current directory).
     pub workspace: Option<PathBuf>,
+    /// Where sessions are stored (default: the platform data dir).
+    pub data_dir: Option<PathBuf>,
 }
 
 /// A running session's parts.
@@ -159,9 +161,13 @@ fn open_store(options: &SessionOptions) -> Result<Opened, SetupError> {
     if !options.persist && options.resume.is_none() {
         return Ok((None, Vec::new(), Vec::new()));
     }
-    let data = crate::logging::data_dir().ok_or_else(|| {
-        SetupError::Store(std::io::Error::other("no data directory for this platform"))
-    })?;
+    let data = options
+        .data_dir
+        .clone()
+        .or_else(crate::logging::data_dir)
+        .ok_or_else(|| {
+            SetupError::Store(std::io::Error::other("no data directory for this platform"))
+        })?;
     match &options.resume {
         Some(id) => {
             let resumed = Store::resume(&data, id.as_deref()).map_err(SetupError::Store)?;

@@ -2,6 +2,10 @@
 //! that asks for input mid-call gets the operator's form answer; an operator's
 //! hand-made call of a `confirm` tool waits for the approval prompt.
 
+mod forms;
+mod queue;
+mod resume;
+
 use std::time::Duration;
 
 use crate::common::TestEnv;

@@ -4,7 +4,10 @@
 mod approvals;
 mod conversation;
 mod editor;
+pub mod forms;
 mod hand_calls;
+mod keys;
+mod registry;
 
 use std::time::{Duration, Instant};
 

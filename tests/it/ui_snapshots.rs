@@ -2,6 +2,7 @@
 //! `TestBackend` + insta), plus style checks where the style is the point.
 
 mod more;
+mod views;
 
 use std::time::{Duration, Instant};
 
@@ -106,8 +107,13 @@ pub fn render(state: &mut AppState, (width, height): (u16, u16)) -> Terminal<Tes
 }
 
 pub fn snapshot(name: &str, state: &mut AppState) {
-    for size in SIZES {
-        let terminal = render(state, size);
+    snapshot_at(name, state, &SIZES);
+}
+
+/// One snapshot per size (all in `tests/it/snapshots/`).
+pub fn snapshot_at(name: &str, state: &mut AppState, sizes: &[(u16, u16)]) {
+    for size in sizes {
+        let terminal = render(state, *size);
         insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), terminal.backend());
     }
 }

@@ -5,7 +5,6 @@ use std::time::Instant;
 
 use crate::protocol::{
     AliasStatus, BackendEvent, HistoryItem, Origin, ToolCallView, ToolOutcomeView, TurnEnd, Views,
-    Withdrawal,
 };
 use crate::ui::msg::Effect;
 use crate::ui::state::{
@@ -115,7 +114,7 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
                 scroll: 0,
             });
         }
-        BackendEvent::ApprovalWithdrawn { id, why } => withdrawn(state, id, &why),
+        BackendEvent::ApprovalWithdrawn { id, .. } => withdrawn(state, id),
         BackendEvent::ElicitationRequested(view) => state
             .elicitations
             .push_back(ElicitForm::new(view, state.now)),
@@ -251,7 +250,7 @@ fn finish_call(state: &mut AppState, outcome: ToolOutcomeView) {
 
 /// A prompt left without the operator's answer: off the screen, and its call
 /// says what became of it.
-fn withdrawn(state: &mut AppState, id: u64, why: &Withdrawal) {
+fn withdrawn(state: &mut AppState, id: u64) {
     let Some(at) = state.approvals.iter().position(|p| p.view.id == id) else {
         return;
     };
@@ -259,9 +258,13 @@ fn withdrawn(state: &mut AppState, id: u64, why: &Withdrawal) {
     let Some(prompt) = state.approvals.remove(at) else {
         return;
     };
-    if let (Withdrawal::Granted(_), Some(call_id)) = (why, &prompt.view.call_id) {
+    // Its call no longer waits for the operator: it runs (on a grant) or
+    // ends at once with why (revoked, withdrawn); its result says which.
+    if let Some(call_id) = &prompt.view.call_id {
         let now = state.now;
-        if let Some(call) = state.call_mut(call_id) {
+        if let Some(call) = state.call_mut(call_id)
+            && call.status == CallStatus::AwaitingApproval
+        {
             call.status = CallStatus::Running { since: now };
         }
     }
