@@ -119,14 +119,32 @@ impl Rows {
     }
 }
 
-/// What the rows depend on; when it is unchanged, so are they.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What the rows depend on; when it is unchanged, so are they. Each server's
+/// listing is held (not just its address), so a freed listing's address can
+/// never pass for a new one; a view that only brings new health figures keeps
+/// the rows.
+#[derive(Debug, Clone)]
 pub struct RowsKey {
-    pub servers: usize,
+    pub listings: Vec<(Arc<[ToolView]>, AliasStatus)>,
     pub struck: u64,
     pub query: Option<String>,
     pub all: bool,
     pub selected_server: usize,
+}
+
+impl PartialEq for RowsKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.struck == other.struck
+            && self.query == other.query
+            && self.all == other.all
+            && self.selected_server == other.selected_server
+            && self.listings.len() == other.listings.len()
+            && self
+                .listings
+                .iter()
+                .zip(&other.listings)
+                .all(|((a, sa), (b, sb))| Arc::ptr_eq(a, b) && sa == sb)
+    }
 }
 
 /// What the rows are built from.

@@ -196,7 +196,11 @@ impl AppState {
     /// The registry's rows now: rebuilt only when what they come from changed.
     pub fn rows(&self) -> Arc<Rows> {
         let key = RowsKey {
-            servers: Arc::as_ptr(&self.servers) as *const ServerView as usize,
+            listings: self
+                .servers
+                .iter()
+                .map(|s| (Arc::clone(&s.published), s.state))
+                .collect(),
             struck: self.struck_gen,
             query: self.filter.as_ref().map(|f| f.query.clone()),
             all: self.registry_all,
