@@ -131,7 +131,11 @@ fn key(code: KeyCode) -> Msg {
 }
 
 async fn with_ten_thousand_tools() {
-    let config = config::parse(&big_config(), ConfigSource::Embedded).expect("config");
+    // A config file of its own: the pins' lock file goes beside it.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, big_config()).expect("config");
+    let config = config::parse(&big_config(), ConfigSource::File(path)).expect("config");
     let mut handle = backend::spawn(config, SessionOptions::default()).expect("backend");
     let mut ui = Ui::new();
     for alias in ["zbig", "demo_alpha"] {

@@ -4,7 +4,7 @@
 use crate::agent::conversation::ResultPart;
 use crate::agent::events::{AgentEvent, AgentId, Origin};
 use crate::agent::toolbox::ToolRun;
-use crate::mcp::{McpEvent, ToolErrorCode};
+use crate::mcp::{ConnectErrorCode, McpEvent, RevokeCause, ToolErrorCode};
 use crate::protocol::{BackendEvent, Decided, ToolCallView, ToolOutcomeView};
 
 use super::records::CallRecord;
@@ -132,6 +132,7 @@ impl Backend {
             McpEvent::Registered { alias, .. } => {
                 // A new connection: its Health counts its own calls.
                 self.stats.remove(alias.as_str());
+                self.records.connected(alias.as_str());
                 self.approvals.registry_changed(&self.hub.snapshot());
             }
             McpEvent::Revoked {
@@ -143,6 +144,13 @@ impl Backend {
             } => {
                 self.approvals
                     .connection_ended(*connection, &cause.to_string());
+                if let RevokeCause::PolicyViolation {
+                    code: ConnectErrorCode::DefinitionChanged,
+                    ..
+                } = cause
+                {
+                    self.records.pin_violated(alias.as_str());
+                }
                 if let Some(last) = self.builder.last.get_mut(alias.as_str())
                     && last.connection.id() == *connection
                 {

@@ -15,6 +15,7 @@ pub fn explain(
     record: Option<&CallRecord>,
     config: &Config,
     grants: &[GrantView],
+    pin: Option<String>,
 ) -> ExplainView {
     let Some(record) = record else {
         return ExplainView {
@@ -31,6 +32,9 @@ pub fn explain(
     lines.push((Rule::Schema, schema(record)));
     if let Some(approval) = approval(record, grants) {
         lines.push((Rule::Approval, approval));
+    }
+    if let Some(pin) = pin {
+        lines.push((Rule::Pin, pin));
     }
     lines.push((Rule::Outcome, outcome(record)));
     ExplainView {

@@ -1,7 +1,7 @@
 //! What the backend remembers of each call (bounded): enough to say on its row
 //! how it was decided, and to explain which local rule decided it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::agent::toolbox::ToolRun;
 use crate::mcp::{Effect, ToolErrorCode};
@@ -36,6 +36,9 @@ pub struct CallRecord {
 pub struct Records {
     calls: HashMap<String, CallRecord>,
     order: VecDeque<String>,
+    /// Aliases whose connection was revoked because a tool's definition no
+    /// longer matched its pin (until they connect again).
+    pin_held: HashSet<String>,
 }
 
 impl Records {
@@ -59,8 +62,33 @@ impl Records {
         run: &ToolRun,
         approval: Option<Decided>,
     ) -> Option<Decided> {
+        // A call that never ran because its server's tools were revoked for a
+        // changed definition (its alias is the record's, or, for a tool no
+        // longer in the registry, the one the envelope names).
+        let held = |r: &CallRecord| {
+            run.outcome.as_ref().is_err_and(|e| {
+                matches!(
+                    e.code,
+                    ToolErrorCode::McpNotConnected | ToolErrorCode::McpUnknownTool
+                ) && r
+                    .alias
+                    .as_ref()
+                    .or(e.alias.as_ref())
+                    .is_some_and(|a| self.pin_held.contains(a))
+            })
+        };
+        let held = self.calls.get(id).is_some_and(held);
         let record = self.calls.get_mut(id)?;
-        let decided = approval.unwrap_or_else(|| decided(record.effect, run));
+        if record.alias.is_none()
+            && let Err(e) = &run.outcome
+        {
+            record.alias.clone_from(&e.alias);
+        }
+        let decided = match approval.unwrap_or_else(|| decided(record.effect, run)) {
+            // It never ran because its definition no longer matched its pin.
+            Decided::NotRun | Decided::NotApproved if held => Decided::HeldByPin,
+            other => other,
+        };
         record.decided = Some(decided);
         record.elapsed_ms = Some(run.elapsed.as_millis().try_into().unwrap_or(u64::MAX));
         if let Err(error) = &run.outcome {
@@ -84,6 +112,20 @@ impl Records {
 
     pub fn get(&self, id: &str) -> Option<&CallRecord> {
         self.calls.get(id)
+    }
+
+    /// `alias`'s connection was revoked for `definition_changed`.
+    pub fn pin_violated(&mut self, alias: &str) {
+        self.pin_held.insert(alias.to_string());
+    }
+
+    /// `alias` connected again (its tools matched their pins).
+    pub fn connected(&mut self, alias: &str) {
+        self.pin_held.remove(alias);
+    }
+
+    pub fn is_pin_held(&self, alias: &str) -> bool {
+        self.pin_held.contains(alias)
     }
 }
 

@@ -5,15 +5,46 @@
 use std::collections::BTreeMap;
 
 use super::Backend;
+use super::records::CallRecord;
 use crate::config::ConfigSource;
-use crate::mcp::{Effect, ToolPolicy};
+use crate::mcp::{Effect, PinMode, ToolPolicy};
 use crate::protocol::{BackendEvent, GrantId};
 
 impl Backend {
     pub(super) fn explain(&mut self, id: &str) {
         let grants = self.approvals.grants();
-        let view = super::explain::explain(id, self.records.get(id), &self.config, &grants);
+        let record = self.records.get(id);
+        let pin = record.and_then(|r| self.pin_line(r));
+        let view = super::explain::explain(id, record, &self.config, &grants, pin);
         self.send(BackendEvent::Explained(view));
+    }
+
+    /// What the pins say of a call's tool: held by one, matched one (and where
+    /// the lock file is), or not checked.
+    fn pin_line(&self, record: &CallRecord) -> Option<String> {
+        let alias = record.alias.as_deref()?;
+        if self.records.is_pin_held(alias) {
+            return Some(format!(
+                "held: a tool of `{alias}` no longer matched its pin (definition_changed); the \
+                 connection was revoked and nothing ran — `mcp-harness pin {alias}` accepts the \
+                 change"
+            ));
+        }
+        let remote = record.remote_name.as_deref()?;
+        let spec = self.hub.spec(alias).ok()?;
+        if spec.pin == PinMode::Off {
+            return Some(format!("not checked: [servers.{alias}] pin = \"off\""));
+        }
+        let book = self.config.pin_book();
+        let lock = book.load().ok()?;
+        Some(match lock.alias(alias).and_then(|pins| pins.get(remote)) {
+            Some(pin) => format!(
+                "its definition matched its pin, sha256 {}… in {}",
+                pin.sha256.short(),
+                book.location()
+            ),
+            None => format!("no pin for it in {}", book.location()),
+        })
     }
 
     pub(super) fn revoke_grant(&mut self, id: GrantId) {

@@ -47,7 +47,10 @@ fn start_alpha(env: &TestEnv) -> BackendHandle {
 
 fn start(env: &TestEnv, servers: &str) -> BackendHandle {
     let text = format!("[model]\nprovider = \"scripted\"\n{servers}");
-    let config = config::parse(&env.fill(&text), ConfigSource::Embedded).expect("config");
+    // A config file of the test's own: the pins' lock file goes beside it,
+    // never into the user's data dir.
+    let path = env.config(&text);
+    let config = config::parse(&env.fill(&text), ConfigSource::File(path)).expect("config");
     let options = SessionOptions {
         workspace: Some(env.dir.path().to_path_buf()),
         ..SessionOptions::default()

@@ -333,3 +333,55 @@ async fn a_grant_saved_to_the_config_writes_allow_and_keeps_the_comments() {
     stop(handle).await;
     env.assert_no_leaks();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_after_a_rug_pull_is_held_by_the_pin_and_explain_says_so() {
+    let env = TestEnv::new();
+    // The server changes lookup's definition as it answers a call.
+    let server = env.demo("s", "alpha", &["--fault", "mutate-tools=rug-pull"]);
+    let mut handle = super::start(
+        &env,
+        &format!(
+            "{server}[servers.s.tools]\nlookup = \"allow\"\nset = \"allow\"\nreset = \"allow\"\nfail = \"allow\"\nslow = \"deny\"\n"
+        ),
+    );
+    connect(&mut handle, "s").await;
+    call(&handle, "mcp__s__set", json!({"key": "k", "value": "v"}));
+    let set = finished(&mut handle, "set").await;
+    assert_eq!(set.decided, Some(Decided::AllowedByPolicy), "{set:?}");
+    let explain = async |handle: &mut BackendHandle, id: &str| {
+        handle
+            .commands
+            .send(Command::Explain(id.into()))
+            .expect("explain");
+        let BackendEvent::Explained(view) = next(handle, "the explanation", |e| {
+            matches!(e, BackendEvent::Explained(_))
+        })
+        .await
+        else {
+            unreachable!()
+        };
+        view.lines
+            .iter()
+            .find(|(r, _)| *r == Rule::Pin)
+            .map(|(_, t)| t.clone())
+            .unwrap_or_default()
+    };
+    let pin = explain(&mut handle, &set.id).await;
+    assert!(pin.contains("matched its pin, sha256"), "{pin}");
+    // The re-list finds lookup changed: the whole connection goes.
+    next(&mut handle, "the revocation", |e| {
+        matches!(e, BackendEvent::ToolsRevoked { cause, .. } if cause.kind == mcp_harness::protocol::EndKind::PolicyViolation)
+    })
+    .await;
+    call(&handle, "mcp__s__lookup", json!({"key": "apple"}));
+    let lookup = finished(&mut handle, "lookup").await;
+    assert_eq!(lookup.decided, Some(Decided::HeldByPin), "{lookup:?}");
+    let pin = explain(&mut handle, &lookup.id).await;
+    assert!(
+        pin.starts_with("held:") && pin.contains("definition_changed"),
+        "{pin}"
+    );
+    stop(handle).await;
+    env.assert_no_leaks();
+}

@@ -24,7 +24,11 @@ async fn a_headless_run_comes_back_on_screen_with_its_calls_and_servers() {
         env.run(&["run", "--prompt", "show me the demo", "--approve", "always"])
     });
     assert!(out.status.success(), "{}", crate::common::stderr(&out));
-    let config = config::parse(&env.fill(&text), ConfigSource::Embedded).expect("config");
+    let config = config::parse(
+        &env.fill(&text),
+        ConfigSource::File(env.path("config.toml")),
+    )
+    .expect("config");
     let options = SessionOptions {
         resume: Some(None),
         persist: true,
