@@ -12,7 +12,7 @@ use crate::ui::sanitize::{line, wrapped};
 use crate::ui::state::{AppState, Cell, Focus, Prompt};
 use crate::ui::text::fit_lines;
 use crate::ui::theme;
-use crate::ui::theme::pane_block;
+use crate::ui::theme::fitted_block;
 
 pub fn draw(frame: &mut Frame, state: &AppState) {
     let Some(prompt) = state.approvals.front() else {
@@ -69,7 +69,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     } else {
         "Approval needed".into()
     };
-    let block = pane_block(&title, true);
+    let block = fitted_block(&title, true, area.width);
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);

@@ -13,7 +13,7 @@ use crate::ui::layout::centered;
 use crate::ui::sanitize::{inert_text, line, wrapped};
 use crate::ui::state::{AppState, ElicitForm, FieldValue, choice_label};
 use crate::ui::text::fit_lines;
-use crate::ui::theme::{self, pane_block};
+use crate::ui::theme::{self, fitted_block};
 
 /// The label column.
 const LABEL: usize = 18;
@@ -77,7 +77,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     } else {
         "Input requested".into()
     };
-    let block = pane_block(&title, true);
+    let block = fitted_block(&title, true, area.width);
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);

@@ -16,7 +16,7 @@ use crate::ui::sanitize::{line, wrapped};
 use crate::ui::state::{AppState, Focus};
 use crate::ui::text::fit_lines;
 use crate::ui::theme;
-use crate::ui::theme::pane_block;
+use crate::ui::theme::fitted_block;
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let focused = state.focus == Focus::Health;
@@ -24,7 +24,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         .selected_server()
         .map(|s| s.alias.clone())
         .unwrap_or_default();
-    let block = pane_block(&format!("Health · {alias}"), focused);
+    let block = fitted_block(&format!("Health · {alias}"), focused, area.width);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let width = inner.width as usize;

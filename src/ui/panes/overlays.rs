@@ -14,7 +14,7 @@ use crate::ui::sanitize::{line, wrapped};
 use crate::ui::state::{AppState, CallEditor, Overlay};
 use crate::ui::text::fit_lines;
 use crate::ui::theme;
-use crate::ui::theme::pane_block;
+use crate::ui::theme::fitted_block;
 
 pub fn draw(frame: &mut Frame, state: &AppState, overlay: &Overlay) {
     let area = overlay_area(frame.area());
@@ -62,7 +62,7 @@ pub fn draw(frame: &mut Frame, state: &AppState, overlay: &Overlay) {
         }
         Overlay::Help { .. } => return,
     };
-    let block = pane_block(&title, true);
+    let block = fitted_block(&title, true, area.width);
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);
@@ -104,7 +104,7 @@ fn confirm_kill(frame: &mut Frame, state: &AppState, alias: &str) {
         if armed { theme::accent() } else { theme::dim() },
     ));
     let area = centered(frame.area(), width, lines.len() as u16 + 2);
-    let block = pane_block(&format!("Kill {alias}?"), true);
+    let block = fitted_block(&format!("Kill {alias}?"), true, area.width);
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);
@@ -166,7 +166,7 @@ fn write_policy(state: &AppState, alias: &str, width: usize) -> Vec<Line<'static
 
 /// The arguments editor: a text area between its explanation and its verdict.
 fn call_editor(frame: &mut Frame, area: Rect, editor: &CallEditor) {
-    let block = pane_block(&format!("Call {}", line(&editor.tool, 80)), true);
+    let block = fitted_block(&format!("Call {}", line(&editor.tool, 80)), true, area.width);
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);

@@ -15,11 +15,11 @@ use crate::ui::rows::{EFFECT_WIDTH, RegistryRow};
 use crate::ui::sanitize::{inert_text, wrapped};
 use crate::ui::state::{AppState, Focus};
 use crate::ui::text::{fit, fit_lines, pad};
-use crate::ui::theme::{self, pane_block};
+use crate::ui::theme::{self, fitted_block};
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let focused = state.focus == Focus::Registry;
-    let block = pane_block(&title(state), focused);
+    let block = fitted_block(&title(state, area.width), focused, area.width);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let width = inner.width as usize;
@@ -56,8 +56,9 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
 /// The mark of a tool whose definition holds invisible characters.
 pub const HIDDEN: &str = " [hidden text]";
 
-/// `Registry v4 · demo_alpha`, and while a filter is set `· /QUERY M/N`.
-fn title(state: &AppState) -> String {
+/// `Registry v4 · demo_alpha`, and while a filter is set `· /QUERY M/N`; in a
+/// narrow pane the query gives way (cut with `…`) before the counts do.
+fn title(state: &AppState, width: u16) -> String {
     let scope = if state.registry_all {
         "all servers".to_string()
     } else {
@@ -70,11 +71,13 @@ fn title(state: &AppState) -> String {
     if let Some(filter) = &state.filter {
         let rows = state.rows();
         let cursor = if filter.editing { "▏" } else { "" };
+        let counts = format!(" {}/{}", rows.refs.len(), rows.total);
+        let room = (width as usize)
+            .saturating_sub(4 + crate::ui::text::width(&title) + 4 + counts.len() + cursor.len())
+            .max(4);
         title.push_str(&format!(
-            " · /{}{cursor} {}/{}",
-            fit(&inert_text(&filter.query), 24),
-            rows.refs.len(),
-            rows.total
+            " · /{}{cursor}{counts}",
+            fit(&inert_text(&filter.query), room)
         ));
     }
     title
