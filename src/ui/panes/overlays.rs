@@ -166,7 +166,11 @@ fn write_policy(state: &AppState, alias: &str, width: usize) -> Vec<Line<'static
 
 /// The arguments editor: a text area between its explanation and its verdict.
 fn call_editor(frame: &mut Frame, area: Rect, editor: &CallEditor) {
-    let block = fitted_block(&format!("Call {}", line(&editor.tool, 80)), true, area.width);
+    let block = fitted_block(
+        &format!("Call {}", line(&editor.tool, 80)),
+        true,
+        area.width,
+    );
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);
