@@ -171,6 +171,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
             effect: Some(PolicyEffect::Allow),
             why_not: None,
             check: None,
+            pin: mcp_harness::protocol::PinStatus::Pinned,
             hidden_text: false,
         })
         .collect();
@@ -184,6 +185,9 @@ fn big_state(tools: usize, cells: usize) -> AppState {
         published,
         policy_missing: Vec::new(),
         policy_extra: Vec::new(),
+        pin_changes: Arc::from(Vec::new()),
+        pins_at: String::new(),
+        pins_refused: false,
         health: None,
     }]);
     state.registry_all = true;

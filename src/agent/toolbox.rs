@@ -82,47 +82,33 @@ pub fn from_mcp(outcome: CallOutcome) -> ToolRun {
 }
 
 fn part(block: &Value) -> ResultPart {
-    let field = |name: &str| block.get(name).and_then(Value::as_str).unwrap_or_default();
+    use crate::mcp::content::{Block, resource_header, summary_line};
     let text = |text: String| ResultPart::Text { text };
-    match field("type") {
-        "text" => text(field("text").to_string()),
-        "image" => {
+    let described = Block::of(block);
+    match described {
+        Block::Text(t) => text(t.to_string()),
+        Block::Image { mime, data } => {
             // MIME types are case-insensitive; the APIs want them lowercase.
-            let media_type = field("mimeType").trim().to_ascii_lowercase();
-            let data = field("data");
+            let media_type = mime.trim().to_ascii_lowercase();
             match image::problem(&media_type, data) {
                 None => ResultPart::Image {
                     media_type,
                     data: data.to_string(),
                 },
-                Some(reason) => text(image::placeholder(field("mimeType"), data, reason)),
+                Some(reason) => text(image::placeholder(mime, data, reason)),
             }
         }
-        "audio" => text(format!(
-            "[audio: {}, {} bytes of base64, not shown]",
-            crate::sanitize::inert_line(field("mimeType"), 60),
-            field("data").len()
-        )),
-        "resource_link" => text(format!(
-            "[resource link: {} <{}>]",
-            field("name"),
-            field("uri")
-        )),
-        "resource" => {
-            let resource = block.get("resource");
-            let uri = resource
-                .and_then(|r| r.get("uri"))
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            match resource.and_then(|r| r.get("text")).and_then(Value::as_str) {
-                Some(body) => text(format!("[resource {uri}]\n{body}")),
-                None => text(format!("[binary resource {uri}, not shown]")),
-            }
-        }
-        other => text(format!(
-            "[content of type `{}`, not shown]",
-            crate::sanitize::inert_line(other, 40)
-        )),
+        Block::Resource {
+            uri,
+            mime,
+            text: Some(body),
+            ..
+        } => text(format!("{}\n{body}", resource_header(uri, mime))),
+        other => text(
+            summary_line(&other)
+                .map(|line| crate::sanitize::inert_line(&line, 2000))
+                .unwrap_or_default(),
+        ),
     }
 }
 
@@ -149,7 +135,7 @@ mod tests {
         else {
             panic!()
         };
-        assert_eq!(text, "[audio: audio/wav, 8 bytes of base64, not shown]");
+        assert_eq!(text, "[audio] audio/wav, 6 bytes");
         let ResultPart::Text { text } =
             part(&json!({"type":"image","mimeType":"image/svg+xml","data":"AAAA"}))
         else {
@@ -172,6 +158,6 @@ mod tests {
         let ResultPart::Text { text } = part(&json!({"type":"hologram"})) else {
             panic!()
         };
-        assert_eq!(text, "[content of type `hologram`, not shown]");
+        assert_eq!(text, "[content of type `hologram`]");
     }
 }

@@ -50,7 +50,7 @@ impl Identity {
                 schema,
                 effect,
             } => snapshot.resolve(name).is_some_and(|t| {
-                t.connection.id() == *connection
+                t.connection_id() == *connection
                     && t.description == *description
                     && t.input_schema == *schema
                     && t.effect == *effect
@@ -155,7 +155,7 @@ impl Approvals {
         let identity = match &request.alias {
             None => Some(Identity::Builtin(request.tool.clone())),
             Some(_) => snapshot.resolve(&request.tool).map(|t| Identity::Mcp {
-                connection: t.connection.id(),
+                connection: t.connection_id(),
                 name: t.name.clone(),
                 description: t.description.clone(),
                 schema: Arc::clone(&t.input_schema),

@@ -2,8 +2,10 @@
 //! matches on these enums, never on the text they display as.
 
 use crate::agent::events::{AgentId, Origin as CallOrigin, TurnEnd as AgentTurnEnd};
-use crate::mcp::{AliasState, Effect, RevokeCause};
-use crate::protocol::{AliasStatus, EndCause, EndKind, Origin, PolicyEffect, Target, TurnEnd};
+use crate::mcp::{AliasState, DefinitionChange, Effect, PinState, RevokeCause};
+use crate::protocol::{
+    AliasStatus, EndCause, EndKind, Origin, PinChangeView, PinStatus, PolicyEffect, Target, TurnEnd,
+};
 
 pub fn origin(agent: &AgentId) -> Origin {
     match agent {
@@ -18,6 +20,25 @@ pub fn effect(effect: Effect) -> PolicyEffect {
         Effect::Allow => PolicyEffect::Allow,
         Effect::Confirm => PolicyEffect::Confirm,
         Effect::Deny => PolicyEffect::Deny,
+    }
+}
+
+pub fn pin(state: PinState) -> PinStatus {
+    match state {
+        PinState::Pinned => PinStatus::Pinned,
+        PinState::New => PinStatus::New,
+        PinState::Changed => PinStatus::Changed,
+        PinState::Off => PinStatus::Off,
+    }
+}
+
+pub fn pin_change(change: &DefinitionChange) -> PinChangeView {
+    PinChangeView {
+        tool: change.tool.clone(),
+        old_sha256: change.old_sha256.clone(),
+        new_sha256: change.new_sha256.clone(),
+        diff: change.diff.clone(),
+        renamed_from: change.renamed_from.clone(),
     }
 }
 
@@ -48,6 +69,7 @@ pub fn cause(cause: &RevokeCause) -> EndCause {
         RevokeCause::Killed => EndKind::Killed,
         RevokeCause::Shutdown => EndKind::Shutdown,
         RevokeCause::PolicyViolation { .. } => EndKind::PolicyViolation,
+        RevokeCause::AuthRequired { .. } => EndKind::AuthRequired,
     };
     EndCause {
         kind,

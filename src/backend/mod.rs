@@ -10,6 +10,7 @@ mod events;
 mod explain;
 mod history;
 mod operator;
+mod pins;
 mod records;
 mod rules;
 mod views;
@@ -305,6 +306,7 @@ impl Backend {
             }
             Command::Elicitation { id, answer } => self.elicitor.answer(id, answer),
             Command::WritePolicy(alias) => self.write_policy(&alias),
+            Command::AcceptPins { alias, seen } => self.accept_pins(alias, seen),
             Command::CallTool { name, arguments } => self.manual_call(name, arguments),
             Command::Refresh => {
                 // A hidden test hook: the exit-path tests need a panic in a task.

@@ -10,11 +10,11 @@ use std::time::Instant;
 use super::convert;
 use crate::mcp::registry::ConnectionEntry;
 use crate::mcp::{
-    AliasState, ConnectErrorCode, Connection, Effect, ExposedTool, Hub, PublishedTool, ServerSpec,
-    connection::Endpoint, schema,
+    AliasState, ConnectErrorCode, ConnectReport, Connection, Effect, ExposedTool, Hub, PinMode,
+    PublishedTool, ServerSpec, connection::Endpoint, schema,
 };
 use crate::protocol::{
-    ArgProblem, ArgsCheck, EndedView, GrantView, HealthView, ServerView, ToolView, Views,
+    ArgProblem, ArgsCheck, EndedView, GrantView, HealthView, PinStatus, ServerView, ToolView, Views,
 };
 
 /// Call statistics per alias, kept by the backend.
@@ -100,6 +100,9 @@ impl ViewBuilder {
                     published: Arc::from(Vec::new()),
                     policy_missing: Vec::new(),
                     policy_extra: Vec::new(),
+                    pin_changes: Arc::from(Vec::new()),
+                    pins_at: hub.pins_location(),
+                    pins_refused: false,
                     health: None,
                 };
                 describe(&state, &mut view);
@@ -111,17 +114,17 @@ impl ViewBuilder {
                     let current = self
                         .last
                         .get(&key)
-                        .is_some_and(|l| l.connection.id() == entry.connection.id());
+                        .is_some_and(|l| l.connection.id() == entry.connection().id());
                     if !current {
                         self.last.insert(
                             key.clone(),
                             LastConnection {
-                                connection: Arc::clone(&entry.connection),
+                                connection: Arc::clone(entry.connection()),
                                 ended: None,
                             },
                         );
                     }
-                    view.health = Some(health(&entry.connection, stats, None));
+                    view.health = Some(health(entry.connection(), stats, None));
                 } else {
                     if let Some(ended) = self.last.get_mut(&key) {
                         // Not live any more (an end the revocation did not tell).
@@ -138,8 +141,14 @@ impl ViewBuilder {
                     {
                         // Rejected: what was published and why none of it is exposed.
                         let why = format!("rejected ({})", error.code);
-                        view.published =
-                            self.rejected_tools(&key, &report.published, spec.as_ref(), &why);
+                        view.published = self.rejected_tools(&key, &report, spec.as_ref(), &why);
+                        view.pin_changes =
+                            error.changes().iter().map(convert::pin_change).collect();
+                        view.pins_refused = matches!(
+                            error.code,
+                            ConnectErrorCode::DefinitionChanged
+                                | ConnectErrorCode::DefinitionUnpinned
+                        );
                         if error.code == ConnectErrorCode::PolicyMismatch
                             && let Some(diff) = &error.policy_diff
                         {
@@ -189,6 +198,11 @@ impl ViewBuilder {
                     (None, _) => Some("not in the local policy".to_string()),
                 };
                 let mut view = tool_view(t, effect, why_not);
+                // Connected: every checked tool matched its pin (or was just pinned).
+                view.pin = match (spec.map(|s| s.pin), effect) {
+                    (Some(PinMode::Off) | None, _) | (_, Some(Effect::Deny)) => PinStatus::Off,
+                    _ => PinStatus::Pinned,
+                };
                 if let Some(exposed) = exposed {
                     view.exposed_as = Some(exposed.name.clone());
                     view.check = Some(args_check(exposed));
@@ -207,10 +221,11 @@ impl ViewBuilder {
     fn rejected_tools(
         &mut self,
         alias: &str,
-        published: &Arc<[PublishedTool]>,
+        report: &ConnectReport,
         spec: Option<&ServerSpec>,
         why: &str,
     ) -> Arc<[ToolView]> {
+        let published = &report.published;
         if let Some((listing, tools)) = self.tools.get(alias)
             && listing.is_rejected(published)
         {
@@ -218,9 +233,16 @@ impl ViewBuilder {
         }
         let tools: Arc<[ToolView]> = published
             .iter()
-            .map(|t| {
+            .enumerate()
+            .map(|(i, t)| {
                 let effect = spec.and_then(|s| s.policy.effect(&t.name));
-                tool_view(t, effect, Some(why.to_string()))
+                let mut view = tool_view(t, effect, Some(why.to_string()));
+                view.pin = report
+                    .pins
+                    .states
+                    .get(i)
+                    .map_or(PinStatus::Off, |s| convert::pin(*s));
+                view
             })
             .collect();
         self.tools.insert(
@@ -259,6 +281,7 @@ fn tool_view(t: &PublishedTool, effect: Option<Effect>, why_not: Option<String>)
         effect: effect.map(convert::effect),
         why_not,
         check: None,
+        pin: PinStatus::Off,
         hidden_text: t.has_hidden_text(),
     }
 }

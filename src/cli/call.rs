@@ -9,7 +9,10 @@ use serde_json::{Value, json};
 
 use super::{exit, hub_for, interruptible, json as out_json, load_config, out, render};
 use crate::mcp::names::{EXPOSED_PREFIX, exposed_name};
-use crate::mcp::{FlagApprover, Hub, ServerAlias};
+use crate::mcp::{
+    CallOutcome, ConnectError, ConnectReport, FlagApprover, Hub, ServerAlias, ToolError,
+    ToolErrorCode,
+};
 use crate::sanitize::inert_line;
 
 #[derive(Debug, Args)]
@@ -56,27 +59,7 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
     eprint!("{}", render::pinned_note(&args.alias, &report.pins));
     if let Err(e) = &report.outcome {
         hub.shutdown().await;
-        if args.json {
-            let mut error = json!({
-                "code": e.code, "message": e.message, "hint": e.hint,
-                "alias": report.alias.as_str(), "tools": e.tools,
-            });
-            if let Some(diff) = &e.policy_diff {
-                error["policy_diff"] = json!(diff);
-            }
-            if !e.changes().is_empty() {
-                error["changes"] = json!(e.changes());
-            }
-            let mut line = json!({ "ok": false, "error": error });
-            // One shape for server output in `call`: a string, present only when
-            // the server said something.
-            if !e.server_output.is_empty() {
-                line["server_output"] = json!(e.server_output.join("\n"));
-            }
-            out::println(&out_json::to_line(&line));
-        } else {
-            eprint!("{}", render::connect_error(&args.alias, e));
-        }
+        print_connect_error(&report, e, args.json);
         return ExitCode::from(exit::FAILURE);
     }
     let name = if args.tool.starts_with(EXPOSED_PREFIX) {
@@ -119,31 +102,7 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
                     ));
                 }
             }
-            Err(error) => {
-                eprintln!("error: {}: {}", error.code, error.message);
-                for e in &error.errors {
-                    eprintln!(
-                        "  at `{}`: {}",
-                        e.instance_path,
-                        inert_line(&e.message, 300)
-                    );
-                }
-                if error.code == crate::mcp::ToolErrorCode::McpPermissionDenied && !args.yes {
-                    eprintln!("  (pass --yes to approve tools whose policy is \"confirm\")");
-                }
-                if error.code == crate::mcp::ToolErrorCode::McpUnknownTool {
-                    let names: Vec<String> = report
-                        .published
-                        .iter()
-                        .map(|t| inert_line(&t.name, 80))
-                        .collect();
-                    eprintln!("  `{}` publishes: {}", args.alias, names.join(", "));
-                }
-                eprint!(
-                    "{}",
-                    render::server_output(outcome.server_output.as_deref().unwrap_or_default())
-                );
-            }
+            Err(error) => print_tool_error(&report, error, &outcome, args.yes),
         }
     }
     if ok {
@@ -151,4 +110,65 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
     } else {
         ExitCode::from(exit::FAILURE)
     }
+}
+
+/// A connection that was rejected or failed, as `call` (and `bench`) report it.
+pub(super) fn print_connect_error(report: &ConnectReport, e: &ConnectError, json: bool) {
+    if json {
+        let mut error = json!({
+            "code": e.code, "message": e.message, "hint": e.hint,
+            "alias": report.alias.as_str(), "tools": e.tools,
+        });
+        if let Some(diff) = &e.policy_diff {
+            error["policy_diff"] = json!(diff);
+        }
+        if !e.changes().is_empty() {
+            error["changes"] = json!(e.changes());
+        }
+        let mut line = json!({ "ok": false, "error": error });
+        // One shape for server output in `call`: a string, present only when
+        // the server said something.
+        if !e.server_output.is_empty() {
+            line["server_output"] = json!(e.server_output.join("\n"));
+        }
+        out::println(&out_json::to_line(&line));
+    } else {
+        eprint!("{}", render::connect_error(report.alias.as_str(), e));
+    }
+}
+
+/// A call's error envelope on stderr, with what the operator can do about it.
+pub(super) fn print_tool_error(
+    report: &ConnectReport,
+    error: &ToolError,
+    outcome: &CallOutcome,
+    yes: bool,
+) {
+    eprintln!("error: {}: {}", error.code, error.message);
+    for e in &error.errors {
+        eprintln!(
+            "  at `{}`: {}",
+            e.instance_path,
+            inert_line(&e.message, 300)
+        );
+    }
+    if error.code == ToolErrorCode::McpPermissionDenied && !yes {
+        eprintln!("  (pass --yes to approve tools whose policy is \"confirm\")");
+    }
+    if error.code == ToolErrorCode::McpUnknownTool {
+        let names: Vec<String> = report
+            .published
+            .iter()
+            .map(|t| inert_line(&t.name, 80))
+            .collect();
+        eprintln!(
+            "  `{}` publishes: {}",
+            report.alias.as_str(),
+            names.join(", ")
+        );
+    }
+    eprint!(
+        "{}",
+        render::server_output(outcome.server_output.as_deref().unwrap_or_default())
+    );
 }

@@ -15,7 +15,8 @@ use std::time::Duration;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::{exit, interruptible};
+use super::{conformance_auth, exit, interruptible};
+use crate::mcp::auth::{AuthSpec, Store};
 use crate::mcp::names::exposed_name;
 use crate::mcp::{
     DefaultsElicitor, Effect, EventSink, FlagApprover, Hub, Limits, ServerAlias, ServerSpec,
@@ -54,24 +55,36 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
     // operator's config would; others (auth/…) are probed first and every
     // published tool is put in the policy as `confirm` (what `policy ALIAS`
     // prints), then approved — the operator's explicit step, automated.
+    // Tokens live in memory, shared by the probe and the real connection.
+    let auth = Auth {
+        spec: conformance_auth::auth_spec(&scenario, &conformance_auth::context()),
+        store: Arc::new(Store::memory()),
+    };
     let policy = match scenario_call(&scenario) {
         Some((tool, _)) => BTreeMap::from([(tool.to_string(), Effect::Allow)]),
         None if scenario == "initialize" => BTreeMap::new(),
-        None => match probe(&args.url).await {
+        None => match probe(&args.url, &auth).await {
             Ok(tools) => tools.into_iter().map(|t| (t, Effect::Confirm)).collect(),
             Err(code) => return code,
         },
     };
-    let hub = hub(&args.url, ToolPolicy::new(policy.clone()));
+    let hub = hub(&args.url, ToolPolicy::new(policy.clone()), &auth);
     interruptible(&hub, perform(&hub, &scenario, policy)).await
 }
 
-fn hub(url: &str, policy: ToolPolicy) -> Hub {
+/// The sign-in settings of the scenario's server, and where tokens go.
+struct Auth {
+    spec: AuthSpec,
+    store: Arc<Store>,
+}
+
+fn hub(url: &str, policy: ToolPolicy, auth: &Auth) -> Hub {
     let spec = ServerSpec {
         alias: ServerAlias::new(ALIAS),
         transport: TransportSpec::Http {
             url: url.to_string(),
             headers: Vec::new(),
+            auth: Box::new(auth.spec.clone()),
         },
         connect_timeout: TIMEOUT,
         call_timeout: TIMEOUT,
@@ -92,11 +105,12 @@ fn hub(url: &str, policy: ToolPolicy) -> Hub {
         EventSink::discard(),
     );
     hub.set_elicitor(Arc::new(DefaultsElicitor));
+    conformance_auth::prepare(&hub, &auth.store);
     hub
 }
 
-async fn probe(url: &str) -> Result<Vec<String>, ExitCode> {
-    let hub = hub(url, ToolPolicy::new(BTreeMap::new()));
+async fn probe(url: &str, auth: &Auth) -> Result<Vec<String>, ExitCode> {
+    let hub = hub(url, ToolPolicy::new(BTreeMap::new()), auth);
     let result = hub.probe(ALIAS).await;
     hub.shutdown().await;
     match result {

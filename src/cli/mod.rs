@@ -1,13 +1,17 @@
 //! The command line: the TUI (default) and the headless commands. Each command is
 //! thin: parse → MCP layer → print.
 
+mod bench;
 mod call;
 mod check;
 pub mod conformance;
+mod conformance_auth;
+mod import;
 pub mod json;
 mod out;
 mod pin;
 mod policy;
+mod progress;
 mod render;
 mod run;
 
@@ -51,10 +55,14 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Call one tool through the full pipeline (schema check, policy, timeout, error envelope)
     Call(call::CallArgs),
+    /// Load-test one tool through the full pipeline: latency percentiles, calls/s, errors by code
+    Bench(bench::BenchArgs),
     /// Print the [servers.ALIAS.tools] policy block for what the server publishes (every tool "confirm")
     Policy(policy::PolicyArgs),
     /// Accept what the server publishes now: pin its tools' definitions in mcp-harness.lock (prints the diff)
     Pin(pin::PinArgs),
+    /// Import servers configured in another host (Claude Desktop, Claude Code, Cursor, VS Code, Codex, Gemini CLI); secrets are never copied
+    Import(import::ImportArgs),
     /// Run the Lead agent headless on one prompt (events as text, or JSON lines)
     Run(run::RunArgs),
     /// Run a demo MCP server (stdio by default)
@@ -65,14 +73,45 @@ pub enum Command {
     ConformanceClient(conformance::ConformanceArgs),
 }
 
-/// Runs a headless command on the current runtime.
+/// Runs a headless command (or the TUI) on the current runtime, then flushes
+/// telemetry, when it is on.
 pub async fn run(cli: Cli) -> ExitCode {
+    let code = dispatch(cli).await;
+    if let Some(delivery) = crate::telemetry::flush().await {
+        report_delivery(&delivery);
+    }
+    code
+}
+
+/// Says on stderr (after the command's own output) what telemetry could not deliver.
+fn report_delivery(d: &crate::telemetry::Delivery) {
+    if d.dropped() == 0 {
+        return;
+    }
+    let why = d
+        .last_error
+        .as_deref()
+        .map(|e| format!(": {}", crate::sanitize::inert_line(e, 300)))
+        .unwrap_or_default();
+    eprintln!(
+        "mcp-harness: telemetry: {} of {} spans and {} of {} events did not reach {}{why}",
+        d.spans - d.spans_sent.min(d.spans),
+        d.spans,
+        d.events - d.events_sent.min(d.events),
+        d.events,
+        d.endpoint
+    );
+}
+
+async fn dispatch(cli: Cli) -> ExitCode {
     match cli.command {
         Some(Command::Check(args)) => check::run(cli.config, args).await,
         Some(Command::Call(args)) => call::run(cli.config, args).await,
+        Some(Command::Bench(args)) => bench::run(cli.config, args).await,
         Some(Command::Policy(args)) => policy::run(cli.config, args).await,
         Some(Command::Pin(args)) => pin::run(cli.config, args).await,
         Some(Command::Run(args)) => run::run(cli.config, args).await,
+        Some(Command::Import(args)) => import::run(cli.config, args).await,
         Some(Command::ConformanceClient(args)) => conformance::run(args).await,
         Some(Command::DemoServer(args)) => match crate::mcp::demo_server::run(args).await {
             Ok(()) => ExitCode::SUCCESS,
@@ -122,12 +161,20 @@ async fn tui(config: Option<PathBuf>, resume: Option<String>) -> ExitCode {
     }
 }
 
-/// Loads the config or prints why not (the caller exits with status 2).
+/// Loads the config (and starts telemetry when it says so), or prints why not
+/// (the caller exits with status 2).
 fn load_config(explicit: Option<PathBuf>) -> Result<Config, ExitCode> {
-    config::load(config::locate(explicit.as_deref())).map_err(|e| {
+    let config = config::load(config::locate(explicit.as_deref())).map_err(|e| {
         eprintln!("mcp-harness: {e}");
         ExitCode::from(exit::USAGE)
-    })
+    })?;
+    if let Some(telemetry) = &config.telemetry {
+        crate::telemetry::install(telemetry, &Vars::from_process()).map_err(|e| {
+            eprintln!("mcp-harness: {e}");
+            ExitCode::from(exit::USAGE)
+        })?;
+    }
+    Ok(config)
 }
 
 /// Runs `work` until it finishes, or until Ctrl-C / SIGTERM: then every
@@ -162,7 +209,7 @@ fn hub_for(config: &Config) -> Hub {
         config.limits.clone(),
         Vars::from_process(),
         Vec::new(),
-        EventSink::discard(),
+        EventSink::discard().observed_by(crate::telemetry::observer()),
     );
     hub.set_pin_book(config.pin_book());
     hub

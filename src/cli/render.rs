@@ -86,41 +86,32 @@ pub fn server_output(text: &str) -> String {
     out
 }
 
-/// A tool result's content blocks for a terminal.
+/// A tool result's content blocks for a terminal, each as the model sees it:
+/// text as text, an embedded resource's text under a header naming it, and
+/// every other block as one line (images and audio with their type and size,
+/// never their base64; resource links with their URI). `--json` keeps the blocks.
 pub fn content(blocks: &[Value]) -> String {
+    use crate::mcp::content::{Block, resource_header, summary_line};
     let mut out = String::new();
+    let mut text = |t: &str| {
+        out.push_str(&inert(t, true));
+        if !t.ends_with('\n') {
+            out.push('\n');
+        }
+    };
     for block in blocks {
-        match block.get("type").and_then(Value::as_str) {
-            Some("text") => {
-                let text = block
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                out.push_str(&inert(text, true));
-                if !text.ends_with('\n') {
-                    out.push('\n');
-                }
+        match Block::of(block) {
+            Block::Text(t) => text(t),
+            Block::Resource {
+                uri,
+                mime,
+                text: Some(body),
+                ..
+            } => {
+                text(&inert_line(&resource_header(uri, mime), 500));
+                text(body);
             }
-            Some(kind @ ("image" | "audio")) => {
-                let mime = block
-                    .get("mimeType")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown type");
-                let size = block
-                    .get("data")
-                    .and_then(Value::as_str)
-                    .map(str::len)
-                    .unwrap_or(0);
-                let _ = writeln!(
-                    out,
-                    "[{kind}: {}, {size} bytes of base64]",
-                    inert_line(mime, 60)
-                );
-            }
-            Some(kind) => {
-                let _ = writeln!(out, "[{} content block]", inert_line(kind, 40));
-            }
-            None => out.push_str("[content block without a type]\n"),
+            other => text(&inert_line(&summary_line(&other).unwrap_or_default(), 500)),
         }
     }
     out

@@ -3,8 +3,11 @@
 
 mod agent;
 pub mod edit;
+pub mod import;
 pub mod lines;
+mod oauth;
 mod servers;
+mod telemetry;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -15,6 +18,8 @@ use thiserror::Error;
 
 pub use agent::{AgentConfig, BUILTIN_TOOLS, ModelSection, ProviderKind, TeammateConfig};
 use servers::{RawLimits, RawServer};
+use telemetry::RawTelemetry;
+pub use telemetry::TelemetryConfig;
 
 use crate::mcp::names::normalize;
 use crate::mcp::{Effect, Limits, ServerSpec};
@@ -46,6 +51,8 @@ pub struct Config {
     /// In file order.
     pub servers: Vec<ServerSpec>,
     pub agent: AgentConfig,
+    /// `[telemetry]`, when present: OTLP export of calls and events.
+    pub telemetry: Option<TelemetryConfig>,
 }
 
 /// A config that cannot be used. The CLI exits with status 2.
@@ -70,6 +77,7 @@ struct RawConfig {
     builtin_tools: BTreeMap<String, Effect>,
     #[serde(default)]
     teammates: Vec<TeammateConfig>,
+    telemetry: Option<RawTelemetry>,
 }
 
 /// Picks the config: `--config` (must exist), else `config.toml` in the platform
@@ -157,7 +165,11 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
                 ),
             ));
         }
-        let spec = servers::server_spec(&alias, server, &limits)
+        let base = match &source {
+            ConfigSource::File(file) => file.parent(),
+            ConfigSource::Embedded => None,
+        };
+        let spec = servers::server_spec(&alias, server, &limits, base)
             .map_err(|(key, m)| fail(Some(format!("servers.{alias}{key}")), m))?;
         servers.push(spec);
     }
@@ -172,11 +184,17 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
     {
         *scenario = dir.join(&*scenario);
     }
+    let telemetry = raw
+        .telemetry
+        .map(telemetry::telemetry)
+        .transpose()
+        .map_err(|(key, m)| fail(Some(key), m))?;
     Ok(Config {
         source,
         limits,
         servers,
         agent,
+        telemetry,
     })
 }
 
@@ -222,6 +240,9 @@ mod tests {
         assert_eq!(model.provider, Some(ProviderKind::Anthropic));
         assert_eq!(config.agent.builtin_tools.len(), BUILTIN_TOOLS.len());
         assert_eq!(config.agent.teammates[0].name, "reviewer");
+        let telemetry = config.telemetry.as_ref().expect("[telemetry]");
+        assert_eq!(telemetry.otlp_endpoint, "http://localhost:4318");
+        assert!(!telemetry.include_arguments);
     }
 
     #[test]

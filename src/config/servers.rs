@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::oauth::{RawAlg, RawEndpointAuth, RawGrant, RawMode, RawOAuth, auth_spec};
 use crate::mcp::{
     Effect, Limits, PinMode, ServerAlias, ServerSpec, ToolPolicy, TransportSpec, vars,
 };
@@ -34,6 +35,44 @@ pub(super) struct RawServer {
     call_timeout_ms: Option<u64>,
     pin: Option<PinMode>,
     tools: Option<BTreeMap<String, Effect>>,
+    // OAuth (see `oauth.rs`).
+    auth: Option<RawMode>,
+    client_id: Option<String>,
+    client_secret_env: Option<String>,
+    client_metadata_url: Option<String>,
+    scopes: Option<Vec<String>>,
+    callback_port: Option<u16>,
+    grant: Option<RawGrant>,
+    token_endpoint_auth: Option<RawEndpointAuth>,
+    private_key_file: Option<String>,
+    private_key_alg: Option<RawAlg>,
+    assertion_env: Option<String>,
+    idp_token_endpoint: Option<String>,
+    idp_client_id: Option<String>,
+    idp_client_secret_env: Option<String>,
+    id_token_env: Option<String>,
+}
+
+impl RawServer {
+    fn take_oauth(&mut self) -> RawOAuth {
+        RawOAuth {
+            auth: self.auth.take(),
+            client_id: self.client_id.take(),
+            client_secret_env: self.client_secret_env.take(),
+            client_metadata_url: self.client_metadata_url.take(),
+            scopes: self.scopes.take(),
+            callback_port: self.callback_port.take(),
+            grant: self.grant.take(),
+            token_endpoint_auth: self.token_endpoint_auth.take(),
+            private_key_file: self.private_key_file.take(),
+            private_key_alg: self.private_key_alg.take(),
+            assertion_env: self.assertion_env.take(),
+            idp_token_endpoint: self.idp_token_endpoint.take(),
+            idp_client_id: self.idp_client_id.take(),
+            idp_client_secret_env: self.idp_client_secret_env.take(),
+            id_token_env: self.id_token_env.take(),
+        }
+    }
 }
 
 pub(super) type KeyError = (String, String);
@@ -66,10 +105,12 @@ pub(super) fn limits(raw: &RawLimits) -> Result<Limits, KeyError> {
 
 pub(super) fn server_spec(
     alias: &str,
-    raw: RawServer,
+    mut raw: RawServer,
     limits: &Limits,
+    base: Option<&std::path::Path>,
 ) -> Result<ServerSpec, KeyError> {
     let key = |k: &str| format!(".{k}");
+    let oauth = raw.take_oauth();
     let transport = match (raw.command, raw.url) {
         (Some(_), Some(_)) => {
             return Err((
@@ -92,6 +133,12 @@ pub(super) fn server_spec(
             }
             if command.trim().is_empty() {
                 return Err((key("command"), "must not be empty".into()));
+            }
+            if let Some(k) = oauth.any() {
+                return Err((
+                    key(k),
+                    "OAuth settings only apply to `url` servers (stdio servers take credentials from `env`)".into(),
+                ));
             }
             TransportSpec::Stdio {
                 command,
@@ -120,6 +167,7 @@ pub(super) fn server_spec(
             TransportSpec::Http {
                 url,
                 headers: raw.headers.unwrap_or_default().into_iter().collect(),
+                auth: Box::new(auth_spec(oauth, base)?),
             }
         }
     };
@@ -164,7 +212,7 @@ fn check_templates(transport: &TransportSpec) -> Result<(), KeyError> {
                 check(".cwd".into(), cwd)?;
             }
         }
-        TransportSpec::Http { url, headers } => {
+        TransportSpec::Http { url, headers, .. } => {
             check(".url".into(), url)?;
             for (k, v) in headers {
                 check(format!(".headers.{k}"), v)?;

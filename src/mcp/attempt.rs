@@ -12,7 +12,8 @@ use super::exposure;
 use super::hub::Hub;
 use super::listing;
 use super::names::ServerAlias;
-use super::pins::{PinHash, PinSummary};
+use super::pins::fingerprints::Fingerprinter;
+use super::pins::{PinHash, PinMode, PinSummary};
 use super::policy::Effect;
 use super::published::PublishedTool;
 use super::registry::ExposedTool;
@@ -45,6 +46,7 @@ impl Hub {
     pub(super) async fn attempt(
         &self,
         spec: &ServerSpec,
+        interactive: bool,
     ) -> (Option<Arc<Connection>>, ConnectReport) {
         let mut report = ConnectReport {
             alias: spec.alias.clone(),
@@ -58,7 +60,7 @@ impl Hub {
         // One deadline for the whole attempt: a server that answers `initialize`
         // and then trickles out `tools/list` pages must not hold a connect for hours.
         let deadline = Instant::now() + spec.connect_timeout;
-        let conn = match self.open(spec).await {
+        let conn = match self.open(spec, interactive).await {
             Ok(c) => c,
             Err(e) => {
                 report.outcome = Err(e);
@@ -67,6 +69,10 @@ impl Hub {
         };
         report.server = Some(conn.server().clone());
         let listed = self.list_and_expose(&conn, spec, deadline).await;
+        // Whatever the server asks for later, a person is not asked behind a call.
+        if let Some(auth) = conn.auth() {
+            auth.allow_interaction(false);
+        }
         report.outcome = listed.outcome;
         if let Some(published) = listed.published {
             let enforce = report.outcome.is_ok();
@@ -96,21 +102,40 @@ impl Hub {
         spec: &ServerSpec,
         deadline: Instant,
     ) -> Listed {
-        // Schemas compile on a blocking thread while later pages are in flight.
+        // Schemas compile, and pins are computed, on blocking threads while
+        // later pages are in flight.
         let precompiler = Precompiler::start();
+        let fingerprints = (spec.pin != PinMode::Off).then(Fingerprinter::start);
         conn.listing_starts();
+        let mut listed_so_far = 0;
         let listing = listing::list_tools(conn, &self.inner.limits, |page| {
             let policy = &spec.policy;
             let schemas = page
                 .iter()
                 .filter(|t| policy.effect(&t.name) != Some(Effect::Deny));
             precompiler.submit(schemas.map(|t| Arc::clone(&t.input_schema)).collect());
+            if let Some(fingerprints) = &fingerprints {
+                let tools = page
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| policy.effect(&t.name) != Some(Effect::Deny))
+                    .map(|(i, t)| (listed_so_far + i, t.clone()));
+                fingerprints.submit(tools.collect());
+            }
+            listed_so_far += page.len();
         });
         // Dropping the listing on the deadline cancels its request in flight.
-        let listed = tokio::time::timeout_at(deadline, listing)
+        // The clock stops while a person signs in (a server may ask at tools/list).
+        let listed = conn
+            .budget
+            .until(deadline, listing)
             .await
             .unwrap_or_else(|_| Err(listing::missed_deadline(spec.connect_timeout)));
         let cache = precompiler.finish().await;
+        let hashes = match fingerprints {
+            Some(fingerprints) => fingerprints.finish().await,
+            None => Vec::new(),
+        };
         match listed {
             Ok(published) => {
                 let published: Arc<[PublishedTool]> = published.into();
@@ -118,7 +143,7 @@ impl Hub {
                 Listed {
                     published: Some(published),
                     outcome,
-                    hashes: Vec::new(),
+                    hashes,
                 }
             }
             Err(e) => Listed {
@@ -129,7 +154,11 @@ impl Hub {
         }
     }
 
-    async fn open(&self, spec: &ServerSpec) -> Result<Arc<Connection>, ConnectError> {
+    async fn open(
+        &self,
+        spec: &ServerSpec,
+        interactive: bool,
+    ) -> Result<Arc<Connection>, ConnectError> {
         connection::open(OpenParams {
             id: ConnectionId::next(),
             spec,
@@ -137,6 +166,7 @@ impl Hub {
             vars: &self.inner.vars,
             events: self.inner.events.clone(),
             elicitor: self.elicitor(),
+            auth: self.auth_context(interactive),
         })
         .await
     }
@@ -155,9 +185,11 @@ impl Hub {
             )
         })?;
         let deadline = Instant::now() + spec.connect_timeout;
-        let conn = self.open(&spec).await?;
+        let conn = self.open(&spec, false).await?;
         let listing = listing::list_tools(&conn, &self.inner.limits, |_| {});
-        let listed = tokio::time::timeout_at(deadline, listing)
+        let listed = conn
+            .budget
+            .until(deadline, listing)
             .await
             .unwrap_or_else(|_| Err(listing::missed_deadline(spec.connect_timeout)));
         conn.close();

@@ -3,7 +3,7 @@
 //! locally built error envelope.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Map, Value, json};
 
@@ -13,6 +13,7 @@ use super::envelope::{ToolError, ToolErrorCode as Code};
 use super::events::RevokeCause;
 use super::hub::Hub;
 use super::names::exposed_name;
+use super::observe::{CallRecord, Decision};
 use super::policy::Effect;
 use super::registry::{ExposedTool, Snapshot};
 pub use super::result::ToolOutput;
@@ -49,6 +50,50 @@ impl Hub {
         name: &str,
         arguments: Value,
         approver: &dyn Approver,
+    ) -> CallOutcome {
+        let mut decision = Decision::None;
+        let Some(observer) = self.inner.events.observer().cloned() else {
+            return self
+                .decide_and_send(snapshot, name, arguments, approver, &mut decision)
+                .await;
+        };
+        let kept = observer.wants_arguments().then(|| arguments.clone());
+        let (started, clock) = (SystemTime::now(), Instant::now());
+        let outcome = self
+            .decide_and_send(snapshot, name, arguments, approver, &mut decision)
+            .await;
+        let latency = clock.elapsed();
+        let tool = snapshot.resolve(name);
+        let error = outcome.result.as_ref().err();
+        let denied_by_policy =
+            tool.is_none() && error.is_some_and(|e| e.code == Code::McpPermissionDenied);
+        observer.call(&CallRecord {
+            tool: name,
+            alias: tool
+                .map(|t| t.alias.as_str())
+                .or_else(|| error.and_then(|e| e.alias.as_deref())),
+            remote_name: tool.map(|t| t.remote_name.as_str()),
+            effect: tool
+                .map(|t| t.effect)
+                .or(denied_by_policy.then_some(Effect::Deny)),
+            decision,
+            requested_by: &approver.requester(),
+            outcome: error.map_or(Ok(()), |e| Err(e.code)),
+            started,
+            latency,
+            arguments: kept.as_ref(),
+        });
+        outcome
+    }
+
+    /// The pipeline; `decision` says how far the policy and the operator got.
+    async fn decide_and_send(
+        &self,
+        snapshot: &Snapshot,
+        name: &str,
+        arguments: Value,
+        approver: &dyn Approver,
+        decision: &mut Decision,
     ) -> CallOutcome {
         let Some(tool) = snapshot.resolve(name) else {
             return CallOutcome::local(self.unresolved(snapshot, name));
@@ -87,14 +132,20 @@ impl Hub {
                 effect: tool.effect,
                 requested_by: approver.requester(),
             };
+            let decider = approver.decider();
             if let ApprovalDecision::Denied { reason } = approver.approve(request).await {
                 // A prompt withdrawn because its tool was revoked meanwhile:
-                // the truth is that the server is gone, not that anyone denied.
+                // the truth is that the server is gone, not that anyone denied
+                // (no decision was made).
                 if let Some(error) = self.gone(&tool) {
                     return CallOutcome::local(error);
                 }
+                *decision = Decision::Denied { decider };
                 return CallOutcome::local(envelope(Code::McpPermissionDenied, reason));
             }
+            *decision = Decision::Approved { decider };
+        } else {
+            *decision = Decision::Allow;
         }
         // The connection may have ended while the operator was deciding.
         if let Some(error) = self.gone(&tool) {
@@ -169,7 +220,36 @@ impl Hub {
                 );
                 (Err(envelope(Code::McpTimeout, message)), None)
             }
-            Err(lost @ (RequestError::Lost(_) | RequestError::Unauthorized)) => {
+            Err(RequestError::Unauthorized(denial)) if denial.more_scope => {
+                // Only this operation needs more permission: the connection stays.
+                let message = format!(
+                    "`{}` needs more permission than the current sign-in to `{}` grants; \
+                     the operator has to sign in again. The connection is kept.",
+                    tool.name, tool.alias
+                );
+                (
+                    Err(envelope(Code::McpAuthRequired, message)),
+                    server_words(&denial),
+                )
+            }
+            Err(RequestError::Unauthorized(denial)) => {
+                self.drop_connection(
+                    conn,
+                    RevokeCause::AuthRequired {
+                        detail: denial.message.clone(),
+                    },
+                );
+                let message = format!(
+                    "`{}` refused the call for want of a valid sign-in; its tools were revoked \
+                     until the operator signs in again",
+                    tool.alias
+                );
+                (
+                    Err(envelope(Code::McpAuthRequired, message)),
+                    server_words(&denial),
+                )
+            }
+            Err(lost @ RequestError::Lost(_)) => {
                 let detail = lost.lost_detail().unwrap_or_default();
                 self.drop_connection(
                     conn,
@@ -287,4 +367,9 @@ impl Hub {
             .for_tool(tool.alias.as_str(), &tool.name),
         )
     }
+}
+
+/// What the authorization server said about a refusal (operator-only).
+fn server_words(denial: &super::connection::AuthDenial) -> Option<String> {
+    (!denial.server_output.is_empty()).then(|| denial.server_output.join("\n"))
 }

@@ -1,5 +1,9 @@
 //! A live, initialized protocol session with one server (stdio child or Streamable
 //! HTTP), and the requests we make on it. Opening one is `open.rs`.
+//!
+//! Outside `mcp/` a `Connection` can only be looked at (who, since when, how it
+//! ended, its stderr): sending, closing and killing are crate-private to `mcp/`,
+//! so nothing that holds a snapshot can reach a server around the call path.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,7 +24,7 @@ use super::names::ServerAlias;
 use super::process::StderrTail;
 use super::watchdog::{EndReason, Lifeline, StopMode};
 
-pub use super::open::{OpenParams, open};
+pub(super) use super::open::{OpenParams, open};
 
 /// Who the server says it is (untrusted: shown inert, never used for decisions).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -47,9 +51,51 @@ pub enum RequestError {
     Lost(String),
     /// The server answered with a JSON-RPC error. Its text is server output.
     Remote { code: i32, message: String },
-    /// An HTTP server refused the request for want of credentials (401/403): the
-    /// session is unusable until the operator gives it a token.
-    Unauthorized,
+    /// An HTTP server refused the request (401/403) and signing in did not help.
+    Unauthorized(AuthDenial),
+}
+
+/// Why a server's refusal could not be overcome, in the operator's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthDenial {
+    pub message: String,
+    pub hint: String,
+    /// What the authorization server said (untrusted, operator-only).
+    pub server_output: Vec<String>,
+    /// A 403 asking for more scope: only this operation is refused, the
+    /// connection stays usable.
+    pub more_scope: bool,
+}
+
+impl AuthDenial {
+    /// A refusal of a server without OAuth (or before any OAuth step ran).
+    pub fn plain(alias: &str) -> Self {
+        Self {
+            message: "the server requires authorization (HTTP 401/403) and refused the request"
+                .into(),
+            hint: format!(
+                "give this server a token: headers = {{ Authorization = \"Bearer ${{TOKEN}}\" }}, \
+                 or sign in with OAuth: auth = \"oauth\" under [servers.{alias}]"
+            ),
+            server_output: Vec::new(),
+            more_scope: false,
+        }
+    }
+
+    /// From what the OAuth session recorded.
+    pub fn from_failure(alias: &str, failure: super::auth::Failure) -> Self {
+        let more_scope = matches!(
+            failure.error,
+            super::auth::OAuthError::NeedsSignIn { step_up: true, .. }
+                | super::auth::OAuthError::StepUpLimit { .. }
+        );
+        Self {
+            message: failure.error.to_string(),
+            hint: failure.error.hint(alias),
+            server_output: failure.server_output,
+            more_scope,
+        }
+    }
 }
 
 impl RequestError {
@@ -57,9 +103,7 @@ impl RequestError {
     pub fn lost_detail(&self) -> Option<String> {
         match self {
             RequestError::Lost(detail) => Some(detail.clone()),
-            RequestError::Unauthorized => Some(
-                "the server requires authorization (HTTP 401/403) and refused the request".into(),
-            ),
+            RequestError::Unauthorized(denial) => Some(denial.message.clone()),
             _ => None,
         }
     }
@@ -84,6 +128,10 @@ pub struct Connection {
     /// The notification count the current tool list reflects (read just before
     /// the listing that produced it started).
     pub(super) listed: AtomicU64,
+    /// The OAuth session of an HTTP server that uses it.
+    pub(super) auth: Option<Arc<super::auth::AuthSession>>,
+    /// The connect deadline's clock (paused while a person signs in).
+    pub(super) budget: super::auth::Budget,
 }
 
 impl Connection {
@@ -142,7 +190,7 @@ impl Connection {
 
     /// SIGKILLs the server's process group directly, bypassing the watchdog, which
     /// then notices the death like any other.
-    pub fn kill_process_group(&self) {
+    pub(super) fn kill_process_group(&self) {
         if let Endpoint::Stdio { pid } = self.endpoint {
             super::process::kill_group(pid);
         }
@@ -160,19 +208,23 @@ impl Connection {
     }
 
     /// Closes gracefully in the background (stdin EOF, then SIGTERM, then SIGKILL
-    /// of the whole group). Never blocks the caller.
-    pub fn close(&self) {
+    /// of the whole group). Never blocks the caller. Only the hub closes: it
+    /// revokes the tools first.
+    pub(super) fn close(&self) {
         let _ = self.stop.send(StopMode::Close);
     }
 
     /// Kills the server's process group at once (after a timeout, or by the operator).
-    pub fn kill(&self) {
+    pub(super) fn kill(&self) {
         let _ = self.stop.send(StopMode::Kill);
     }
 
     /// Sends one request and waits for its answer, at most `timeout`. A timeout or
     /// a dropped future sends `notifications/cancelled` for the request.
-    pub async fn request(
+    ///
+    /// Private to `mcp/`: from outside, the only way to reach a server is the
+    /// validated call path (`Hub::call`: snapshot, schema, policy, approval).
+    pub(super) async fn request(
         &self,
         method: &str,
         params: Value,
@@ -208,7 +260,7 @@ impl Connection {
 
     fn map_error(&self, error: ServiceError) -> RequestError {
         if error.is_authorization_required() {
-            return RequestError::Unauthorized;
+            return RequestError::Unauthorized(self.denial());
         }
         match error {
             ServiceError::Timeout { timeout } => RequestError::Timeout(timeout),
@@ -223,80 +275,24 @@ impl Connection {
         }
     }
 
+    /// Why the server's refusal stands, from the OAuth session if there is one.
+    pub(super) fn denial(&self) -> AuthDenial {
+        match self.auth.as_ref().and_then(|s| s.failure()) {
+            Some(f) => AuthDenial::from_failure(self.alias.as_str(), f),
+            None => AuthDenial::plain(self.alias.as_str()),
+        }
+    }
+
+    /// The OAuth session (HTTP servers that use OAuth).
+    pub fn auth(&self) -> Option<&Arc<super::auth::AuthSession>> {
+        self.auth.as_ref()
+    }
+
     fn lost_detail(&self) -> String {
         self.end_reason()
             .map(ToString::to_string)
             .unwrap_or_else(|| "the transport closed".into())
     }
-
-    /// The typed rmcp call, bypassing every local rule. Only for benchmarks, as the
-    /// baseline the harness call path is measured against.
-    #[doc(hidden)]
-    pub async fn raw_rmcp_call(
-        &self,
-        name: &str,
-        arguments: serde_json::Map<String, Value>,
-    ) -> Result<(), String> {
-        let params =
-            rmcp::model::CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
-        self.peer
-            .call_tool(params)
-            .await
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
-
-    /// The typed rmcp listing (all pages, no local rules). Benchmark baseline only.
-    #[doc(hidden)]
-    pub async fn raw_rmcp_list(&self) -> Result<usize, String> {
-        self.peer
-            .list_all_tools()
-            .await
-            .map(|t| t.len())
-            .map_err(|e| e.to_string())
-    }
-}
-
-/// Benchmark baseline only: what a bare rmcp client does to learn a server's
-/// tools — spawn it (no process group, no shim, no stderr tail), `initialize`,
-/// `list_all_tools`, close. No local rule is applied. Returns the tool count and
-/// the time from spawn to the last page (closing is not counted).
-#[doc(hidden)]
-pub async fn raw_rmcp_connect_and_list(
-    command: &str,
-    args: &[String],
-) -> Result<(usize, Duration), String> {
-    use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
-    use rmcp::transport::async_rw::AsyncRwTransport;
-    let started = Instant::now();
-    let mut child = tokio::process::Command::new(command)
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err("stdio not piped".into());
-    };
-    let client = ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new("raw", "0"),
-    )
-    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
-    let session = rmcp::service::serve_client(client, AsyncRwTransport::new_client(stdout, stdin))
-        .await
-        .map_err(|e| e.to_string())?;
-    let tools = session
-        .peer()
-        .list_all_tools()
-        .await
-        .map_err(|e| e.to_string())?;
-    let took = started.elapsed();
-    let _ = session.cancel().await;
-    let _ = child.wait().await;
-    Ok((tools.len(), took))
 }
 
 impl std::fmt::Debug for Connection {

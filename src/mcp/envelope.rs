@@ -26,6 +26,9 @@ pub enum ToolErrorCode {
     McpTimeout,
     /// The server died or the transport closed; the connection was dropped.
     McpConnectionLost,
+    /// The server refused the call for want of a (sufficient) sign-in; the
+    /// operator has to sign in again.
+    McpAuthRequired,
     /// `connect_mcp` did not end with exposed tools (rejected or failed).
     McpConnectFailed,
     /// A built-in tool's arguments do not match its schema.

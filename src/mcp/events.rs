@@ -8,6 +8,7 @@ use tokio::sync::mpsc;
 
 use super::error::ConnectErrorCode;
 use super::names::ServerAlias;
+use super::observe::Observer;
 use super::pins::{DefinitionChange, PinRecord};
 
 /// Unique for the life of the process; never reused, so a late event about an old
@@ -44,6 +45,9 @@ pub enum RevokeCause {
     Killed,
     /// The harness is shutting down.
     Shutdown,
+    /// An HTTP server refused the sign-in and it could not be renewed, or the
+    /// operator signed out: the alias needs a new sign-in.
+    AuthRequired { detail: String },
     /// After `notifications/tools/list_changed`, the re-listed tools break a
     /// local rule (exact equality with the policy, names, schemas): the whole
     /// connection was rejected. `changes` says what the server changed.
@@ -108,6 +112,7 @@ impl std::fmt::Display for RevokeCause {
             RevokeCause::ConnectionLost { detail } => write!(f, "connection lost: {detail}"),
             RevokeCause::Killed => f.write_str("server process killed by the operator"),
             RevokeCause::Shutdown => f.write_str("harness shutting down"),
+            RevokeCause::AuthRequired { detail } => write!(f, "sign-in required: {detail}"),
             RevokeCause::PolicyViolation {
                 message, changes, ..
             } => write!(
@@ -252,8 +257,13 @@ impl Serialize for ServerAlias {
 }
 
 /// Where events go. Sending never blocks; events are dropped if nobody listens.
-#[derive(Clone)]
-pub struct EventSink(Option<Arc<dyn Fn(McpEvent) + Send + Sync>>);
+/// An [`Observer`] (telemetry) may ride along: it sees every event, and the hub
+/// reports every call to it.
+#[derive(Clone, Default)]
+pub struct EventSink {
+    forward: Option<Arc<dyn Fn(McpEvent) + Send + Sync>>,
+    observer: Option<Arc<dyn Observer>>,
+}
 
 impl EventSink {
     pub fn new() -> (Self, mpsc::UnboundedReceiver<McpEvent>) {
@@ -264,16 +274,32 @@ impl EventSink {
     /// Hands every event to `f` (which must not block): lets a session put MCP
     /// and agent events on one channel, so they are read in the order they happened.
     pub fn forward(f: impl Fn(McpEvent) + Send + Sync + 'static) -> Self {
-        Self(Some(Arc::new(f)))
+        Self {
+            forward: Some(Arc::new(f)),
+            observer: None,
+        }
     }
 
     /// A sink for callers that do not listen (headless commands).
     pub fn discard() -> Self {
-        Self(None)
+        Self::default()
+    }
+
+    /// The same sink, with `observer` watching (or without one for `None`).
+    pub fn observed_by(mut self, observer: Option<Arc<dyn Observer>>) -> Self {
+        self.observer = observer;
+        self
+    }
+
+    pub fn observer(&self) -> Option<&Arc<dyn Observer>> {
+        self.observer.as_ref()
     }
 
     pub fn emit(&self, event: McpEvent) {
-        if let Some(f) = &self.0 {
+        if let Some(observer) = &self.observer {
+            observer.event(&event);
+        }
+        if let Some(f) = &self.forward {
             f(event);
         }
     }
@@ -281,10 +307,14 @@ impl EventSink {
 
 impl std::fmt::Debug for EventSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
+        f.write_str(if self.forward.is_some() {
             "EventSink"
         } else {
             "EventSink(discard)"
-        })
+        })?;
+        if self.observer.is_some() {
+            f.write_str(" + observer")?;
+        }
+        Ok(())
     }
 }

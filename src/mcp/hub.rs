@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::auth::{AuthContext, Store, UserAgent};
 use super::connection::Connection;
 use super::elicit::{DecliningElicitor, Elicitor};
 use super::error::{ConnectError, HubError};
@@ -36,6 +37,8 @@ pub(super) struct Inner {
     pub(super) elicitor: Mutex<Arc<dyn Elicitor>>,
     /// Where the tools' pins are kept (rule 14).
     pub(super) pins: Mutex<Arc<PinBook>>,
+    /// OAuth: the token store and who takes sign-ins to a person.
+    pub(super) auth: Mutex<AuthContext>,
     state: Mutex<State>,
 }
 
@@ -72,7 +75,7 @@ pub(super) struct Slot {
     pub(super) connection: Option<Arc<Connection>>,
     /// The outcome of the last connection attempt (for the operator's views);
     /// after a success only the server's identity (its tools are in the registry).
-    last_report: Option<ConnectReport>,
+    pub(super) last_report: Option<ConnectReport>,
 }
 
 impl Hub {
@@ -107,6 +110,7 @@ impl Hub {
                 events,
                 elicitor: Mutex::new(Arc::new(DecliningElicitor)),
                 pins: Mutex::new(Arc::new(PinBook::in_memory())),
+                auth: Mutex::new(AuthContext::new(Arc::new(Store::default_location()))),
                 state: Mutex::new(State {
                     slots,
                     ..State::default()
@@ -136,14 +140,40 @@ impl Hub {
         )
     }
 
+    /// Where OAuth tokens are kept (default: the data dir's `oauth/tokens.json`).
+    pub fn set_token_store(&self, store: Arc<Store>) {
+        self.inner
+            .auth
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .store = store;
+    }
+
+    /// Who takes sign-ins to a person (the TUI's window, the `login` command's
+    /// browser) or performs them unattended (the conformance client). Without
+    /// one, a server that needs a sign-in fails with `auth_required`.
+    pub fn set_sign_in_agent(&self, agent: Option<Arc<dyn UserAgent>>) {
+        self.inner
+            .auth
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .agent = agent;
+    }
+
+    pub(super) fn auth_context(&self, interactive: bool) -> AuthContext {
+        let mut ctx = self
+            .inner
+            .auth
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        ctx.interactive = interactive;
+        ctx
+    }
+
     /// The current registry snapshot: O(1).
     pub fn snapshot(&self) -> Snapshot {
         self.inner.registry.snapshot()
-    }
-
-    /// The registry itself (to revoke by connection id).
-    pub fn registry(&self) -> &Registry {
-        &self.inner.registry
     }
 
     pub fn limits(&self) -> &Limits {
@@ -203,6 +233,21 @@ impl Hub {
     /// Connects an alias: start/reach the server, initialize, list, validate,
     /// expose, register — or report why not. Takes only an alias, by design.
     pub async fn connect(&self, alias: &str) -> Result<ConnectReport, HubError> {
+        self.connect_with(alias, false).await
+    }
+
+    /// Connects an alias the operator asked to sign in to: the sign-in agent
+    /// may show them the authorization page (the connect timeout does not run
+    /// meanwhile). Later refusals of the same connection never ask again.
+    pub async fn sign_in(&self, alias: &str) -> Result<ConnectReport, HubError> {
+        self.connect_with(alias, true).await
+    }
+
+    async fn connect_with(
+        &self,
+        alias: &str,
+        interactive: bool,
+    ) -> Result<ConnectReport, HubError> {
         let spec = self.spec(alias)?;
         let alias = spec.alias.clone();
         let token = CancellationToken::new();
@@ -221,7 +266,7 @@ impl Hub {
             self.set_state(&alias, slot, AliasState::Connecting);
         }
         let attempt = tokio::select! {
-            attempt = self.attempt(&spec) => attempt,
+            attempt = self.attempt(&spec, interactive) => attempt,
             _ = token.cancelled() => return Err(HubError::ConnectCancelled(alias)),
         };
         let (connection, mut report) = attempt;

@@ -190,15 +190,15 @@ pub fn request_failed(error: RequestError, method: &str) -> ConnectError {
             format!("{method} got no answer within {} ms", t.as_millis()),
             "the server hangs; check it, or raise call_timeout_ms",
         ),
-        RequestError::Unauthorized => ConnectError::new(
-            Code::AuthRequired,
-            format!(
-                "{method}: {}",
-                RequestError::Unauthorized.lost_detail().unwrap_or_default()
-            ),
-            "give this server a token: headers = { Authorization = \"Bearer ${TOKEN}\" }; \
-             OAuth sign-in is not supported yet",
-        ),
+        RequestError::Unauthorized(denial) => {
+            let mut error = ConnectError::new(
+                Code::AuthRequired,
+                format!("{method}: {}", denial.message),
+                denial.hint,
+            );
+            error.server_output = denial.server_output;
+            error
+        }
         RequestError::Lost(detail) => ConnectError::new(
             Code::McpConnectionLost,
             format!("{method}: {detail}"),

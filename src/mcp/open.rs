@@ -13,6 +13,7 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::sync::{mpsc, watch};
 
+use super::auth::{AuthContext, AuthSession, Budget, Failure};
 use super::client::HarnessClient;
 use super::connection::{Connection, Endpoint, ServerIdentity};
 use super::elicit::Elicitor;
@@ -39,6 +40,8 @@ pub struct OpenParams<'a> {
     pub events: EventSink,
     /// Answers the server's elicitation requests.
     pub elicitor: Arc<dyn Elicitor>,
+    /// OAuth for HTTP servers: the token store and who signs in.
+    pub auth: AuthContext,
 }
 
 /// Starts or reaches the server and runs `initialize` (bounded by the connect timeout).
@@ -55,7 +58,9 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let handler = HarnessClient::new(alias.clone(), p.id, p.events, list_changed, p.elicitor);
     let timeout = p.spec.connect_timeout;
     let stderr = Arc::new(StderrTail::new(STDERR_TAIL_BYTES));
-    let signals = TransportSignals::default();
+    let mut signals = TransportSignals::default();
+    let mut budget = Budget::default();
+    let mut auth = None;
     let (session, process) = match transport {
         ResolvedTransport::Stdio(launch) => {
             let (mut process, pipes) = ServerProcess::spawn(&launch, Arc::clone(&stderr))
@@ -98,13 +103,39 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         ResolvedTransport::Http { url, headers } => {
             let mut config = http_config(&url, &headers)?;
             config.retry_config = Arc::new(BoundedReconnect::new(signals.unreachable.clone()));
-            let transport = StreamableHttpClientTransport::from_config(config);
-            let session =
-                match tokio::time::timeout(timeout, serve_client(handler, transport)).await {
-                    Ok(Ok(session)) => session,
-                    Ok(Err(e)) => return Err(http_init_failed(&e, &url, &stderr)),
-                    Err(_) => return Err(initfail::timed_out(timeout, &stderr)),
-                };
+            let oauth = super::auth::for_connection(
+                alias.as_str(),
+                &url,
+                &headers,
+                &p.spec.transport.auth().cloned().unwrap_or_default(),
+                p.vars,
+                timeout,
+                &p.auth,
+            )
+            .map_err(|e| auth_failed(alias.as_str(), e.into()))?;
+            if let Some(session) = &oauth.session {
+                signals.auth_lost = session.lost.clone();
+            }
+            budget = oauth.budget.clone();
+            auth = oauth.session.clone();
+            let transport = StreamableHttpClientTransport::with_client(oauth.client, config);
+            // The clock stops while a person signs in (the operator asked to).
+            let session = match budget
+                .timeout(timeout, serve_client(handler, transport))
+                .await
+            {
+                Ok(Ok(session)) => session,
+                Ok(Err(e)) => {
+                    return Err(http_init_failed(
+                        &e,
+                        &url,
+                        &stderr,
+                        alias.as_str(),
+                        auth.as_deref(),
+                    ));
+                }
+                Err(_) => return Err(initfail::timed_out(timeout, &stderr)),
+            };
             (session, None)
         }
     };
@@ -157,7 +188,20 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         life,
         list_changes,
         listed: AtomicU64::new(0),
+        auth,
+        budget,
     }))
+}
+
+/// An OAuth failure as a connect error: the alias ends up `auth_required`.
+pub(super) fn auth_failed(alias: &str, failure: Failure) -> ConnectError {
+    let mut error = ConnectError::new(
+        Code::AuthRequired,
+        failure.error.to_string(),
+        failure.error.hint(alias),
+    );
+    error.server_output = failure.server_output;
+    error
 }
 
 async fn exited_during_init(
@@ -171,15 +215,25 @@ async fn exited_during_init(
     initfail::exited(&how, stderr)
 }
 
-/// An HTTP server that did not initialize: authorization, or what happened in
-/// the harness's words (see `initfail`).
-fn http_init_failed(error: &ClientInitializeError, url: &str, stderr: &StderrTail) -> ConnectError {
+/// An HTTP server that did not initialize: authorization (in the OAuth
+/// session's words when it tried), or what happened in the harness's words
+/// (see `initfail`).
+fn http_init_failed(
+    error: &ClientInitializeError,
+    url: &str,
+    stderr: &StderrTail,
+    alias: &str,
+    auth: Option<&AuthSession>,
+) -> ConnectError {
     if error.is_authorization_required() {
+        if let Some(failure) = auth.and_then(|a| a.failure()) {
+            return auth_failed(alias, failure);
+        }
+        let denial = super::connection::AuthDenial::plain(alias);
         return ConnectError::new(
             Code::AuthRequired,
             format!("{url} requires authorization (HTTP 401/403) and refused the request"),
-            "give this server a token: headers = { Authorization = \"Bearer ${TOKEN}\" }; \
-             OAuth sign-in is not supported yet",
+            denial.hint,
         );
     }
     initfail::failed(error, Via::Http, stderr)

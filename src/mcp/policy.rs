@@ -94,11 +94,20 @@ impl ToolPolicy {
         alias: &ServerAlias,
         published: impl IntoIterator<Item = &'a str>,
     ) -> String {
+        Self::block_with(alias, published, |_| Effect::Confirm)
+    }
+
+    /// The same block with the effect `effect_of` gives each tool.
+    pub fn block_with<'a>(
+        alias: &ServerAlias,
+        published: impl IntoIterator<Item = &'a str>,
+        effect_of: impl Fn(&str) -> Effect,
+    ) -> String {
         let mut block = format!("[servers.{}.tools]\n", toml_key(alias.as_str()));
         // In listing order, each name once.
         let mut seen = std::collections::HashSet::new();
         for name in published.into_iter().filter(|n| seen.insert(*n)) {
-            block.push_str(&format!("{} = \"confirm\"\n", toml_key(name)));
+            block.push_str(&format!("{} = \"{}\"\n", toml_key(name), effect_of(name)));
         }
         block
     }

@@ -80,6 +80,12 @@ impl Hub {
         let exposed = match listed.outcome {
             Ok(exposed) => exposed,
             Err(error) => {
+                if let Some(published) = listed.published {
+                    let (pins, _) = self
+                        .check_pins(&spec, &published, listed.hashes, loading, false)
+                        .await;
+                    self.record_rejection(connection, published, pins, &error);
+                }
                 self.reject_after_change(connection, error, changes);
                 return false;
             }
@@ -89,10 +95,11 @@ impl Hub {
             return true;
         };
         // Rule 14 holds after every re-list too: a changed definition revokes.
-        let (_, verdict) = self
+        let (pins, verdict) = self
             .check_pins(&spec, &published, listed.hashes, loading, true)
             .await;
         if let Err(error) = verdict {
+            self.record_rejection(connection, published, pins, &error);
             self.reject_after_change(connection, error, changes);
             return false;
         }

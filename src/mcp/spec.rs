@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::auth::AuthSpec;
 use super::names::ServerAlias;
 use super::pins::PinMode;
 use super::policy::ToolPolicy;
@@ -35,6 +36,8 @@ pub enum TransportSpec {
     Http {
         url: String,
         headers: Vec<(String, String)>,
+        /// How to sign in (OAuth); by default only when the server asks.
+        auth: Box<AuthSpec>,
     },
 }
 
@@ -84,7 +87,7 @@ impl TransportSpec {
                     cwd,
                 }))
             }
-            TransportSpec::Http { url, headers } => {
+            TransportSpec::Http { url, headers, .. } => {
                 let url = vars.expand(url).map_err(|e| at("url", e))?;
                 let headers = headers
                     .iter()
@@ -108,6 +111,14 @@ impl TransportSpec {
                 .collect::<Vec<_>>()
                 .join(" "),
             TransportSpec::Http { url, .. } => url.clone(),
+        }
+    }
+
+    /// The OAuth settings of an HTTP server (`None` for stdio).
+    pub fn auth(&self) -> Option<&AuthSpec> {
+        match self {
+            TransportSpec::Http { auth, .. } => Some(auth.as_ref()),
+            TransportSpec::Stdio { .. } => None,
         }
     }
 }

@@ -29,6 +29,10 @@ pub enum StopMode {
     Kill,
 }
 
+/// How long a closed stdout waits for the process's exit status, so the end
+/// reads "killed by signal 9" rather than "closed the transport".
+const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
+
 /// Why a connection ended. Built locally: exit statuses and signals, never the
 /// server's own words.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +49,8 @@ pub enum EndReason {
     MessageTooLarge,
     /// An HTTP server's event stream broke and every reconnect failed.
     Unreachable,
+    /// An HTTP server no longer accepts the sign-in and it could not be renewed.
+    AuthLost,
 }
 
 impl fmt::Display for EndReason {
@@ -58,6 +64,9 @@ impl fmt::Display for EndReason {
                 f,
                 "the server stopped answering: its event stream closed and {} reconnects failed",
                 HTTP_RECONNECTS
+            ),
+            EndReason::AuthLost => f.write_str(
+                "the server no longer accepts the sign-in (HTTP 401) and it could not be renewed",
             ),
             EndReason::MessageTooLarge => write!(
                 f,
@@ -80,6 +89,9 @@ pub struct TransportSignals {
     /// session alive after that, so without this an HTTP server that dies is only
     /// noticed when a call times out.
     pub unreachable: CancellationToken,
+    /// HTTP with OAuth: a 401 the session could not overcome (the token was
+    /// refused and could not be refreshed or replaced).
+    pub auth_lost: CancellationToken,
 }
 
 /// rmcp's backoff for broken HTTP event streams, bounded, telling the watchdog
@@ -171,8 +183,10 @@ pub async fn watch(
                 EndReason::MessageTooLarge
             } else {
                 // stdout EOF usually means the process is exiting: prefer its status.
+                // The shim reports it only after sweeping the server's leftovers,
+                // which takes a while on a loaded machine.
                 let status = match process.as_mut() {
-                    Some(p) => tokio::time::timeout(Duration::from_millis(100), p.wait()).await.ok().and_then(Result::ok),
+                    Some(p) => tokio::time::timeout(EXIT_STATUS_WAIT, p.wait()).await.ok().and_then(Result::ok),
                     None => None,
                 };
                 status.map_or(EndReason::TransportClosed, |s| EndReason::Exited(describe_exit(&s)))
@@ -186,6 +200,10 @@ pub async fn watch(
         }
         _ = signals.unreachable.cancelled() => {
             life.end(EndReason::Unreachable);
+            StopMode::Kill
+        }
+        _ = signals.auth_lost.cancelled() => {
+            life.end(EndReason::AuthLost);
             StopMode::Kill
         }
     };

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::kinds::{AliasStatus, Origin, PolicyEffect, Target};
+use super::kinds::{AliasStatus, Origin, PinStatus, PolicyEffect, Target};
 use super::more::{Choice, Decided, GrantView, TextFormat};
 use super::{ApprovalId, ElicitationId};
 
@@ -87,6 +87,14 @@ pub struct ServerView {
     /// For `policy_mismatch`: published tools without a policy, and policies without a tool.
     pub policy_missing: Vec<String>,
     pub policy_extra: Vec<String>,
+    /// For `definition_changed` (and renames under `definition_unpinned`):
+    /// each changed definition with its diff, for the operator to accept or not.
+    pub pin_changes: Arc<[PinChangeView]>,
+    /// Where its pins live (the lock file), for the acceptance's confirmation.
+    pub pins_at: String,
+    /// Refused because of its pins (`definition_changed`, `definition_unpinned`):
+    /// the diff view can accept what it published.
+    pub pins_refused: bool,
     pub health: Option<HealthView>,
 }
 
@@ -110,9 +118,25 @@ pub struct ToolView {
     /// The exposed tool's own compiled validator (when exposed): the call-by-hand
     /// editor checks with exactly what the call path will check.
     pub check: Option<ArgsCheck>,
+    /// Against its pinned definition.
+    pub pin: PinStatus,
     /// The definition holds invisible code points (SPEC rule 15): shown as
     /// `<U+XXXX>`, removed for the model.
     pub hidden_text: bool,
+}
+
+/// One tool whose published definition differs from its pin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinChangeView {
+    /// The published name (untrusted).
+    pub tool: String,
+    pub old_sha256: String,
+    pub new_sha256: String,
+    /// Unified diff, pinned → published: inert, every hidden character shown
+    /// as `<U+XXXX>` (it quotes the server's text: untrusted).
+    pub diff: String,
+    /// A new tool that is this gone tool renamed.
+    pub renamed_from: Option<String>,
 }
 
 /// One problem with a call's arguments.

@@ -34,6 +34,10 @@ pub enum Scope {
     SaveGrant,
     /// How a call was decided.
     Explain,
+    /// The diff view of changed definitions.
+    PinDiff,
+    /// Accepting them: y/n.
+    PinConfirm,
 }
 
 impl Scope {
@@ -81,6 +85,8 @@ impl Scope {
             Scope::Rules => "Rules (session grants)",
             Scope::SaveGrant => "Save a grant to the config",
             Scope::Explain => "How a call was decided",
+            Scope::PinDiff => "Changed definitions (diff)",
+            Scope::PinConfirm => "Accept the definitions",
         }
     }
 }
@@ -134,7 +140,11 @@ pub enum Action {
     SaveGrant,
     Undo,
     Redo,
-    /// Passed to the text being edited (cursor moves, new lines, …).
+    /// Open the diff view of an alias's changed definitions.
+    ViewPins,
+    /// Accept the definitions shown (asks to confirm).
+    Accept,
+    /// Passed to the text being edited (cursor moves, new lines, undo, …).
     Edit,
 }
 
@@ -219,6 +229,7 @@ pub const BINDINGS: &[Binding] = &[
     b!(Servers, [Chord(Char('r'), NONE)], "r", Reconnect, "reconnect", "reconnect"),
     b!(Servers, [Chord(Char('K'), SHIFT), Chord(Char('K'), NONE)], "K", Kill, "kill the server process, after a y (watch the watchdog revoke)", "kill"),
     b!(Servers, [Chord(Char('p'), NONE)], "p", WritePolicy, "write the policy for what it publishes", "write policy"),
+    b!(Servers, [Chord(Char('v'), NONE)], "v", ViewPins, "review definitions that differ from their pins (diff), and accept them", "definitions"),
     b!(Servers, [Chord(Enter, NONE)], "Enter", ShowRegistry, "its tools in the registry", "tools"),
     b!(Registry, [Chord(KUp, NONE), Chord(Char('k'), NONE)], "↑/↓", Up, "select", ""),
     b!(Registry, [Chord(KDown, NONE), Chord(Char('j'), NONE)], "↓", Down, "", ""),
@@ -238,6 +249,7 @@ pub const BINDINGS: &[Binding] = &[
     b!(Filter, [Chord(KDown, NONE)], "↓", Down, "", ""),
     b!(Filter, [Chord(PgUp, NONE)], "PgUp", PageUp, "", ""),
     b!(Filter, [Chord(PgDn, NONE)], "PgDn", PageDown, "", ""),
+    b!(Registry, [Chord(Char('v'), NONE)], "v", ViewPins, "review its server's changed definitions (diff), and accept them", "definitions"),
     b!(Health, [Chord(Char('u'), NONE)], "u", Refresh, "refresh (stderr tail)", "refresh"),
     b!(Approval, [Chord(Char('y'), NONE)], "y", ApproveOnce, "approve once", "approve once"),
     b!(Approval, [Chord(Char('a'), NONE)], "a", ApproveAlways, "approve this tool for the session (this definition, this connection; settles its queued prompts)", "always for this tool"),
@@ -255,8 +267,17 @@ pub const BINDINGS: &[Binding] = &[
     b!(Detail, [Chord(PgUp, NONE)], "PgUp/PgDn", PageUp, "scroll a page", ""),
     b!(Detail, [Chord(PgDn, NONE)], "PgDn", PageDown, "", ""),
     b!(Detail, [Chord(Char('x'), NONE)], "x", CallByHand, "call it by hand", "call by hand"),
+    b!(Detail, [Chord(Char('v'), NONE)], "v", ViewPins, "its server's changed definitions (diff)", "definitions"),
     b!(WritePolicy, [Chord(Char('y'), NONE)], "y", Confirm, "write it (only with a config file)", "write it"),
     b!(WritePolicy, [Chord(Char('n'), NONE), Chord(Esc, NONE)], "n/Esc", Close, "cancel", "cancel"),
+    b!(PinDiff, [Chord(Char('a'), NONE)], "a", Accept, "accept these definitions: pin them and reconnect (asks first)", "accept"),
+    b!(PinDiff, [Chord(Esc, NONE), Chord(Char('q'), NONE)], "Esc", Close, "close (nothing is accepted)", "close"),
+    b!(PinDiff, [Chord(KUp, NONE)], "↑/↓", Up, "scroll", "scroll"),
+    b!(PinDiff, [Chord(KDown, NONE)], "↓", Down, "", ""),
+    b!(PinDiff, [Chord(PgUp, NONE)], "PgUp/PgDn", PageUp, "scroll a page", ""),
+    b!(PinDiff, [Chord(PgDn, NONE)], "PgDn", PageDown, "", ""),
+    b!(PinConfirm, [Chord(Char('y'), NONE)], "y", Confirm, "yes: pin exactly what is shown and reconnect", "accept"),
+    b!(PinConfirm, [Chord(Char('n'), NONE), Chord(Esc, NONE)], "n/Esc", Close, "no: back to the diff", "back"),
     b!(NoConfigFile, [Chord(Esc, NONE), Chord(Char('n'), NONE), Chord(Char('q'), NONE)], "Esc", Close, "close", "close"),
     b!(CallTool, [Chord(Char('s'), CTRL)], "Ctrl-S", Submit, "call", "call"),
     b!(CallTool, [Chord(Esc, NONE)], "Esc", Close, "cancel", "cancel"),

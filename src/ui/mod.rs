@@ -17,6 +17,7 @@ pub mod layout;
 pub mod msg;
 pub mod offers;
 pub mod panes;
+pub mod pins;
 pub mod rows;
 pub mod sanitize;
 pub mod state;

@@ -29,10 +29,20 @@ impl AppState {
                     Action::WritePolicy => {
                         !server.policy_missing.is_empty() || !server.policy_extra.is_empty()
                     }
+                    Action::ViewPins => server.pins_refused,
                     _ => true,
                 }
             }
             Focus::Registry => match action {
+                Action::ViewPins => {
+                    let alias = self
+                        .selected_row()
+                        .map(|r| r.alias())
+                        .or_else(|| self.selected_server().map(|s| s.alias.as_str()));
+                    self.servers
+                        .iter()
+                        .any(|s| Some(s.alias.as_str()) == alias && s.pins_refused)
+                }
                 Action::CallByHand => matches!(
                     self.selected_row(),
                     Some(RegistryRow::Tool { tool, .. }) if tool.exposed_as.is_some()

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::protocol::{AliasStatus, EndCause, PolicyEffect, ServerView, ToolView};
+use crate::protocol::{AliasStatus, EndCause, PinStatus, PolicyEffect, ServerView, ToolView};
 
 /// The effect column's width (`confirm`, `revoked`).
 pub const EFFECT_WIDTH: usize = 7;
@@ -221,6 +221,12 @@ impl<'a> Source<'a> {
                 };
                 // The " [hidden text]" mark (rule 15) is part of the name column.
                 let mark = if tool.hidden_text { 14 } else { 0 };
+                // So is a pin mark ("+ " no pin yet, "≠ " changed).
+                let mark = mark
+                    + match tool.pin {
+                        PinStatus::New | PinStatus::Changed => 2,
+                        PinStatus::Pinned | PinStatus::Off => 0,
+                    };
                 rows.name_width = rows
                     .name_width
                     .max(prefix + tool.name.chars().count() + mark);

@@ -302,3 +302,41 @@ fn a_rejected_or_failed_connection_has_the_same_output_shape() {
     assert_eq!(out["server_output"], "cannot open database");
     env.assert_no_leaks();
 }
+
+#[test]
+fn every_content_block_prints_as_the_model_sees_it() {
+    let env = TestEnv::new();
+    alpha(&env, &["--fault", "content-blocks"], "");
+    let out = env.run(&[
+        "call",
+        "demo_alpha",
+        "lookup",
+        "--args",
+        r#"{"key":"apple"}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = crate::common::stdout(&out);
+    let expected = "apple: every kind of block follows\n\
+        [image] image/png, 70 bytes\n\
+        [audio] audio/wav, 3 bytes\n\
+        [resource link] colours <demo://alpha/colours> (text/plain)\n\
+        [resource] <demo://alpha/readme> (text/markdown)\n\
+        # Alpha\n\
+        Fruit colours.\n\
+        [resource] <demo://alpha/logo> (image/png), 70 bytes of binary data\n";
+    assert_eq!(text, expected);
+    assert!(!text.contains("iVBORw0KGgo"), "no base64 on the terminal");
+    // --json keeps every block whole.
+    let (code, out) = call(&env, "lookup", r#"{"key":"apple"}"#, &[]);
+    assert_eq!(code, Some(0));
+    let blocks = out["content"].as_array().unwrap();
+    assert_eq!(blocks.len(), 6);
+    assert!(
+        blocks[1]["data"]
+            .as_str()
+            .unwrap()
+            .starts_with("iVBORw0KGgo")
+    );
+    assert_eq!(blocks[3]["uri"], "demo://alpha/colours");
+    env.assert_no_leaks();
+}

@@ -293,8 +293,11 @@ fn keys_typed_as_a_prompt_opens_do_not_decide_it_and_pasted_lines_stay_lines() {
     assert!(screen.contains("all servers"), "{screen}");
     // 1: the conversation, where the call's row says how it was decided.
     tmux.keys(&["1"]);
+    // (The whole frame: a capture can catch the terminal halfway through one.)
     let screen = tmux.wait("the approved call", |s| {
-        s.contains("operator → mcp__demo_alpha__set") && s.contains(" ok ")
+        s.contains("operator → mcp__demo_alpha__set")
+            && s.contains(" ok ")
+            && s.contains("│second line")
     });
     assert!(screen.contains("approved once"), "{screen}");
     assert!(screen.contains("│second line"), "{screen}");

@@ -2,6 +2,7 @@
 //! `TestBackend` + insta), plus style checks where the style is the point.
 
 mod more;
+mod pins;
 mod views;
 
 use std::time::{Duration, Instant};

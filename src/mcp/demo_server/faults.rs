@@ -53,6 +53,9 @@ pub enum Fault {
     HugeResult {
         bytes: usize,
     },
+    /// `lookup` answers with one block of every content type (text, image,
+    /// audio, resource link, embedded text and binary resources).
+    ContentBlocks,
     Escapes,
     /// Invisible characters (`hidden_payload`) in `lookup`'s definition and in
     /// every text the server sends back.
@@ -73,6 +76,11 @@ pub enum Fault {
     MutateOnSignal,
     /// Publish the mutated tools from the start (and never mutate again).
     MutateAtStart,
+    /// Remember a mutation in this file: a server started while it exists
+    /// publishes the mutated tools from the start, as an updated server would.
+    MutateMark {
+        path: String,
+    },
     /// Sleep this long before answering each tools/list page.
     SlowList {
         ms: u64,
@@ -157,6 +165,7 @@ impl Fault {
             }),
             "escapes" => flag(Fault::Escapes),
             "hidden-text" => flag(Fault::HiddenText),
+            "content-blocks" => flag(Fault::ContentBlocks),
             "list-changed-storm" => Ok(Fault::ListChangedStorm {
                 count: u32::try_from(number()?).map_err(|e| e.to_string())?,
             }),
@@ -166,6 +175,10 @@ impl Fault {
             "mutate-after-ms" => Ok(Fault::MutateAfterMs { ms: number()? }),
             "mutate-on-signal" => flag(Fault::MutateOnSignal),
             "mutate-at-start" => flag(Fault::MutateAtStart),
+            "mutate-mark" => match value {
+                Some(path) if !path.is_empty() => Ok(Fault::MutateMark { path: path.into() }),
+                _ => Err("fault mutate-mark needs a file: mutate-mark=PATH".into()),
+            },
             "slow-list" => Ok(Fault::SlowList { ms: number()? }),
             "rpc-error-on" => match value {
                 Some(tool) if !tool.is_empty() => Ok(Fault::RpcErrorOn { tool: tool.into() }),
@@ -191,6 +204,7 @@ pub struct Faults {
     pub stderr_flood: Option<u64>,
     pub stdout_noise: bool,
     pub huge_result: Option<usize>,
+    pub content_blocks: bool,
     pub escapes: bool,
     pub hidden_text: bool,
     pub list_changed_storm: Option<u32>,
@@ -198,6 +212,7 @@ pub struct Faults {
     pub mutate_after_ms: Option<u64>,
     pub mutate_on_signal: bool,
     pub mutate_at_start: bool,
+    pub mutate_mark: Option<String>,
     pub slow_list_ms: Option<u64>,
     pub rpc_error_on: Vec<String>,
 }
@@ -221,16 +236,27 @@ impl Faults {
                 Fault::HugeResult { bytes } => faults.huge_result = Some(bytes),
                 Fault::Escapes => faults.escapes = true,
                 Fault::HiddenText => faults.hidden_text = true,
+                Fault::ContentBlocks => faults.content_blocks = true,
                 Fault::ListChangedStorm { count } => faults.list_changed_storm = Some(count),
                 Fault::MutateTools { kind } => faults.mutate_tools = Some(kind),
                 Fault::MutateAfterMs { ms } => faults.mutate_after_ms = Some(ms),
                 Fault::MutateOnSignal => faults.mutate_on_signal = true,
                 Fault::MutateAtStart => faults.mutate_at_start = true,
+                Fault::MutateMark { path } => faults.mutate_mark = Some(path),
                 Fault::SlowList { ms } => faults.slow_list_ms = Some(ms),
                 Fault::RpcErrorOn { tool } => faults.rpc_error_on.push(tool),
             }
         }
         faults
+    }
+
+    /// Whether the server starts with its tools already mutated.
+    pub fn starts_mutated(&self) -> bool {
+        self.mutate_at_start
+            || self
+                .mutate_mark
+                .as_deref()
+                .is_some_and(|p| std::path::Path::new(p).exists())
     }
 
     /// Whether the first tools/call mutates the tools (no other trigger set).

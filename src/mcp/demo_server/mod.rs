@@ -8,6 +8,7 @@
 mod faults;
 mod handler;
 mod hostile;
+mod http;
 mod record;
 mod taint;
 #[cfg(test)]
@@ -15,18 +16,10 @@ mod tests;
 mod tools;
 mod toolsets;
 
-use std::{io::Write, net::SocketAddr, path::PathBuf, sync::Arc, sync::OnceLock, time::Duration};
+use std::{net::SocketAddr, path::PathBuf, sync::OnceLock};
 
 use anyhow::Context;
-use rmcp::{
-    ServiceExt,
-    service::ServerInitializeError,
-    transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-    },
-};
-use tokio::signal::unix::{SignalKind, signal};
-use tokio_util::sync::CancellationToken;
+use rmcp::{ServiceExt, service::ServerInitializeError};
 
 pub use faults::Fault;
 pub use hostile::Scenario;
@@ -136,7 +129,7 @@ async fn serve_demo(flavor: Flavor, args: DemoServerArgs) -> anyhow::Result<()> 
     let handler = DemoHandler::new(flavor, tool_set, page_size, faults.clone(), recorder);
     faults::start_background(&faults, args.tag.as_deref())?;
     match args.http {
-        Some(addr) => serve_http(handler, addr, faults.ignore_term).await,
+        Some(addr) => http::serve(handler, addr, faults.ignore_term).await,
         None => serve_stdio(handler, &faults).await,
     }
 }
@@ -163,82 +156,6 @@ async fn serve_stdio(handler: DemoHandler, faults: &Faults) -> anyhow::Result<()
         std::future::pending::<()>().await;
     }
     Ok(())
-}
-
-async fn serve_http(
-    handler: DemoHandler,
-    addr: SocketAddr,
-    ignore_term: bool,
-) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        addr.ip().is_loopback(),
-        "--http only serves on loopback addresses, not {addr}"
-    );
-    let ct = CancellationToken::new();
-    let config = StreamableHttpServerConfig::default().with_cancellation_token(ct.child_token());
-    let service = StreamableHttpService::new(
-        move || Ok(handler.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let router = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("binding {addr}"))?;
-    let local = listener.local_addr()?;
-    // Tests read this exact line to learn the port.
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "listening on http://{local}/mcp")?;
-    stdout.flush()?;
-    drop(stdout);
-    log(format_args!(
-        "ready on http://{local}/mcp (pid {})",
-        std::process::id()
-    ));
-
-    let shutdown = {
-        let ct = ct.clone();
-        async move {
-            wait_for_stop_signal(ignore_term).await;
-            ct.cancel();
-        }
-    };
-    let serve = axum::serve(listener, router).with_graceful_shutdown(shutdown);
-    // Open SSE streams can hold a graceful shutdown open; give them a moment, not forever.
-    let deadline = async {
-        ct.cancelled().await;
-        tokio::time::sleep(Duration::from_secs(2)).await;
-    };
-    tokio::select! {
-        result = serve => result.context("HTTP server failed")?,
-        () = deadline => log("shutdown: gave up waiting for open connections"),
-    }
-    log("stopped");
-    Ok(())
-}
-
-/// Resolves on SIGTERM or SIGINT; never, under the `ignore-term` fault (which installs its own
-/// handlers that swallow them).
-async fn wait_for_stop_signal(ignore_term: bool) {
-    if ignore_term {
-        return std::future::pending().await;
-    }
-    let (mut term, mut int) = match (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) {
-        (Ok(term), Ok(int)) => (term, int),
-        (Err(error), _) | (_, Err(error)) => {
-            log(format_args!(
-                "cannot watch signals ({error}); running until killed"
-            ));
-            return std::future::pending().await;
-        }
-    };
-    tokio::select! {
-        _ = term.recv() => log("SIGTERM: shutting down"),
-        _ = int.recv() => log("SIGINT: shutting down"),
-    }
 }
 
 /// A grandchild fixture: does nothing until killed. With `--setsid` it leaves its parent's

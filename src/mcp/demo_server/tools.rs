@@ -121,7 +121,7 @@ impl DemoHandler {
                 mutant: faults
                     .mutate_tools
                     .map(|kind| toolsets::mutate(&tool_set.tools, kind)),
-                mutated: AtomicBool::new(faults.mutate_at_start),
+                mutated: AtomicBool::new(faults.starts_mutated()),
                 tool_set,
                 faults,
                 recorder,
@@ -137,9 +137,17 @@ impl DemoHandler {
         }
     }
 
-    /// Switches to the mutated tool set; true the first time only.
+    /// Switches to the mutated tool set; true the first time only. With
+    /// `mutate-mark`, the change outlives this process.
     pub(super) fn mutate(&self) -> bool {
-        self.inner.mutant.is_some() && !self.inner.mutated.swap(true, Ordering::SeqCst)
+        let first = self.inner.mutant.is_some() && !self.inner.mutated.swap(true, Ordering::SeqCst);
+        if first
+            && let Some(mark) = &self.inner.faults.mutate_mark
+            && let Err(error) = std::fs::write(mark, "mutated\n")
+        {
+            log(format_args!("mutate-mark: cannot write {mark}: {error}"));
+        }
+        first
     }
 
     pub(super) fn name(&self) -> &'static str {
@@ -167,6 +175,9 @@ impl DemoHandler {
         };
         if let Some(bytes) = self.inner.faults.huge_result {
             return self.ok(huge_text(bytes));
+        }
+        if self.inner.faults.content_blocks {
+            return every_block(key);
         }
         let table = self.table();
         match table.get(key) {
@@ -268,6 +279,22 @@ impl DemoHandler {
             Value::Object(args.clone())
         ))
     }
+}
+
+/// One content block of every type, as a server might mix them.
+fn every_block(key: &str) -> CallToolResult {
+    // A 1x1 PNG, and 3 bytes of audio: small, but real base64.
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let blocks: Vec<ContentBlock> = serde_json::from_value(serde_json::json!([
+        {"type": "text", "text": format!("{key}: every kind of block follows")},
+        {"type": "image", "mimeType": "image/png", "data": PNG},
+        {"type": "audio", "mimeType": "audio/wav", "data": "UklG"},
+        {"type": "resource_link", "name": "colours", "uri": "demo://alpha/colours", "mimeType": "text/plain"},
+        {"type": "resource", "resource": {"uri": "demo://alpha/readme", "mimeType": "text/markdown", "text": "# Alpha\nFruit colours."}},
+        {"type": "resource", "resource": {"uri": "demo://alpha/logo", "mimeType": "image/png", "blob": PNG}},
+    ]))
+    .unwrap_or_default();
+    CallToolResult::success(blocks)
 }
 
 fn huge_text(bytes: usize) -> String {

@@ -125,6 +125,59 @@ impl Hub {
     }
 }
 
+impl Hub {
+    /// Pins the tools of `published` that have no pin yet (the policy the
+    /// operator just wrote lists them), keeping every existing pin: a changed
+    /// definition still needs its own review. Returns the tools pinned.
+    pub async fn pin_unpinned(
+        &self,
+        alias: &str,
+        published: &[PublishedTool],
+    ) -> Result<Vec<String>, AcceptError> {
+        let spec = self.spec(alias)?;
+        let book = self.pin_book();
+        let location = book.location();
+        let current = {
+            let book = std::sync::Arc::clone(&book);
+            tokio::task::spawn_blocking(move || book.load())
+                .await
+                .map_err(|e| PinError::Read {
+                    path: location.clone(),
+                    message: e.to_string(),
+                })??
+        };
+        let review = PinReview::new(
+            PinMode::Tofu,
+            published,
+            &spec.policy,
+            current.alias(spec.alias.as_str()),
+            Vec::new(),
+        );
+        let new = review.first_use(published);
+        if new.is_empty() {
+            return Ok(Vec::new());
+        }
+        let records: Vec<PinRecord> = new
+            .iter()
+            .map(|(tool, pin)| PinRecord {
+                tool: tool.clone(),
+                old_sha256: None,
+                new_sha256: Some(pin.sha256.to_string()),
+            })
+            .collect();
+        let names: Vec<String> = new.iter().map(|(t, _)| t.clone()).collect();
+        let alias_key = spec.alias.as_str().to_string();
+        tokio::task::spawn_blocking(move || book.update(&alias_key, |pins| pins.extend(new)))
+            .await
+            .map_err(|e| PinError::Write {
+                path: location,
+                message: e.to_string(),
+            })??;
+        self.emit_pins(&spec, PinChange::Accepted, records);
+        Ok(names)
+    }
+}
+
 fn records(
     acceptance: &Acceptance,
     review: &PinReview,

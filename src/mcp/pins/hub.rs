@@ -24,6 +24,11 @@ impl Hub {
         *self.inner.pins.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(book);
     }
 
+    /// Where the pins live, for the operator's views.
+    pub fn pins_location(&self) -> String {
+        self.pin_book().location()
+    }
+
     pub(in crate::mcp) fn pin_book(&self) -> Arc<PinBook> {
         Arc::clone(&self.inner.pins.lock().unwrap_or_else(|e| e.into_inner()))
     }

@@ -12,6 +12,7 @@ mod accept;
 pub mod book;
 pub mod canonical;
 pub mod diff;
+pub mod fingerprints;
 mod hub;
 pub mod lock;
 pub mod review;

@@ -73,6 +73,13 @@ pub fn servers_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
                     .map(|l| Line::styled(l, theme::warn())),
             );
         }
+        if server.pins_refused {
+            lines.extend(
+                wrapped("v: review the changed definitions, and accept them", width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, theme::warn())),
+            );
+        }
     }
     lines
 }
@@ -100,6 +107,13 @@ pub fn registry_header(state: &AppState, width: usize, compact: bool) -> Vec<Lin
         if !server.policy_missing.is_empty() || !server.policy_extra.is_empty() {
             let hint = wrapped(
                 "In Servers (2), p writes a policy for what it publishes.",
+                width,
+            );
+            lines.extend(hint.into_iter().map(|l| Line::styled(l, theme::warn())));
+        }
+        if server.pins_refused {
+            let hint = wrapped(
+                "v shows what changed since its tools were pinned (≠), and accepts it.",
                 width,
             );
             lines.extend(hint.into_iter().map(|l| Line::styled(l, theme::warn())));

@@ -13,13 +13,13 @@ use super::keymap::{BINDINGS, Scope, keys_of, listed};
 use super::sanitize::{line, wrapped};
 use super::state::AppState;
 use super::theme;
-use crate::protocol::ToolView;
+use crate::protocol::{PinStatus, ToolView};
 
 pub use lists::{registry_empty, registry_header, servers_lines};
 pub use windows::{explain_lines, rules_lines};
 
 /// The scopes in the order help lists them.
-const HELP_ORDER: [Scope; 16] = [
+const HELP_ORDER: [Scope; 18] = [
     Scope::Global,
     Scope::Input,
     Scope::Lists,
@@ -36,6 +36,8 @@ const HELP_ORDER: [Scope; 16] = [
     Scope::Detail,
     Scope::CallTool,
     Scope::WritePolicy,
+    Scope::PinDiff,
+    Scope::PinConfirm,
 ];
 
 /// Every key, wrapped to `width`.
@@ -125,6 +127,25 @@ fn detail(alias: &str, tool: &ToolView, width: usize) -> Vec<Line<'static>> {
             theme::error(),
         )),
     }
+    let (pin, pin_style) = match tool.pin {
+        PinStatus::Pinned => (
+            "pinned: published exactly as approved".to_string(),
+            theme::ok(),
+        ),
+        PinStatus::New => ("new: no pin yet".to_string(), theme::warn()),
+        PinStatus::Changed => (
+            "changed: not what was approved (v shows the diff)".to_string(),
+            theme::error(),
+        ),
+        PinStatus::Off => (
+            "not pinned (pin = \"off\", or deny)".to_string(),
+            theme::dim(),
+        ),
+    };
+    lines.push(Line::from(vec![
+        Span::styled("definition     ", theme::dim()),
+        Span::styled(pin, pin_style),
+    ]));
     lines.push(Line::raw(""));
     if tool.hidden_text {
         lines.extend(

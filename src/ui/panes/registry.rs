@@ -9,6 +9,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use crate::protocol::PinStatus;
 use crate::ui::content::{registry_empty, registry_header};
 use crate::ui::layout::registry_geometry;
 use crate::ui::rows::{EFFECT_WIDTH, RegistryRow};
@@ -67,19 +68,31 @@ fn title(state: &AppState, width: u16) -> String {
             .map(|s| s.alias.clone())
             .unwrap_or_default()
     };
-    let mut title = format!("Registry v{} · {scope}", state.snapshot_version);
-    if let Some(filter) = &state.filter {
-        let rows = state.rows();
-        let cursor = if filter.editing { "▏" } else { "" };
-        let counts = format!(" {}/{}", rows.refs.len(), rows.total);
-        let room = (width as usize)
-            .saturating_sub(4 + crate::ui::text::width(&title) + 4 + counts.len() + cursor.len())
-            .max(4);
-        title.push_str(&format!(
-            " · /{}{cursor}{counts}",
-            fit(&inert_text(&filter.query), room)
-        ));
-    }
+    let base = format!("Registry v{} · {scope}", state.snapshot_version);
+    let pins = pins_summary(state);
+    let Some(filter) = &state.filter else {
+        return base + &pins;
+    };
+    let rows = state.rows();
+    let cursor = if filter.editing { "▏" } else { "" };
+    let counts = format!(" {}/{}", rows.refs.len(), rows.total);
+    let query = inert_text(&filter.query);
+    // Borders and " · /": what the query has beside the rest.
+    let room = |title: &str| {
+        (width as usize).saturating_sub(
+            4 + crate::ui::text::width(title) + 4 + counts.len() + cursor.chars().count(),
+        )
+    };
+    // The pins summary gives way first, then the query (cut with …); the
+    // counts stay.
+    let with_pins = base.clone() + &pins;
+    let mut title = if room(&with_pins) >= crate::ui::text::width(&query).min(8) {
+        with_pins
+    } else {
+        base
+    };
+    let room = room(&title).max(4);
+    title.push_str(&format!(" · /{}{cursor}{counts}", fit(&query, room)));
     title
 }
 
@@ -118,6 +131,10 @@ impl Shape {
                 ])
             }
             RegistryRow::Tool { alias, .. } => {
+                // A tool not (yet) published as approved is marked first: no
+                // pin yet (+), or not what was approved (≠). Pinned ones are
+                // the norm, said once in the title.
+                let mark = pin_mark(tool.pin);
                 let mut name = if self.all {
                     format!("{alias}/{}", inert_text(&tool.name))
                 } else {
@@ -150,12 +167,21 @@ impl Shape {
                 } else {
                     Style::new()
                 };
-                Line::from(vec![
+                let mut spans = Vec::with_capacity(5);
+                let name_col = match mark {
+                    Some(mark) => {
+                        spans.push(mark);
+                        name_col.saturating_sub(2)
+                    }
+                    None => name_col,
+                };
+                spans.extend([
                     Span::styled(pad(&name, name_col), name_style),
                     Span::styled(arrow, theme::dim()),
                     Span::styled(pad(&middle, rest), style),
                     effect,
-                ])
+                ]);
+                Line::from(spans)
             }
         }
     }
@@ -169,5 +195,33 @@ fn tail<'a>(exposed: &'a str, alias: &str) -> &'a str {
     match exposed.char_indices().nth(prefix) {
         Some((at, _)) if exposed.starts_with("mcp__") => &exposed[at..],
         _ => exposed,
+    }
+}
+
+fn pin_mark(pin: PinStatus) -> Option<Span<'static>> {
+    match pin {
+        PinStatus::New => Some(Span::styled("+ ", theme::warn())),
+        PinStatus::Changed => Some(Span::styled("≠ ", theme::error())),
+        PinStatus::Pinned | PinStatus::Off => None,
+    }
+}
+
+/// Said once for the selected server: its checked definitions are all pinned
+/// (what runs is what was approved), or how many are not.
+fn pins_summary(state: &AppState) -> String {
+    let Some(server) = state.selected_server().filter(|_| !state.registry_all) else {
+        return String::new();
+    };
+    let count = |pin| server.published.iter().filter(|t| t.pin == pin).count();
+    let (pinned, new, changed) = (
+        count(PinStatus::Pinned),
+        count(PinStatus::New),
+        count(PinStatus::Changed),
+    );
+    match (changed, new) {
+        (0, 0) if pinned > 0 => " · ✓ pinned".into(),
+        (0, 0) => String::new(),
+        (0, new) => format!(" · + {new} unpinned"),
+        (changed, _) => format!(" · ≠ {changed} changed"),
     }
 }

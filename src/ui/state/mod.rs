@@ -312,6 +312,12 @@ impl AppState {
             Overlay::Help { .. } => Scope::Help,
             Overlay::ToolDetail { .. } => Scope::Detail,
             Overlay::WritePolicy { .. } => self.write_policy_scope(),
+            Overlay::PinDiff {
+                confirming: false, ..
+            } => Scope::PinDiff,
+            Overlay::PinDiff {
+                confirming: true, ..
+            } => Scope::PinConfirm,
             Overlay::CallTool(_) => Scope::CallTool,
             Overlay::ConfirmKill { .. } => Scope::ConfirmKill,
             Overlay::Rules { saving: None, .. } => Scope::Rules,

@@ -22,6 +22,13 @@ pub enum Overlay {
     WritePolicy {
         alias: String,
     },
+    /// The definitions `alias` publishes that differ from their pins, as
+    /// diffs; `confirming`: the operator asked to accept them (y/n).
+    PinDiff {
+        alias: String,
+        scroll: u16,
+        confirming: bool,
+    },
     /// Edit the arguments of a hand-made call of `tool` (exposed name).
     CallTool(Box<CallEditor>),
     /// "Kill `alias`'s processes?" — armed like an approval prompt: `y` counts

@@ -65,6 +65,10 @@ fn servers(state: &mut AppState, action: Action) -> Vec<Effect> {
             state.say("its policy already matches what it publishes (p is for a policy_mismatch)");
             return Vec::new();
         }
+        Action::ViewPins => {
+            super::overlay::open_pin_diff(state, alias);
+            return Vec::new();
+        }
         Action::Connect if live => {
             state.say(format!("`{alias}` is already connected (r reconnects it)"));
             return Vec::new();
@@ -138,6 +142,15 @@ fn registry(state: &mut AppState, action: Action) {
             None => {}
         },
         Action::CallByHand => super::overlay::open_call_editor(state),
+        Action::ViewPins => {
+            let alias = state
+                .selected_row()
+                .map(|r| r.alias().to_string())
+                .or_else(|| state.selected_server().map(|s| s.alias.clone()));
+            if let Some(alias) = alias {
+                super::overlay::open_pin_diff(state, alias);
+            }
+        }
         _ => {}
     }
 }

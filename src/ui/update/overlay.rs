@@ -8,11 +8,11 @@ use ratatui_textarea::{CursorMove, Input, TextArea};
 use serde_json::{Map, Value};
 
 use crate::protocol::Command;
-use crate::ui::content;
 use crate::ui::keymap::{self, Action};
 use crate::ui::layout::{help_area, max_scroll, overlay_area};
 use crate::ui::msg::Effect;
 use crate::ui::state::{AppState, CallEditor, Overlay, RegistryRow};
+use crate::ui::{content, pins};
 
 pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     let Some(scope) = state.overlay_scope() else {
@@ -36,7 +36,21 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
         (Some(Action::Close), Some(Overlay::Rules { saving, .. })) if saving.is_some() => {
             *saving = None;
         }
+        // No from the confirmation goes back to the diff, not out of it.
+        (Some(Action::Close), Some(Overlay::PinDiff { confirming, .. })) if *confirming => {
+            *confirming = false;
+        }
         (Some(Action::Close), _) => state.overlay = None,
+        (Some(Action::Accept), Some(Overlay::PinDiff { confirming, .. })) => *confirming = true,
+        (Some(Action::Confirm), Some(Overlay::PinDiff { alias, .. })) => {
+            let alias = alias.clone();
+            state.overlay = None;
+            return accept(state, alias);
+        }
+        (Some(Action::ViewPins), Some(Overlay::ToolDetail { alias, .. })) => {
+            let alias = alias.clone();
+            open_pin_diff(state, alias);
+        }
         (Some(Action::CallByHand), Some(Overlay::ToolDetail { .. })) => open_call_editor(state),
         (Some(Action::Confirm), Some(Overlay::WritePolicy { alias })) => {
             let alias = alias.clone();
@@ -129,12 +143,23 @@ fn scroll(state: &mut AppState, step: i32) {
             let width = area.width.saturating_sub(2) as usize;
             max_scroll(area, content::explain_lines(view.as_ref(), width).len())
         }
+        Some(Overlay::PinDiff {
+            alias, confirming, ..
+        }) => {
+            let area = overlay_area(state.area);
+            let width = area.width.saturating_sub(2) as usize;
+            max_scroll(
+                area,
+                pins::diff_lines(state, alias, *confirming, width).len(),
+            )
+        }
         _ => return,
     };
     if let Some(
         Overlay::Help { scroll }
         | Overlay::ToolDetail { scroll, .. }
-        | Overlay::Explain { scroll, .. },
+        | Overlay::Explain { scroll, .. }
+        | Overlay::PinDiff { scroll, .. },
     ) = &mut state.overlay
     {
         let next = i32::from(*scroll)
@@ -142,6 +167,41 @@ fn scroll(state: &mut AppState, step: i32) {
             .clamp(0, i32::from(max));
         *scroll = u16::try_from(next).unwrap_or(max);
     }
+}
+
+/// Opens the diff view of `alias`'s changed definitions, if it has any.
+pub fn open_pin_diff(state: &mut AppState, alias: String) {
+    let reviewable = state
+        .servers
+        .iter()
+        .find(|s| s.alias == alias)
+        .is_some_and(pins::reviewable);
+    if reviewable {
+        state.overlay = Some(Overlay::PinDiff {
+            alias,
+            scroll: 0,
+            confirming: false,
+        });
+    } else {
+        state.say(format!(
+            "`{alias}` was not refused for its definitions: nothing to review (v is for definition_changed)"
+        ));
+    }
+}
+
+/// Accepts exactly what the diff view showed: the backend refuses if the
+/// server published something else since.
+fn accept(state: &mut AppState, alias: String) -> Vec<Effect> {
+    let Some(server) = state.servers.iter().find(|s| s.alias == alias) else {
+        return Vec::new();
+    };
+    let seen = server
+        .pin_changes
+        .iter()
+        .map(|c| c.new_sha256.clone())
+        .collect();
+    state.say(format!("accepting the definitions of `{alias}`…"));
+    vec![Effect::Send(Command::AcceptPins { alias, seen })]
 }
 
 /// Opens the editor for the selected registry tool, prefilled from its schema.

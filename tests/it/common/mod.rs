@@ -201,4 +201,5 @@ pub mod interop;
 pub mod lead_session;
 pub mod model_run;
 pub mod model_stub;
+pub mod otlp;
 pub mod tmux;
