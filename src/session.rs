@@ -94,6 +94,10 @@ pub fn start(
         reserved,
         mcp_sink,
     );
+    if !options.persist {
+        // Nothing of this session is kept: its sign-ins neither.
+        hub.set_token_store(Arc::new(crate::mcp::auth::Store::memory()));
+    }
     // Pins live in the lock file beside the config. A session that keeps no
     // files and has no config file of its own (tests) keeps them in memory,
     // never in the operator's data dir.

@@ -101,7 +101,8 @@ impl Store {
             McpEvent::AliasState { .. }
             | McpEvent::Registered { .. }
             | McpEvent::Revoked { .. }
-            | McpEvent::ToolsChanged { .. } => {
+            | McpEvent::ToolsChanged { .. }
+            | McpEvent::Task { .. } => {
                 self.audit(event);
             }
             // One record per tool: alias, tool, old and new sha256.
@@ -270,6 +271,7 @@ mod tests {
         let registered = |alias: &str, id| McpEvent::Registered {
             alias: ServerAlias::new(alias),
             connection: ConnectionId(id),
+            protocol_version: "2026-07-28".into(),
             tools: vec!["t".into()],
             flags: Default::default(),
             version: id,

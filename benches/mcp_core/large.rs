@@ -42,6 +42,9 @@ pub fn big_server(tools: usize, distinct: bool) -> (ServerSpec, mcp_harness::mcp
         connect_timeout: Duration::from_secs(60),
         call_timeout: Duration::from_secs(60),
         policy,
+        protocol: Default::default(),
+        tasks: Default::default(),
+        task_timeout: Duration::from_secs(600),
         pin: mcp_harness::mcp::PinMode::Off,
     };
     let limits = mcp_harness::mcp::Limits {

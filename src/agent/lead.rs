@@ -202,7 +202,11 @@ impl Lead {
 
     async fn run(&mut self, cancel: &CancellationToken) -> TurnEnd {
         let hub = self.hub.clone();
-        let snapshot = move || hub.snapshot();
+        // Lists that expired (`ttlMs`) are re-listed before a request uses them.
+        let snapshot = move || -> futures::future::BoxFuture<'static, Snapshot> {
+            let hub = hub.clone();
+            Box::pin(async move { hub.fresh_snapshot().await })
+        };
         let runner = Runner {
             agent: AgentId::Lead,
             model: self.model.as_ref(),

@@ -4,7 +4,8 @@
 use crate::agent::events::{AgentId, Origin as CallOrigin, TurnEnd as AgentTurnEnd};
 use crate::mcp::{AliasState, DefinitionChange, Effect, PinState, RevokeCause};
 use crate::protocol::{
-    AliasStatus, EndCause, EndKind, Origin, PinChangeView, PinStatus, PolicyEffect, Target, TurnEnd,
+    AliasStatus, EndCause, EndKind, Origin, PinChangeView, PinStatus, PolicyEffect, Target,
+    TaskStatus, TurnEnd,
 };
 
 pub fn origin(agent: &AgentId) -> Origin {
@@ -83,5 +84,16 @@ pub fn turn_end(end: &AgentTurnEnd) -> TurnEnd {
         AgentTurnEnd::Interrupted => TurnEnd::Interrupted,
         AgentTurnEnd::StepLimit { steps } => TurnEnd::StepLimit { steps: *steps },
         AgentTurnEnd::Failed { .. } => TurnEnd::Failed,
+    }
+}
+
+pub fn task_status(state: crate::mcp::tasks::TaskState) -> TaskStatus {
+    use crate::mcp::tasks::TaskState as S;
+    match state {
+        S::Working => TaskStatus::Working,
+        S::InputRequired => TaskStatus::InputRequired,
+        S::Completed => TaskStatus::Completed,
+        S::Failed => TaskStatus::Failed,
+        S::Cancelled => TaskStatus::Cancelled,
     }
 }

@@ -29,7 +29,7 @@ impl Backend {
                 effect,
             } => {
                 if let Origin::Mcp { alias, .. } = &origin {
-                    self.calls.insert(id.clone(), alias.clone());
+                    self.calls.insert(id.clone(), (alias.clone(), name.clone()));
                 }
                 self.approvals.call_started(&agent, &id);
                 let (alias, remote_name) = match &origin {
@@ -69,6 +69,7 @@ impl Backend {
                 outcome,
                 server_output,
                 elapsed,
+                dropped_nulls,
                 ..
             } => {
                 self.approvals.call_finished(&agent, &id);
@@ -76,8 +77,10 @@ impl Backend {
                     outcome: outcome.map(|text| vec![ResultPart::Text { text }]),
                     server_output,
                     elapsed,
+                    dropped_nulls,
                 };
-                if let Some(alias) = self.calls.remove(&id) {
+                self.tasks.remove(&id);
+                if let Some((alias, _)) = self.calls.remove(&id) {
                     self.count(&alias, &run);
                 }
                 let decided = self.decided(&id, &run);
@@ -219,7 +222,7 @@ impl Backend {
             } => {
                 // Progress names no call; it is the running call of that
                 // server's when there is exactly one.
-                let mut running = self.calls.iter().filter(|(_, a)| *a == alias.as_str());
+                let mut running = self.calls.iter().filter(|(_, (a, _))| *a == alias.as_str());
                 if let (Some((id, _)), None) = (running.next(), running.next()) {
                     self.send(BackendEvent::CallProgress {
                         id: id.clone(),
@@ -231,6 +234,31 @@ impl Backend {
                 return;
             }
             McpEvent::ToolListChanged { .. } => return,
+            McpEvent::Task {
+                alias,
+                tool,
+                state,
+                message,
+                ..
+            } => {
+                // A task names its tool: the running call of that tool.
+                let call = self
+                    .calls
+                    .iter()
+                    .find(|(_, (a, name))| a == alias.as_str() && name == tool)
+                    .map(|(id, _)| id.clone());
+                if let Some(id) = call {
+                    if self.tasks.insert(id.clone(), ()).is_none() {
+                        // A new task: counted in its server's Health.
+                        self.stats.entry(alias.to_string()).or_default().tasks += 1;
+                    }
+                    self.send(BackendEvent::CallTask {
+                        id,
+                        status: convert::task_status(*state),
+                        message: message.clone(),
+                    });
+                }
+            }
         }
         self.servers();
     }
@@ -278,5 +306,6 @@ pub(super) fn outcome_view(id: String, run: &ToolRun, decided: Option<Decided>) 
         server_output: run.server_output.clone(),
         elapsed_ms: run.elapsed.as_millis() as u64,
         decided,
+        dropped_nulls: run.dropped_nulls.clone(),
     }
 }

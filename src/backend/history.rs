@@ -187,6 +187,8 @@ impl Audit {
             server_output,
             elapsed_ms,
             decided: None,
+            // Not in the transcript: a resumed call shows its result only.
+            dropped_nulls: Vec::new(),
         }
     }
 }

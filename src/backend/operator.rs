@@ -65,7 +65,7 @@ impl Backend {
             .resolve(&name)
             .map(|t| (t.alias.to_string(), t.remote_name.clone(), t.effect));
         if let Some((alias, ..)) = &origin {
-            self.calls.insert(id.clone(), alias.clone());
+            self.calls.insert(id.clone(), (alias.clone(), name.clone()));
         }
         self.records.started(
             &id,

@@ -14,7 +14,8 @@ use crate::mcp::{
     PublishedTool, ServerSpec, connection::Endpoint, schema,
 };
 use crate::protocol::{
-    ArgProblem, ArgsCheck, EndedView, GrantView, HealthView, PinStatus, ServerView, ToolView, Views,
+    ArgProblem, ArgsCheck, EndedView, GrantView, HealthView, PinStatus, ServerView, SignInStatus,
+    TokenInfo, ToolView, Views,
 };
 
 /// Call statistics per alias, kept by the backend.
@@ -22,6 +23,8 @@ use crate::protocol::{
 pub struct Stats {
     pub ok: u64,
     pub failed: u64,
+    /// Calls that ran as tasks (counted when the task was created).
+    pub tasks: u64,
     pub last_latency_ms: Option<u64>,
     pub last_error: Option<(String, String)>,
 }
@@ -104,8 +107,16 @@ impl ViewBuilder {
                     pins_at: hub.pins_location(),
                     pins_refused: false,
                     health: None,
+                    sign_in: SignInStatus::NotUsed,
+                    server_output: Vec::new(),
                 };
                 describe(&state, &mut view);
+                let token = snapshot.connection_for(&alias).and_then(|e| {
+                    e.connection()
+                        .auth()
+                        .and_then(|a| a.view().borrow().clone())
+                });
+                view.sign_in = sign_in_status(spec.as_ref(), &state, token.is_some());
                 let key = alias.to_string();
                 let stats = stats.get(alias.as_str());
                 if let Some(entry) = snapshot.connection_for(&alias) {
@@ -139,6 +150,8 @@ impl ViewBuilder {
                         && let Err(error) = &report.outcome
                         && !matches!(state, AliasState::Disconnected | AliasState::Connecting)
                     {
+                        // The server's own words on why: the operator's only.
+                        view.server_output = error.server_output.clone();
                         // Rejected: what was published and why none of it is exposed.
                         let why = format!("rejected ({})", error.code);
                         view.published = self.rejected_tools(&key, &report, spec.as_ref(), &why);
@@ -297,6 +310,37 @@ fn describe(state: &AliasState, view: &mut ServerView) {
     }
 }
 
+/// What `s` means for a server: nothing (stdio, `auth = "none"`), a sign-in it
+/// may ask for, one it asked for, or the sign-in its connection uses.
+fn sign_in_status(spec: Option<&ServerSpec>, state: &AliasState, token: bool) -> SignInStatus {
+    let oauth = spec
+        .and_then(|s| s.transport.auth())
+        .is_some_and(|a| a.mode != crate::mcp::auth::AuthMode::Off);
+    match state {
+        _ if !oauth => SignInStatus::NotUsed,
+        _ if token => SignInStatus::SignedIn,
+        AliasState::Failed {
+            code: ConnectErrorCode::AuthRequired,
+            ..
+        } => SignInStatus::Needed,
+        _ => SignInStatus::Possible,
+    }
+}
+
+/// The token a live connection sends (issuer, scopes, expiry; never the token).
+fn token_info(connection: &Connection) -> Option<TokenInfo> {
+    let view = connection.auth()?.view().borrow().clone()?;
+    let now = crate::mcp::auth::crypto::now_secs();
+    Some(TokenInfo {
+        issuer: view.issuer,
+        scopes: view.scopes,
+        token_type: view.token_type.to_string(),
+        expires: view
+            .expires_at
+            .map(|at| Instant::now() + std::time::Duration::from_secs(at.saturating_sub(now))),
+    })
+}
+
 fn transport(spec: &ServerSpec) -> String {
     match &spec.transport {
         crate::mcp::TransportSpec::Stdio { .. } => format!("stdio: {}", spec.transport.describe()),
@@ -328,9 +372,16 @@ fn health(connection: &Connection, stats: Option<&Stats>, ended: Option<EndedVie
         server_version: connection.server().version.clone(),
         calls_ok: stats.ok,
         calls_failed: stats.failed,
+        tasks_running: connection.running_tasks(),
+        tasks_total: stats.tasks,
         last_latency_ms: stats.last_latency_ms,
         last_error: stats.last_error,
         stderr_tail: connection.stderr().last_lines(STDERR_LINES),
+        token: if ended.is_none() {
+            token_info(connection)
+        } else {
+            None
+        },
         ended,
     }
 }

@@ -90,8 +90,17 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
         if let Some(server) = &outcome.server_output {
             line["server_output"] = json!(server);
         }
+        if !outcome.dropped_nulls.is_empty() {
+            line["dropped_nulls"] = json!(outcome.dropped_nulls);
+        }
         out::println(&out_json::to_line(&line));
     } else {
+        if !outcome.dropped_nulls.is_empty() {
+            eprintln!(
+                "note: left out before validation (null where the schema admits none): {}",
+                inert_line(&outcome.dropped_nulls.join(", "), 300)
+            );
+        }
         match &outcome.result {
             Ok(output) => {
                 out::print(&render::content(&output.content));

@@ -4,10 +4,15 @@
 mod bench;
 mod call;
 mod check;
+#[cfg(feature = "test-fixtures")]
 pub mod conformance;
+#[cfg(feature = "test-fixtures")]
 mod conformance_auth;
+#[cfg(feature = "test-fixtures")]
+mod conformance_calls;
 mod import;
 pub mod json;
+mod login;
 mod out;
 mod pin;
 mod policy;
@@ -59,6 +64,10 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Print the [servers.ALIAS.tools] policy block for what the server publishes (every tool "confirm")
     Policy(policy::PolicyArgs),
+    /// Sign in to an HTTP server with OAuth (prints the URL; opens a browser when there is one)
+    Login(login::LoginArgs),
+    /// Sign out of an HTTP server: revoke its token where the server supports it, and delete it
+    Logout(login::LogoutArgs),
     /// Accept what the server publishes now: pin its tools' definitions in mcp-harness.lock (prints the diff)
     Pin(pin::PinArgs),
     /// Import servers configured in another host (Claude Desktop, Claude Code, Cursor, VS Code, Codex, Gemini CLI); secrets are never copied
@@ -68,7 +77,8 @@ pub enum Command {
     /// Run a demo MCP server (stdio by default)
     DemoServer(DemoServerArgs),
     /// The client side of the official MCP conformance suite (scenario from
-    /// MCP_CONFORMANCE_SCENARIO); test only
+    /// MCP_CONFORMANCE_SCENARIO); test builds only
+    #[cfg(feature = "test-fixtures")]
     #[command(hide = true)]
     ConformanceClient(conformance::ConformanceArgs),
 }
@@ -88,11 +98,23 @@ fn report_delivery(d: &crate::telemetry::Delivery) {
     if d.dropped() == 0 {
         return;
     }
-    let why = d
-        .last_error
-        .as_deref()
-        .map(|e| format!(": {}", crate::sanitize::inert_line(e, 300)))
-        .unwrap_or_default();
+    let mut why = Vec::new();
+    if d.failed > 0 {
+        let error = d.last_error.as_deref().unwrap_or("export failed");
+        why.push(crate::sanitize::inert_line(error, 300));
+    }
+    if d.unsent() > 0 {
+        why.push(format!(
+            "{} dropped unsent (more than {} waiting, or no time left at exit)",
+            d.unsent(),
+            crate::telemetry::QUEUE
+        ));
+    }
+    let why = if why.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", why.join("; "))
+    };
     eprintln!(
         "mcp-harness: telemetry: {} of {} spans and {} of {} events did not reach {}{why}",
         d.spans - d.spans_sent.min(d.spans),
@@ -109,9 +131,12 @@ async fn dispatch(cli: Cli) -> ExitCode {
         Some(Command::Call(args)) => call::run(cli.config, args).await,
         Some(Command::Bench(args)) => bench::run(cli.config, args).await,
         Some(Command::Policy(args)) => policy::run(cli.config, args).await,
+        Some(Command::Login(args)) => login::login(cli.config, args).await,
+        Some(Command::Logout(args)) => login::logout(cli.config, args).await,
         Some(Command::Pin(args)) => pin::run(cli.config, args).await,
         Some(Command::Run(args)) => run::run(cli.config, args).await,
         Some(Command::Import(args)) => import::run(cli.config, args).await,
+        #[cfg(feature = "test-fixtures")]
         Some(Command::ConformanceClient(args)) => conformance::run(args).await,
         Some(Command::DemoServer(args)) => match crate::mcp::demo_server::run(args).await {
             Ok(()) => ExitCode::SUCCESS,

@@ -234,7 +234,18 @@ mod tests {
         let text = include_str!("../../config.example.toml");
         let config = parse(text, ConfigSource::File("config.example.toml".into())).unwrap();
         let aliases: Vec<&str> = config.servers.iter().map(|s| s.alias.as_str()).collect();
-        assert_eq!(aliases, ["demo_alpha", "demo_beta", "remote"]);
+        assert_eq!(
+            aliases,
+            [
+                "demo_alpha",
+                "demo_beta",
+                "remote",
+                "hosted",
+                "machine",
+                "workload",
+                "enterprise"
+            ]
+        );
         assert_eq!(config.limits, Limits::default());
         let model = config.agent.model.as_ref().expect("[model]");
         assert_eq!(model.provider, Some(ProviderKind::Anthropic));

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::oauth::{RawAlg, RawEndpointAuth, RawGrant, RawMode, RawOAuth, auth_spec};
+use crate::mcp::spec::{ProtocolChoice, TaskMode};
 use crate::mcp::{
     Effect, Limits, PinMode, ServerAlias, ServerSpec, ToolPolicy, TransportSpec, vars,
 };
@@ -20,6 +21,10 @@ pub(super) struct RawLimits {
     close_grace_ms: Option<u64>,
     max_tools: Option<usize>,
     max_list_pages: Option<usize>,
+    task_timeout_ms: Option<u64>,
+    max_input_rounds: Option<usize>,
+    max_request_state_bytes: Option<usize>,
+    discover_timeout_ms: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -33,6 +38,9 @@ pub(super) struct RawServer {
     headers: Option<BTreeMap<String, String>>,
     connect_timeout_ms: Option<u64>,
     call_timeout_ms: Option<u64>,
+    task_timeout_ms: Option<u64>,
+    protocol: Option<ProtocolChoice>,
+    tasks: Option<TaskMode>,
     pin: Option<PinMode>,
     tools: Option<BTreeMap<String, Effect>>,
     // OAuth (see `oauth.rs`).
@@ -100,6 +108,18 @@ pub(super) fn limits(raw: &RawLimits) -> Result<Limits, KeyError> {
         close_grace: ms("close_grace_ms", raw.close_grace_ms, d.close_grace)?,
         max_tools: count("max_tools", raw.max_tools, d.max_tools)?,
         max_list_pages: count("max_list_pages", raw.max_list_pages, d.max_list_pages)?,
+        task_timeout: ms("task_timeout_ms", raw.task_timeout_ms, d.task_timeout)?,
+        max_input_rounds: count("max_input_rounds", raw.max_input_rounds, d.max_input_rounds)?,
+        max_request_state_bytes: count(
+            "max_request_state_bytes",
+            raw.max_request_state_bytes,
+            d.max_request_state_bytes,
+        )?,
+        discover_timeout: ms(
+            "discover_timeout_ms",
+            raw.discover_timeout_ms,
+            d.discover_timeout,
+        )?,
     })
 }
 
@@ -187,6 +207,9 @@ pub(super) fn server_spec(
         )?,
         call_timeout: timeout("call_timeout_ms", raw.call_timeout_ms, limits.call_timeout)?,
         policy: ToolPolicy::new(raw.tools.unwrap_or_default()),
+        protocol: raw.protocol.unwrap_or_default(),
+        tasks: raw.tasks.unwrap_or_default(),
+        task_timeout: timeout("task_timeout_ms", raw.task_timeout_ms, limits.task_timeout)?,
         pin: raw.pin.unwrap_or_default(),
     })
 }

@@ -42,6 +42,17 @@ pub(super) struct Listed {
     pub hashes: Vec<Option<PinHash>>,
 }
 
+/// Closes a connection nobody took over.
+struct CloseUnclaimed(Option<Arc<Connection>>);
+
+impl Drop for CloseUnclaimed {
+    fn drop(&mut self) {
+        if let Some(conn) = self.0.take() {
+            conn.close();
+        }
+    }
+}
+
 impl Hub {
     pub(super) async fn attempt(
         &self,
@@ -67,7 +78,14 @@ impl Hub {
                 return (None, report);
             }
         };
+        // A connect given up half-way (disconnect, Ctrl-C) drops this future:
+        // the connection must close then, or the tasks that follow it (the
+        // subscription) would keep it, and its server, alive.
+        let mut unclaimed = CloseUnclaimed(Some(Arc::clone(&conn)));
         report.server = Some(conn.server().clone());
+        // Subscribe to tool-list changes (2026-07-28) before the first listing,
+        // so no change made after it goes unannounced.
+        super::listen::start(&conn, deadline.saturating_duration_since(Instant::now())).await;
         let listed = self.list_and_expose(&conn, spec, deadline).await;
         // Whatever the server asks for later, a person is not asked behind a call.
         if let Some(auth) = conn.auth() {
@@ -89,6 +107,7 @@ impl Hub {
             conn.close();
             return (None, report);
         }
+        unclaimed.0 = None;
         (Some(conn), report)
     }
 
@@ -130,7 +149,14 @@ impl Hub {
             .budget
             .until(deadline, listing)
             .await
-            .unwrap_or_else(|_| Err(listing::missed_deadline(spec.connect_timeout)));
+            .unwrap_or_else(|_| {
+                Err(
+                    match conn.auth().and_then(|a| a.cut_short(spec.connect_timeout)) {
+                        Some(failure) => super::open::auth_failed(spec.alias.as_str(), failure),
+                        None => listing::missed_deadline(spec.connect_timeout),
+                    },
+                )
+            });
         let cache = precompiler.finish().await;
         let hashes = match fingerprints {
             Some(fingerprints) => fingerprints.finish().await,
@@ -159,16 +185,21 @@ impl Hub {
         spec: &ServerSpec,
         interactive: bool,
     ) -> Result<Arc<Connection>, ConnectError> {
-        connection::open(OpenParams {
+        let opened = connection::open(OpenParams {
             id: ConnectionId::next(),
             spec,
             limits: &self.inner.limits,
             vars: &self.inner.vars,
             events: self.inner.events.clone(),
             elicitor: self.elicitor(),
+            known_era: self.known_era(&spec.alias),
             auth: self.auth_context(interactive),
         })
-        .await
+        .await;
+        // Remember the era for the next connect; forget it when negotiation
+        // failed (the server may have been replaced).
+        self.remember_era(&spec.alias, opened.as_ref().ok().map(|c| c.era()));
+        opened
     }
 
     /// Connects without registering anything, lists what the server publishes,
@@ -176,6 +207,14 @@ impl Hub {
     pub async fn probe(
         &self,
         alias: &str,
+    ) -> Result<(ServerIdentity, Vec<PublishedTool>), ConnectError> {
+        self.probe_with(alias, false).await
+    }
+
+    pub(super) async fn probe_with(
+        &self,
+        alias: &str,
+        interactive: bool,
     ) -> Result<(ServerIdentity, Vec<PublishedTool>), ConnectError> {
         let spec = self.spec(alias).map_err(|e| {
             ConnectError::new(
@@ -185,7 +224,7 @@ impl Hub {
             )
         })?;
         let deadline = Instant::now() + spec.connect_timeout;
-        let conn = self.open(&spec, false).await?;
+        let conn = self.open(&spec, interactive).await?;
         let listing = listing::list_tools(&conn, &self.inner.limits, |_| {});
         let listed = conn
             .budget

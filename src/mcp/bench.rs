@@ -34,6 +34,7 @@ pub async fn open(
         vars,
         events: EventSink::discard(),
         elicitor: Arc::new(DecliningElicitor),
+        known_era: None,
         auth: super::auth::AuthContext::new(Arc::new(super::auth::Store::memory())),
     })
     .await

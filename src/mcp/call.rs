@@ -5,19 +5,21 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::approver::{ApprovalDecision, ApprovalRequest, Approver};
 use super::connection::RequestError;
 use super::envelope::{ToolError, ToolErrorCode as Code};
 use super::events::RevokeCause;
+use super::exchange::{self, CallFailure};
 use super::hub::Hub;
 use super::names::exposed_name;
+use super::nulls;
 use super::observe::{CallRecord, Decision};
 use super::policy::Effect;
 use super::registry::{ExposedTool, Snapshot};
 pub use super::result::ToolOutput;
-use super::result::{parse_result, text_of, truncate};
+use super::result::{parse_value, text_of, truncate};
 use super::schema;
 
 /// The whole outcome of one call.
@@ -29,6 +31,9 @@ pub struct CallOutcome {
     pub server_output: Option<String>,
     /// Time spent on the wire (zero when nothing was sent).
     pub elapsed: Duration,
+    /// Arguments the harness left out before validation: `null`s the schema
+    /// does not admit at optional properties (JSON pointers).
+    pub dropped_nulls: Vec<String>,
 }
 
 impl CallOutcome {
@@ -37,6 +42,7 @@ impl CallOutcome {
             result: Err(error),
             server_output: None,
             elapsed: Duration::ZERO,
+            dropped_nulls: Vec::new(),
         }
     }
 }
@@ -102,11 +108,12 @@ impl Hub {
         let envelope = |code, message: String| {
             ToolError::new(code, message).for_tool(tool.alias.as_str(), &tool.name)
         };
-        let arguments = if arguments.is_null() {
+        let mut arguments = if arguments.is_null() {
             Value::Object(Map::new())
         } else {
             arguments
         };
+        let dropped = nulls::drop_refused_nulls(&tool.validator, &mut arguments);
         let errors = schema::validate(&tool.validator, &arguments);
         if !errors.is_empty() {
             let mut error = envelope(
@@ -117,7 +124,9 @@ impl Hub {
                 ),
             );
             error.errors = errors;
-            return CallOutcome::local(error);
+            let mut outcome = CallOutcome::local(error);
+            outcome.dropped_nulls = dropped;
+            return outcome;
         }
         // Never ask the operator about a call that cannot happen.
         if let Some(error) = self.gone(&tool) {
@@ -158,7 +167,9 @@ impl Hub {
                 "arguments must be an object".into(),
             ));
         };
-        self.send(&tool, arguments).await
+        let mut outcome = self.send(&tool, arguments).await;
+        outcome.dropped_nulls = dropped;
+        outcome
     }
 
     async fn send(&self, tool: &ExposedTool, arguments: Map<String, Value>) -> CallOutcome {
@@ -167,34 +178,140 @@ impl Hub {
         };
         let conn = &tool.connection;
         let started = Instant::now();
-        let params = json!({ "name": tool.remote_name, "arguments": arguments });
-        let response = conn
-            .request("tools/call", params, conn.call_timeout())
-            .await;
+        let settled = exchange::call(conn, tool, arguments, self.limits()).await;
         let elapsed = started.elapsed();
-        let (result, server_output) = match response {
-            Ok(result) => match parse_result(result) {
-                Ok(parsed) if parsed.is_error => (
-                    Err(envelope(
-                        Code::McpRemoteError,
-                        format!(
-                            "`{}` reported an error. Its error text is withheld from the model; \
-                             the operator can see it. The connection is kept.",
-                            tool.name
-                        ),
-                    )),
-                    Some(text_of(&parsed.content)),
-                ),
-                Ok(parsed) => (Ok(truncate(parsed, self.limits().max_result_bytes)), None),
-                Err(problem) => (
+        let (result, server_output) = match settled {
+            Ok(raw) => self.finish(tool, raw),
+            Err(CallFailure::Request(error)) => self.request_failed(tool, error),
+            Err(CallFailure::Protocol(problem)) => (
+                Err(envelope(
+                    Code::McpRemoteError,
+                    format!(
+                        "the call to `{}` broke the protocol: {problem}; the connection is kept",
+                        tool.name
+                    ),
+                )),
+                None,
+            ),
+            Err(CallFailure::TaskTimeout(after)) => (
+                Err(envelope(
+                    Code::McpTaskTimeout,
+                    format!(
+                        "`{}` ran as a task and did not finish within {} ms (task_timeout_ms); the task \
+                         was cancelled, the connection is kept",
+                        tool.name,
+                        after.as_millis()
+                    ),
+                )),
+                None,
+            ),
+            Err(CallFailure::TaskFailed { code, message }) => (
+                Err(envelope(
+                    Code::McpRemoteError,
+                    format!(
+                        "`{}` ran as a task and the task failed (JSON-RPC error {code}); the connection \
+                         is kept",
+                        tool.name
+                    ),
+                )),
+                (!message.is_empty()).then_some(message),
+            ),
+        };
+        CallOutcome {
+            result,
+            server_output,
+            elapsed,
+            dropped_nulls: Vec::new(),
+        }
+    }
+
+    /// A result: the tool's error, a result that breaks its `outputSchema`, or
+    /// what the model gets (capped at `max_result_bytes`).
+    fn finish(
+        &self,
+        tool: &ExposedTool,
+        raw: Value,
+    ) -> (Result<ToolOutput, ToolError>, Option<String>) {
+        let envelope = |code, message: String| {
+            ToolError::new(code, message).for_tool(tool.alias.as_str(), &tool.name)
+        };
+        let parsed = match parse_value(raw) {
+            Ok(parsed) => parsed,
+            Err(problem) => {
+                return (
                     Err(envelope(
                         Code::McpRemoteError,
                         format!("`{}` returned a malformed result", tool.name),
                     )),
                     Some(problem),
-                ),
-            },
-            Err(RequestError::Remote { code, message }) => (
+                );
+            }
+        };
+        if parsed.is_error {
+            return (
+                Err(envelope(
+                    Code::McpRemoteError,
+                    format!(
+                        "`{}` reported an error. Its error text is withheld from the model; \
+                         the operator can see it. The connection is kept.",
+                        tool.name
+                    ),
+                )),
+                Some(text_of(&parsed.content)),
+            );
+        }
+        if let Some(validator) = &tool.output_validator {
+            let problems = match &parsed.structured {
+                None => vec!["(no structuredContent at all)".to_string()],
+                Some(structured) => schema::validate(validator, structured)
+                    .into_iter()
+                    .map(|e| {
+                        format!(
+                            "{}: {}",
+                            if e.instance_path.is_empty() {
+                                "/"
+                            } else {
+                                &e.instance_path
+                            },
+                            e.message
+                        )
+                    })
+                    .collect(),
+            };
+            if !problems.is_empty() {
+                return (
+                    Err(envelope(
+                        Code::McpRemoteError,
+                        format!(
+                            "the structured result of `{}` does not match the outputSchema it declares \
+                             ({} problem{}); the result was withheld, the connection is kept",
+                            tool.name,
+                            problems.len(),
+                            if problems.len() == 1 { "" } else { "s" }
+                        ),
+                    )),
+                    Some(format!(
+                        "structuredContent does not match the outputSchema:\n{}",
+                        problems.join("\n")
+                    )),
+                );
+            }
+        }
+        (Ok(truncate(parsed, self.limits().max_result_bytes)), None)
+    }
+
+    /// A request of the call failed: rule 8's transitions.
+    fn request_failed(
+        &self,
+        tool: &ExposedTool,
+        error: RequestError,
+    ) -> (Result<ToolOutput, ToolError>, Option<String>) {
+        let envelope = |code, message: String| {
+            ToolError::new(code, message).for_tool(tool.alias.as_str(), &tool.name)
+        };
+        let conn = &tool.connection;
+        match error {
+            RequestError::Remote { code, message } => (
                 Err(envelope(
                     Code::McpRemoteError,
                     format!(
@@ -204,7 +321,7 @@ impl Hub {
                 )),
                 Some(message),
             ),
-            Err(RequestError::Timeout(after)) => {
+            RequestError::Timeout(after) => {
                 self.drop_connection(
                     conn,
                     RevokeCause::Timeout {
@@ -220,7 +337,7 @@ impl Hub {
                 );
                 (Err(envelope(Code::McpTimeout, message)), None)
             }
-            Err(RequestError::Unauthorized(denial)) if denial.more_scope => {
+            RequestError::Unauthorized(denial) if denial.more_scope => {
                 // Only this operation needs more permission: the connection stays.
                 let message = format!(
                     "`{}` needs more permission than the current sign-in to `{}` grants; \
@@ -232,7 +349,7 @@ impl Hub {
                     server_words(&denial),
                 )
             }
-            Err(RequestError::Unauthorized(denial)) => {
+            RequestError::Unauthorized(denial) => {
                 self.drop_connection(
                     conn,
                     RevokeCause::AuthRequired {
@@ -249,7 +366,7 @@ impl Hub {
                     server_words(&denial),
                 )
             }
-            Err(lost @ RequestError::Lost(_)) => {
+            lost @ RequestError::Lost(_) => {
                 let detail = lost.lost_detail().unwrap_or_default();
                 self.drop_connection(
                     conn,
@@ -263,11 +380,6 @@ impl Hub {
                 );
                 (Err(envelope(Code::McpConnectionLost, message)), None)
             }
-        };
-        CallOutcome {
-            result,
-            server_output,
-            elapsed,
         }
     }
 

@@ -9,49 +9,66 @@ use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
-    ProtocolVersion,
+    ProtocolVersion, TASKS_EXTENSION_ID,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::elicit::{ElicitationRequest, ElicitationResponse, Elicitor};
+use super::elicit::Elicitor;
 use super::events::{ConnectionId, EventSink, McpEvent};
 use super::names::ServerAlias;
+use super::negotiate::Era;
 
 /// At most one progress event per connection in this interval (the last one of
 /// a call — progress == total — always goes through): a server that floods
 /// progress notifications cannot flood the UI.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
-/// The client handler of one connection.
-pub struct HarnessClient {
-    alias: ServerAlias,
-    id: ConnectionId,
-    events: EventSink,
-    last_progress: Mutex<Option<Instant>>,
+/// What every client handler of one connection shares. Negotiation may make
+/// two (the `server/discover` probe, then the handshake), so they are built
+/// from this.
+#[derive(Clone)]
+pub struct HandlerParts {
+    pub alias: ServerAlias,
+    pub id: ConnectionId,
+    pub events: EventSink,
     /// Counts `tools/list_changed` notifications; the hub's re-list task
     /// watches it (a storm just bumps the counter: re-lists are coalesced).
-    list_changed: watch::Sender<u64>,
-    elicitor: Arc<dyn Elicitor>,
+    pub list_changed: Arc<watch::Sender<u64>>,
+    pub elicitor: Arc<dyn Elicitor>,
+}
+
+impl HandlerParts {
+    pub(super) fn alias(&self) -> &ServerAlias {
+        &self.alias
+    }
+
+    /// The handler for one lifecycle attempt in `era`.
+    pub(super) fn client(&self, era: Era) -> HarnessClient {
+        HarnessClient {
+            parts: self.clone(),
+            era,
+            last_progress: Mutex::new(None),
+        }
+    }
+}
+
+/// The client handler of one connection.
+pub struct HarnessClient {
+    parts: HandlerParts,
+    era: Era,
+    last_progress: Mutex<Option<Instant>>,
 }
 
 impl HarnessClient {
-    pub fn new(
-        alias: ServerAlias,
-        id: ConnectionId,
-        events: EventSink,
-        list_changed: watch::Sender<u64>,
-        elicitor: Arc<dyn Elicitor>,
-    ) -> Self {
-        Self {
-            alias,
-            id,
-            events,
-            last_progress: Mutex::new(None),
-            list_changed,
-            elicitor,
-        }
+    /// Counts one `tools/list_changed` (from a notification or a subscription).
+    pub(super) fn note_list_changed(parts: &HandlerParts) {
+        parts.list_changed.send_modify(|n| *n = n.wrapping_add(1));
+        parts.events.emit(McpEvent::ToolListChanged {
+            alias: parts.alias.clone(),
+            connection: parts.id,
+        });
     }
 
     fn progress_due(&self, done: bool) -> bool {
@@ -65,23 +82,33 @@ impl HarnessClient {
     }
 }
 
+/// The client capabilities of a connection in `era`: the same in every mode
+/// (SPEC rule 16); 2026-07-28 adds the tasks extension.
+pub(super) fn capabilities(era: Era) -> ClientCapabilities {
+    let mut capabilities = client_capabilities();
+    if era == Era::Stateless {
+        // The tasks extension (2026-07-28): the server may answer a call with a task.
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(TASKS_EXTENSION_ID.to_string(), Default::default());
+    }
+    capabilities
+}
+
 impl ClientHandler for HarnessClient {
     fn get_info(&self) -> ClientConfig {
-        // rmcp's default asks for 2026-07-28, a revision without the `initialize`
-        // handshake; we ask for the newest revision that has one.
+        // The handshake offers the newest revision that has one; a stateless
+        // attempt names its revision in `server/discover` instead.
         ClientConfig::new(
-            client_capabilities(),
+            capabilities(self.era),
             Implementation::new("mcp-harness", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.list_changed.send_modify(|n| *n = n.wrapping_add(1));
-        self.events.emit(McpEvent::ToolListChanged {
-            alias: self.alias.clone(),
-            connection: self.id,
-        });
+        Self::note_list_changed(&self.parts);
     }
 
     async fn on_progress(
@@ -92,9 +119,9 @@ impl ClientHandler for HarnessClient {
         if !self.progress_due(params.total.is_some_and(|t| params.progress >= t)) {
             return;
         }
-        self.events.emit(McpEvent::Progress {
-            alias: self.alias.clone(),
-            connection: self.id,
+        self.parts.events.emit(McpEvent::Progress {
+            alias: self.parts.alias.clone(),
+            connection: self.parts.id,
             progress: params.progress,
             total: params.total,
             message: params.message,
@@ -106,61 +133,35 @@ impl ClientHandler for HarnessClient {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, rmcp::ErrorData> {
-        let decline = Ok(ElicitResult::new(ElicitationAction::Decline));
-        // URL mode is never offered; a server that asks for it anyway gets a
-        // refusal, not the operator's attention.
-        let ElicitRequestParams::FormElicitationParams {
-            message,
-            requested_schema,
-            ..
-        } = request
-        else {
-            return decline;
+        // The wire's property order survives only in rmcp's typed schema (a
+        // `Value` object is sorted), so it is taken here, before the round trip.
+        let order = match &request {
+            ElicitRequestParams::FormElicitationParams {
+                requested_schema, ..
+            } => requested_schema.property_order.clone(),
+            _ => None,
         };
-        let order = requested_schema
-            .property_order
-            .clone()
-            .unwrap_or_else(|| requested_schema.properties.keys().cloned().collect());
-        let schema = serde_json::to_value(&requested_schema).unwrap_or(Value::Null);
-        let request = ElicitationRequest {
-            alias: self.alias.clone(),
-            connection: self.id,
-            message,
-            requested_schema: schema.clone(),
+        let params = serde_json::to_value(&request).unwrap_or(Value::Null);
+        let answer = super::elicit::answer_form(
+            self.parts.elicitor.as_ref(),
+            &self.parts.alias,
+            self.parts.id,
+            &params,
             order,
-        };
-        Ok(match self.elicitor.elicit(request).await {
-            ElicitationResponse::Accept { content } => {
-                let content = Value::Object(content);
-                if satisfies(&schema, &content) {
-                    ElicitResult::new(ElicitationAction::Accept).with_content(content)
-                } else {
-                    // Never send the server something its own schema refuses.
-                    tracing::warn!(alias = %self.alias, "elicitation answer does not match the requested schema; cancelled");
-                    ElicitResult::new(ElicitationAction::Cancel)
-                }
-            }
-            ElicitationResponse::Decline => ElicitResult::new(ElicitationAction::Decline),
-            ElicitationResponse::Cancel => ElicitResult::new(ElicitationAction::Cancel),
-        })
+        )
+        .await;
+        Ok(serde_json::from_value(answer)
+            .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Cancel)))
     }
 }
 
-/// What the harness advertises in `initialize`: one set for every mode (SPEC
-/// rule 16), so a server publishes the same tools to `policy`, `check`, `call`,
-/// `run` and the TUI. Elicitation is form mode only: URL mode would send the
+/// What the harness advertises (in `initialize`, or in every request's `_meta`):
+/// one set for every mode (SPEC rule 16), so a server publishes the same tools to
+/// `policy`, `check`, `call`, `run` and the TUI. Elicitation is form mode only: URL mode would send the
 /// operator to a server-chosen page.
 pub fn client_capabilities() -> ClientCapabilities {
     let mut capabilities = ClientCapabilities::default();
     capabilities.elicitation =
         Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
     capabilities
-}
-
-/// Whether `content` satisfies the requested schema (compiled offline, like every
-/// server schema: no external `$ref` is ever fetched).
-fn satisfies(schema: &Value, content: &Value) -> bool {
-    super::schema::compile(schema)
-        .map(|validator| super::schema::validate(&validator, content).is_empty())
-        .unwrap_or(false)
 }

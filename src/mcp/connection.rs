@@ -19,9 +19,12 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
+use super::client::HandlerParts;
 use super::events::ConnectionId;
 use super::names::ServerAlias;
+use super::negotiate::Era;
 use super::process::StderrTail;
+use super::rawtap::RawTap;
 use super::watchdog::{EndReason, Lifeline, StopMode};
 
 pub(super) use super::open::{OpenParams, open};
@@ -120,6 +123,15 @@ pub struct Connection {
     pub(super) opened: Instant,
     pub(super) call_timeout: Duration,
     pub(super) has_tools: bool,
+    /// Which protocol era the connection speaks.
+    pub(super) era: Era,
+    /// Tool-list changes come through `subscriptions/listen` (2026-07-28 and the
+    /// server declared `tools.listChanged`).
+    pub(super) listens: bool,
+    /// What the connection's client handlers share (events, the elicitor).
+    pub(super) parts: HandlerParts,
+    /// Raw answers for the listing (see `rawtap`).
+    pub(super) tap: Arc<RawTap>,
     pub(super) stderr: Arc<StderrTail>,
     pub(super) stop: mpsc::UnboundedSender<StopMode>,
     pub(super) life: Arc<Lifeline>,
@@ -128,6 +140,19 @@ pub struct Connection {
     /// The notification count the current tool list reflects (read just before
     /// the listing that produced it started).
     pub(super) listed: AtomicU64,
+    /// One listing at a time (the raw tap is per connection).
+    pub(super) listing: tokio::sync::Mutex<()>,
+    /// When the current tool list expires (`ttlMs` of its pages), if it does.
+    pub(super) list_expires: std::sync::Mutex<Option<tokio::time::Instant>>,
+    /// Fired when an HTTP server stops answering (the watchdog ends the connection).
+    pub(super) unreachable: tokio_util::sync::CancellationToken,
+    /// The open tool-list subscription (ended first when the connection closes).
+    pub(super) listening: Arc<super::listen::ListenSlot>,
+    /// Tasks running on this connection (cancelled when it closes).
+    pub(super) tasks: Arc<super::tasks::TaskBook>,
+    /// How long a task may run (`task_timeout_ms`), and which tools run as tasks.
+    pub(super) task_timeout: Duration,
+    pub(super) task_mode: super::spec::TaskMode,
     /// The OAuth session of an HTTP server that uses it.
     pub(super) auth: Option<Arc<super::auth::AuthSession>>,
     /// The connect deadline's clock (paused while a person signs in).
@@ -159,9 +184,32 @@ impl Connection {
         self.call_timeout
     }
 
+    /// Whether the tool list's `ttlMs` has run out at `now`.
+    pub(super) fn list_expired(&self, now: tokio::time::Instant) -> bool {
+        self.list_expires
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some_and(|at| at <= now)
+    }
+
+    /// Tasks running on this connection now.
+    pub fn running_tasks(&self) -> usize {
+        self.tasks.len()
+    }
+
     /// Whether the server declared the tools capability at all.
     pub fn has_tools(&self) -> bool {
         self.has_tools
+    }
+
+    /// The protocol era of this connection.
+    pub fn era(&self) -> Era {
+        self.era
+    }
+
+    /// Whether requests are stateless (2026-07-28).
+    pub fn is_stateless(&self) -> bool {
+        self.era == Era::Stateless
     }
 
     pub fn stderr(&self) -> &StderrTail {
@@ -230,32 +278,89 @@ impl Connection {
         params: Value,
         timeout: Duration,
     ) -> Result<ServerResult, RequestError> {
-        if let Some(reason) = self.end_reason() {
-            return Err(RequestError::Lost(reason.to_string()));
+        self.request_with_id(method, params, timeout, |_| {}).await
+    }
+
+    /// [`Self::request`]; `sent` learns the JSON-RPC id the request went out with.
+    async fn request_with_id(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        sent: impl FnOnce(&RequestId),
+    ) -> Result<ServerResult, RequestError> {
+        if self.end_reason().is_some() {
+            return Err(self.ended_error());
         }
         let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
-        let handle = self
+        let handle = match self
             .peer
             .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
             .await
-            .map_err(|e| self.map_error(e))?;
+        {
+            Ok(handle) => handle,
+            Err(e) => {
+                return match self.map_error(e) {
+                    RequestError::Lost(_) => Err(self.lost_once_ended().await),
+                    other => Err(other),
+                };
+            }
+        };
+        sent(&handle.id);
         let mut guard = CancelOnDrop {
             peer: self.peer.clone(),
             id: Some(handle.id.clone()),
         };
         let result = tokio::select! {
             result = handle.await_response() => result.map_err(|e| self.map_error(e)),
-            _ = self.ended() => Err(RequestError::Lost(self.lost_detail())),
+            _ = self.ended() => Err(self.ended_error()),
         };
         // await_response already sent the cancellation on timeout; a dead transport needs none.
         guard.id = None;
         if let Err(RequestError::Lost(_)) = result {
-            // The transport usually closes a moment before the watchdog has the
-            // exit status; wait briefly so the error can say how the server ended.
-            let _ = tokio::time::timeout(Duration::from_millis(500), self.ended()).await;
-            return Err(RequestError::Lost(self.lost_detail()));
+            return Err(self.lost_once_ended().await);
         }
         result
+    }
+
+    /// The transport usually closes a moment before the watchdog has the exit
+    /// status (it waits up to `EXIT_STATUS_WAIT` for it); wait longer than that
+    /// so the error can say how the server ended.
+    async fn lost_once_ended(&self) -> RequestError {
+        let wait = super::watchdog::EXIT_STATUS_WAIT * 2;
+        let _ = tokio::time::timeout(wait, self.ended()).await;
+        self.ended_error()
+    }
+
+    /// [`Self::request`], also returning the answer's `result` exactly as the
+    /// server sent it (when the transport saw it; see `rawtap`).
+    pub(super) async fn request_raw(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<(ServerResult, Option<Value>), RequestError> {
+        let _armed = self.tap.arm();
+        let id = std::sync::Mutex::new(None);
+        let result = self
+            .request_with_id(method, params, timeout, |sent| {
+                *id.lock().unwrap_or_else(|e| e.into_inner()) = Some(sent.clone());
+            })
+            .await?;
+        let raw = id
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .and_then(|id| self.tap.result_for(&id));
+        Ok((result, raw))
+    }
+
+    /// Why a request cannot be answered on an ended connection: the sign-in
+    /// was refused for good, or the connection was lost (and how).
+    fn ended_error(&self) -> RequestError {
+        match self.end_reason() {
+            Some(EndReason::AuthLost) => RequestError::Unauthorized(self.denial()),
+            _ => RequestError::Lost(self.lost_detail()),
+        }
     }
 
     fn map_error(&self, error: ServiceError) -> RequestError {

@@ -34,6 +34,9 @@ pub enum ConnectErrorCode {
     McpConnectionLost,
     /// An HTTP server answered 401/403: it wants credentials we did not send.
     AuthRequired,
+    /// The server answered a protocol revision the harness did not offer, or
+    /// speaks none the harness does (SPEC rule 17).
+    ProtocolVersionMismatch,
     /// The lock file with the pins cannot be read or written, so the tools
     /// cannot be checked against them.
     LockFileError,
@@ -53,8 +56,13 @@ impl ConnectErrorCode {
     pub fn kind(self) -> FailureKind {
         use ConnectErrorCode::*;
         match self {
-            SpawnFailed | InitializeFailed | McpTimeout | McpConnectionLost | AuthRequired
-            | LockFileError => FailureKind::Failed,
+            SpawnFailed
+            | InitializeFailed
+            | McpTimeout
+            | McpConnectionLost
+            | AuthRequired
+            | LockFileError
+            | ProtocolVersionMismatch => FailureKind::Failed,
             _ => FailureKind::Rejected,
         }
     }
@@ -78,6 +86,7 @@ impl ConnectErrorCode {
             McpTimeout => "mcp_timeout",
             McpConnectionLost => "mcp_connection_lost",
             AuthRequired => "auth_required",
+            ProtocolVersionMismatch => "protocol_version_mismatch",
             LockFileError => "lock_file_error",
         }
     }
@@ -164,8 +173,13 @@ impl ConnectError {
             }
         };
         match self.code {
-            SpawnFailed | InitializeFailed | McpTimeout | McpConnectionLost | AuthRequired
-            | LockFileError => self.message.clone(),
+            SpawnFailed
+            | InitializeFailed
+            | McpTimeout
+            | McpConnectionLost
+            | AuthRequired
+            | LockFileError
+            | ProtocolVersionMismatch => self.message.clone(),
             NameTooLong => format!(
                 "{} of the server would get an exposed name longer than 64 characters",
                 tools(n)

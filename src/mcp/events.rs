@@ -198,6 +198,8 @@ pub enum McpEvent {
     Registered {
         alias: ServerAlias,
         connection: ConnectionId,
+        /// The protocol revision the connection speaks.
+        protocol_version: String,
         tools: Vec<String>,
         #[serde(skip_serializing_if = "ToolFlags::is_empty")]
         flags: ToolFlags,
@@ -231,6 +233,17 @@ pub enum McpEvent {
         #[serde(skip_serializing_if = "ToolFlags::is_empty")]
         flags: ToolFlags,
         version: u64,
+    },
+    /// A call runs as a task on the server; its status changed (`task` and
+    /// `message` are the server's words: untrusted).
+    Task {
+        alias: ServerAlias,
+        connection: ConnectionId,
+        /// The exposed name of the tool.
+        tool: String,
+        task: String,
+        state: super::tasks::TaskState,
+        message: Option<String>,
     },
     /// Pins were written or found broken: `created` by trust on first use,
     /// `accepted` by the operator, `violated` by a definition that differs

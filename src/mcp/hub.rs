@@ -8,12 +8,13 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::auth::{AuthContext, Store, UserAgent};
+use super::auth::{AuthContext, Store};
 use super::connection::Connection;
 use super::elicit::{DecliningElicitor, Elicitor};
 use super::error::{ConnectError, HubError};
 use super::events::{AliasState, EventSink, McpEvent, RevokeCause};
 use super::names::ServerAlias;
+use super::negotiate::Era;
 use super::pins::PinBook;
 use super::registry::{ConnectionEntry, Registry, Snapshot};
 use super::spec::{Limits, ServerSpec};
@@ -35,6 +36,8 @@ pub(super) struct Inner {
     pub(super) events: EventSink,
     /// Answers elicitation requests of connections opened from now on.
     pub(super) elicitor: Mutex<Arc<dyn Elicitor>>,
+    /// The protocol era each alias's server was last found to speak.
+    eras: Mutex<BTreeMap<ServerAlias, Era>>,
     /// Where the tools' pins are kept (rule 14).
     pub(super) pins: Mutex<Arc<PinBook>>,
     /// OAuth: the token store and who takes sign-ins to a person.
@@ -109,6 +112,7 @@ impl Hub {
                 registry: Registry::new(reserved, events.clone()),
                 events,
                 elicitor: Mutex::new(Arc::new(DecliningElicitor)),
+                eras: Mutex::new(BTreeMap::new()),
                 pins: Mutex::new(Arc::new(PinBook::in_memory())),
                 auth: Mutex::new(AuthContext::new(Arc::new(Store::default_location()))),
                 state: Mutex::new(State {
@@ -140,35 +144,21 @@ impl Hub {
         )
     }
 
-    /// Where OAuth tokens are kept (default: the data dir's `oauth/tokens.json`).
-    pub fn set_token_store(&self, store: Arc<Store>) {
+    pub(super) fn known_era(&self, alias: &ServerAlias) -> Option<Era> {
         self.inner
-            .auth
+            .eras
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .store = store;
+            .get(alias)
+            .copied()
     }
 
-    /// Who takes sign-ins to a person (the TUI's window, the `login` command's
-    /// browser) or performs them unattended (the conformance client). Without
-    /// one, a server that needs a sign-in fails with `auth_required`.
-    pub fn set_sign_in_agent(&self, agent: Option<Arc<dyn UserAgent>>) {
-        self.inner
-            .auth
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .agent = agent;
-    }
-
-    pub(super) fn auth_context(&self, interactive: bool) -> AuthContext {
-        let mut ctx = self
-            .inner
-            .auth
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        ctx.interactive = interactive;
-        ctx
+    pub(super) fn remember_era(&self, alias: &ServerAlias, era: Option<Era>) {
+        let mut eras = self.inner.eras.lock().unwrap_or_else(|e| e.into_inner());
+        match era {
+            Some(era) => eras.insert(alias.clone(), era),
+            None => eras.remove(alias),
+        };
     }
 
     /// The current registry snapshot: O(1).
@@ -236,14 +226,7 @@ impl Hub {
         self.connect_with(alias, false).await
     }
 
-    /// Connects an alias the operator asked to sign in to: the sign-in agent
-    /// may show them the authorization page (the connect timeout does not run
-    /// meanwhile). Later refusals of the same connection never ask again.
-    pub async fn sign_in(&self, alias: &str) -> Result<ConnectReport, HubError> {
-        self.connect_with(alias, true).await
-    }
-
-    async fn connect_with(
+    pub(super) async fn connect_with(
         &self,
         alias: &str,
         interactive: bool,
@@ -333,6 +316,11 @@ impl Hub {
 
     /// Revokes the alias's tools at once and closes its connection in the background.
     pub fn disconnect(&self, alias: &str) -> Result<(), HubError> {
+        self.disconnect_with(alias, RevokeCause::Disconnected)
+    }
+
+    /// Disconnects, revoking with `cause` (a sign-out says so).
+    pub(super) fn disconnect_with(&self, alias: &str, cause: RevokeCause) -> Result<(), HubError> {
         let alias = self.spec(alias)?.alias.clone();
         let mut state = self.lock();
         let slot = state.slots.get_mut(&alias).ok_or(HubError::ShuttingDown)?;
@@ -345,10 +333,15 @@ impl Hub {
             .connection
             .take()
             .ok_or_else(|| HubError::NotConnected(alias.clone()))?;
-        self.inner
-            .registry
-            .revoke(connection.id(), RevokeCause::Disconnected);
-        self.set_state(&alias, slot, AliasState::Disconnected);
+        let next = match &cause {
+            RevokeCause::AuthRequired { detail } => AliasState::Failed {
+                code: super::error::ConnectErrorCode::AuthRequired,
+                message: detail.clone(),
+            },
+            _ => AliasState::Disconnected,
+        };
+        self.inner.registry.revoke(connection.id(), cause);
+        self.set_state(&alias, slot, next);
         connection.close();
         state.closing(connection);
         Ok(())

@@ -12,6 +12,8 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, ReadBuf};
 
+use super::rawtap::RawTap;
+
 /// The largest stdio message accepted, in bytes: rmcp's own line limit.
 pub const MAX_MESSAGE_BYTES: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
 
@@ -23,6 +25,8 @@ pub struct LineCap<R> {
     /// Set when a line passed the limit; read by the watchdog to say why the
     /// connection ended.
     tripped: Arc<AtomicBool>,
+    /// Copies what is read while a listing wants the raw answer.
+    tap: Option<Arc<RawTap>>,
 }
 
 impl<R> LineCap<R> {
@@ -32,7 +36,14 @@ impl<R> LineCap<R> {
             line: 0,
             limit,
             tripped,
+            tap: None,
         }
+    }
+
+    /// Also hands what is read to `tap` (when it is armed).
+    pub fn with_tap(mut self, tap: Arc<RawTap>) -> Self {
+        self.tap = Some(tap);
+        self
     }
 }
 
@@ -50,6 +61,9 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineCap<R> {
         let this = &mut *self;
         let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = polled {
+            if let Some(tap) = &this.tap {
+                tap.stream(&buf.filled()[before..]);
+            }
             let mut segments = buf.filled()[before..].split(|b| *b == b'\n');
             // The first segment continues the current line; every later one starts anew.
             let mut current = this

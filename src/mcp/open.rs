@@ -7,24 +7,29 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
-use rmcp::service::{ClientInitializeError, serve_client};
+use rmcp::service::ClientInitializeError;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::sync::{mpsc, watch};
 
 use super::auth::{AuthContext, AuthSession, Budget, Failure};
-use super::client::HarnessClient;
+use super::client::HandlerParts;
 use super::connection::{Connection, Endpoint, ServerIdentity};
 use super::elicit::Elicitor;
 use super::error::{ConnectError, ConnectErrorCode as Code};
 use super::events::{ConnectionId, EventSink};
 use super::initfail::{self, Via};
 use super::linecap::{LineCap, MAX_MESSAGE_BYTES};
+use super::listen::ListenSlot;
+use super::negotiate::{self, Era, Failure as Unnegotiated, Plan};
 use super::process::{ServerProcess, StderrTail};
+use super::rawhttp::RawHttpClient;
+use super::rawtap::RawTap;
 use super::spec::{Limits, ResolvedTransport, ServerSpec};
+use super::tasks::TaskBook;
 use super::vars::Vars;
-use super::watchdog::{self, BoundedReconnect, Lifeline, TransportSignals};
+use super::watchdog::{self, BoundedReconnect, Closing, Lifeline, TransportSignals};
 
 /// Bytes of stderr kept per connection.
 const STDERR_TAIL_BYTES: usize = 64 * 1024;
@@ -40,6 +45,9 @@ pub struct OpenParams<'a> {
     pub events: EventSink,
     /// Answers the server's elicitation requests.
     pub elicitor: Arc<dyn Elicitor>,
+    /// The era the last connect of this alias found, if any (no re-probe of a
+    /// server known to be legacy).
+    pub known_era: Option<Era>,
     /// OAuth for HTTP servers: the token store and who signs in.
     pub auth: AuthContext,
 }
@@ -55,13 +63,21 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         )
     })?;
     let (list_changed, list_changes) = watch::channel(0u64);
-    let handler = HarnessClient::new(alias.clone(), p.id, p.events, list_changed, p.elicitor);
+    let parts = HandlerParts {
+        alias: alias.clone(),
+        id: p.id,
+        events: p.events,
+        list_changed: Arc::new(list_changed),
+        elicitor: p.elicitor,
+    };
+    let plan = Plan::new(p.spec.protocol, p.known_era);
     let timeout = p.spec.connect_timeout;
     let stderr = Arc::new(StderrTail::new(STDERR_TAIL_BYTES));
     let mut signals = TransportSignals::default();
     let mut budget = Budget::default();
     let mut auth = None;
-    let (session, process) = match transport {
+    let tap = Arc::new(RawTap::default());
+    let ((session, era), process) = match transport {
         ResolvedTransport::Stdio(launch) => {
             let (mut process, pipes) = ServerProcess::spawn(&launch, Arc::clone(&stderr))
                 .await
@@ -76,10 +92,13 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
                 pipes.stdout,
                 MAX_MESSAGE_BYTES,
                 Arc::clone(&signals.oversized),
-            );
+            )
+            .with_tap(Arc::clone(&tap));
             let transport = AsyncRwTransport::new_client(stdout, pipes.stdin);
+            let probe_window = p.limits.discover_timeout.min(timeout / 2);
+            let negotiation = negotiate::over_stdio(transport, plan, &parts, probe_window);
             let session = tokio::select! {
-                result = tokio::time::timeout(timeout, serve_client(handler, transport)) => result,
+                result = tokio::time::timeout(timeout, negotiation) => result,
                 status = process.wait() => return Err(exited_during_init(status, &stderr).await),
             };
             let session = match session {
@@ -87,7 +106,8 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
                 // The deadline wins. Giving up dropped the handshake, which closed
                 // the server's stdin: an exit that follows is our doing, not the cause.
                 Err(_) => return Err(initfail::timed_out(timeout, &stderr)),
-                Ok(Err(e)) => {
+                Ok(Err(Unnegotiated::Mismatch(message))) => return Err(mismatch(message, &stderr)),
+                Ok(Err(Unnegotiated::Init(e))) => {
                     // A broken pipe or EOF usually means the server died: say how.
                     // (An answer, such as a JSON-RPC error, is the cause itself.)
                     if !initfail::is_answer(&e)
@@ -118,14 +138,14 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             }
             budget = oauth.budget.clone();
             auth = oauth.session.clone();
-            let transport = StreamableHttpClientTransport::with_client(oauth.client, config);
+            let client = RawHttpClient::new(oauth.client, Arc::clone(&tap));
+            let transport =
+                || StreamableHttpClientTransport::with_client(client.clone(), config.clone());
+            let negotiation = negotiate::over_http(transport, plan, &parts);
             // The clock stops while a person signs in (the operator asked to).
-            let session = match budget
-                .timeout(timeout, serve_client(handler, transport))
-                .await
-            {
+            let session = match budget.timeout(timeout, negotiation).await {
                 Ok(Ok(session)) => session,
-                Ok(Err(e)) => {
+                Ok(Err(Unnegotiated::Init(e))) => {
                     return Err(http_init_failed(
                         &e,
                         &url,
@@ -134,12 +154,21 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
                         auth.as_deref(),
                     ));
                 }
-                Err(_) => return Err(initfail::timed_out(timeout, &stderr)),
+                Ok(Err(Unnegotiated::Mismatch(message))) => {
+                    return Err(mismatch(message, &stderr));
+                }
+                Err(_) => {
+                    return Err(match auth.as_ref().and_then(|a| a.cut_short(timeout)) {
+                        Some(failure) => auth_failed(alias.as_str(), failure),
+                        None => initfail::timed_out(timeout, &stderr),
+                    });
+                }
             };
             (session, None)
         }
     };
     let info = session.peer().peer_info();
+    let stateless = era == Era::Stateless;
     let server = ServerIdentity {
         name: info
             .as_ref()
@@ -166,6 +195,9 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let (stop, stop_rx) = mpsc::unbounded_channel();
     let life = Arc::new(Lifeline::default());
     let peer = session.peer().clone();
+    let tasks = Arc::new(TaskBook::default());
+    let listening = Arc::new(ListenSlot::default());
+    let unreachable = signals.unreachable.clone();
     tokio::spawn(watchdog::watch(
         session,
         process,
@@ -173,6 +205,10 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         Arc::clone(&life),
         p.limits.close_grace,
         signals,
+        Closing {
+            tasks: Arc::clone(&tasks),
+            listening: Arc::clone(&listening),
+        },
     ));
     Ok(Arc::new(Connection {
         id: p.id,
@@ -183,14 +219,43 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         opened: Instant::now(),
         call_timeout: p.spec.call_timeout,
         has_tools,
+        era,
+        listens: stateless
+            && info
+                .as_ref()
+                .and_then(|i| i.capabilities.tools.as_ref())
+                .and_then(|t| t.list_changed)
+                .unwrap_or(false),
+        parts,
+        tap,
         stderr,
         stop,
         life,
         list_changes,
         listed: AtomicU64::new(0),
+        listing: tokio::sync::Mutex::new(()),
+        list_expires: std::sync::Mutex::new(None),
+        listening,
+        unreachable,
+        tasks,
+        task_timeout: p.spec.task_timeout,
+        task_mode: p.spec.tasks,
         auth,
         budget,
     }))
+}
+
+/// The server answered a revision we did not offer, or speaks none we do.
+fn mismatch(message: String, stderr: &StderrTail) -> ConnectError {
+    initfail::with_stderr(
+        ConnectError::new(
+            Code::ProtocolVersionMismatch,
+            message,
+            "set `protocol` for this server to a revision it speaks (\"auto\", \"2026-07-28\" or \
+             \"2025-11-25\"), or update the server",
+        ),
+        stderr,
+    )
 }
 
 /// An OAuth failure as a connect error: the alias ends up `auth_required`.

@@ -17,11 +17,23 @@ pub struct PublishedTool {
     pub description: Option<String>,
     /// The input schema as published (a JSON object; validated by `schema.rs`).
     pub input_schema: Arc<Value>,
-    /// `outputSchema` as published: not used to validate anything, but part of
-    /// the definition the operator pins (rule 14).
+    /// `outputSchema` as published: part of the definition the operator pins
+    /// (rule 14); `structuredContent` is checked against it.
     pub output_schema: Option<Arc<Value>>,
     /// `annotations` as published (`readOnlyHint`, `destructiveHint`, …): claims only.
     pub annotations: Option<Value>,
+    /// `execution.taskSupport`: whether calls run as tasks.
+    pub task_support: TaskSupport,
+}
+
+/// `execution.taskSupport` of a tool (2025-11-25 tasks): `forbidden` when absent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskSupport {
+    #[default]
+    Forbidden,
+    Optional,
+    Required,
 }
 
 /// Something the harness noticed about a published definition, shown beside it
@@ -127,6 +139,15 @@ impl PublishedTool {
                 ));
             }
         };
+        let task_support = match obj
+            .get("execution")
+            .and_then(|e| e.get("taskSupport"))
+            .and_then(Value::as_str)
+        {
+            Some("required") => TaskSupport::Required,
+            Some("optional") => TaskSupport::Optional,
+            _ => TaskSupport::Forbidden,
+        };
         Ok(Self {
             title: text("title")?,
             description: text("description")?,
@@ -134,6 +155,7 @@ impl PublishedTool {
             input_schema,
             output_schema,
             annotations,
+            task_support,
         })
     }
 }

@@ -36,6 +36,10 @@ pub struct ExposedTool {
     /// `Allow` or `Confirm`; denied tools are never exposed.
     pub effect: Effect,
     pub validator: Arc<Validator>,
+    /// Checks `structuredContent` when the tool declared an `outputSchema`.
+    pub output_validator: Option<Arc<Validator>>,
+    /// `execution.taskSupport`: whether calls run as tasks (2025-11-25).
+    pub task_support: super::published::TaskSupport,
     /// Private to `mcp/`: only the call path sends through it, and no exposed
     /// tool can be made outside `mcp/` (it is built by the exposure pipeline).
     pub(super) connection: Arc<Connection>,
@@ -164,6 +168,7 @@ impl Registry {
         let mut current = self.lock();
         let id = entry.connection.id();
         let alias = entry.alias().clone();
+        let protocol_version = entry.connection.server().protocol_version.clone();
         if let Some(existing) = current.connection_for(&alias) {
             return Err(ConnectError::new(
                 ConnectErrorCode::NameCollision,
@@ -195,6 +200,7 @@ impl Registry {
         self.events.emit(McpEvent::Registered {
             alias,
             connection: id,
+            protocol_version,
             tools: names,
             flags,
             version,

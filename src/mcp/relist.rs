@@ -20,6 +20,7 @@ use super::error::{ConnectError, ConnectErrorCode, FailureKind};
 use super::events::{RevokeCause, ToolChanges};
 use super::hub::Hub;
 use super::published::PublishedTool;
+use super::registry::Snapshot;
 
 /// At most one re-list per connection in this interval.
 pub const RELIST_INTERVAL: Duration = Duration::from_millis(250);
@@ -53,6 +54,24 @@ impl Hub {
                 last = Some(Instant::now());
             }
         });
+    }
+
+    /// The current snapshot, after re-listing (and re-validating) every
+    /// connection whose tool list has expired (`ttlMs`, 2026-07-28): what a
+    /// model request must be built from. Bounded by each server's connect timeout.
+    pub async fn fresh_snapshot(&self) -> Snapshot {
+        let snapshot = self.snapshot();
+        let now = Instant::now();
+        let expired: Vec<Arc<Connection>> = snapshot
+            .connections()
+            .filter(|e| e.connection.list_expired(now))
+            .map(|e| Arc::clone(&e.connection))
+            .collect();
+        if expired.is_empty() {
+            return snapshot;
+        }
+        futures::future::join_all(expired.iter().map(|c| self.relist(c))).await;
+        self.snapshot()
     }
 
     /// Re-lists and re-validates one registered connection. False when the
@@ -177,6 +196,7 @@ mod tests {
             input_schema: Arc::new(json!({"type": "object"})),
             output_schema: None,
             annotations: None,
+            task_support: Default::default(),
         }
     }
 

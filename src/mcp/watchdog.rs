@@ -18,7 +18,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::client::HarnessClient;
+use super::listen::ListenSlot;
 use super::process::ServerProcess;
+use super::tasks::TaskBook;
 
 /// How the owner wants a connection to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +33,7 @@ pub enum StopMode {
 
 /// How long a closed stdout waits for the process's exit status, so the end
 /// reads "killed by signal 9" rather than "closed the transport".
-const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
+pub(super) const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
 
 /// Why a connection ended. Built locally: exit statuses and signals, never the
 /// server's own words.
@@ -157,6 +159,14 @@ pub fn describe_exit(status: &ExitStatus) -> String {
     }
 }
 
+/// What to end on the server before a connection closes.
+pub struct Closing {
+    /// Tasks still running: cancelled (`tasks/cancel`).
+    pub tasks: Arc<TaskBook>,
+    /// An open `subscriptions/listen`: cancelled.
+    pub listening: Arc<ListenSlot>,
+}
+
 /// Runs until the connection ends, then cleans up.
 pub async fn watch(
     session: RunningService<RoleClient, HarnessClient>,
@@ -165,15 +175,20 @@ pub async fn watch(
     life: Arc<Lifeline>,
     grace: Duration,
     signals: TransportSignals,
+    closing: Closing,
 ) {
     let session_token = session.cancellation_token();
+    let peer = session.peer().clone();
     let session_end = session.waiting();
     tokio::pin!(session_end);
     let mut session_done = false;
+    let mut running_tasks = Vec::new();
     let mode = tokio::select! {
         requested = stop.recv() => {
             // All handles dropped also means: close.
             let mode = requested.unwrap_or(StopMode::Close);
+            // Before the end is announced (the calls polling them stop then).
+            running_tasks = closing.tasks.ids();
             life.end(match mode { StopMode::Close => EndReason::Closed, StopMode::Kill => EndReason::Killed });
             mode
         }
@@ -207,6 +222,12 @@ pub async fn watch(
             StopMode::Kill
         }
     };
+    if mode == StopMode::Close {
+        // Tell the server before the session goes: tasks still running, and
+        // the subscription (a server may hold its exit for an open one).
+        super::tasks::cancel_all(&peer, &running_tasks).await;
+        closing.listening.cancel(&peer).await;
+    }
     if mode == StopMode::Kill
         && let Some(p) = &process
     {

@@ -9,15 +9,17 @@ mod views;
 
 use serde_json::Value;
 
-pub use kinds::{AliasStatus, EndCause, EndKind, Origin, PinStatus, PolicyEffect, Target, TurnEnd};
+pub use kinds::{
+    AliasStatus, EndCause, EndKind, Origin, PinStatus, PolicyEffect, Target, TaskStatus, TurnEnd,
+};
 pub use more::{
     Choice, Decided, DefaultValue, ExplainView, FieldProblem, GrantId, GrantView, HistoryItem,
     Rule, TextFormat, Withdrawal,
 };
 pub use views::{
     ApprovalView, ArgProblem, ArgsCheck, ElicitationView, EndedView, FieldKind, FieldView,
-    HealthView, PinChangeView, ServerView, SessionInfo, ToolCallView, ToolOutcomeView, ToolView,
-    Views,
+    HealthView, PinChangeView, ServerView, SessionInfo, SignInStatus, SignInView, TokenInfo,
+    ToolCallView, ToolOutcomeView, ToolView, Views,
 };
 
 /// Identifies one approval prompt.
@@ -69,6 +71,14 @@ pub enum Command {
     SaveGrant(GrantId),
     /// Go on with a paused replay (the scripted demo waits between acts).
     Continue,
+    /// Sign in to this alias (OAuth): its authorization page is shown, then it connects.
+    SignIn(String),
+    /// The address the browser was sent to, pasted (for a browser on another machine).
+    SignInPaste(String),
+    /// Give up the sign-in in progress.
+    SignInCancel,
+    /// Sign out: revoke the alias's tools at once, then its token.
+    SignOut(String),
     /// Close everything and exit.
     Quit,
 }
@@ -116,6 +126,13 @@ pub enum BackendEvent {
         total: Option<f64>,
         message: Option<String>,
     },
+    /// A running call runs as a task on its server; its status changed
+    /// (`message` is the server's words: untrusted).
+    CallTask {
+        id: String,
+        status: TaskStatus,
+        message: Option<String>,
+    },
     /// Something the operator should know (compaction, interruption, resume).
     Notice(String),
     /// The model provider failed; the operator can retry.
@@ -158,6 +175,16 @@ pub enum BackendEvent {
     ReplayResumed,
     /// The result of an operator command (connect, write policy, …).
     Status(String),
+    /// A sign-in waits for the browser: show its window.
+    SignInStarted(SignInView),
+    /// A pasted address was not the redirect the sign-in waits for (why).
+    SignInPasteRefused(String),
+    /// The sign-in is over (signed in and connected, failed, or cancelled).
+    SignInEnded {
+        alias: String,
+        ok: bool,
+        text: String,
+    },
     /// The backend has closed everything; the UI may exit.
     Stopped,
 }

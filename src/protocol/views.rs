@@ -68,6 +68,9 @@ pub struct ToolOutcomeView {
     pub elapsed_ms: u64,
     /// Which local rule decided it.
     pub decided: Option<Decided>,
+    /// Arguments the harness left out before validation (`null`s the schema
+    /// refuses at optional properties), as JSON pointers.
+    pub dropped_nulls: Vec<String>,
 }
 
 /// One configured server: side panel, registry and health read from this.
@@ -96,6 +99,50 @@ pub struct ServerView {
     /// the diff view can accept what it published.
     pub pins_refused: bool,
     pub health: Option<HealthView>,
+    /// Signing in (OAuth): whether `s` is for it, and whether it is signed in.
+    pub sign_in: SignInStatus,
+    /// What the server said when its last connect failed or was rejected (its
+    /// error text, an HTTP error body, its stderr tail): untrusted, for the
+    /// operator only (the model never gets it), shown inert.
+    pub server_output: Vec<String>,
+}
+
+/// Signing in to an HTTP server (OAuth), as the operator deals with it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SignInStatus {
+    /// A stdio server, or `auth = "none"`.
+    #[default]
+    NotUsed,
+    /// An HTTP server that may ask for a sign-in.
+    Possible,
+    /// It refused for want of a sign-in: `s` signs in.
+    Needed,
+    /// Its connection sends a token.
+    SignedIn,
+}
+
+/// The token a connection sends, as the operator may see it (never the token).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenInfo {
+    pub issuer: String,
+    pub scopes: Vec<String>,
+    /// `Bearer` or `DPoP`.
+    pub token_type: String,
+    /// When it expires, on the monotonic clock (the UI counts down from it).
+    pub expires: Option<Instant>,
+}
+
+/// A sign-in waiting for the browser: the window shows the URL and waits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignInView {
+    pub alias: String,
+    /// The authorization URL to open (built locally; the endpoint is the
+    /// authorization server's).
+    pub url: String,
+    /// Where the browser comes back (the loopback listener).
+    pub redirect: String,
+    /// `None` when it was opened in a browser here; else why not.
+    pub browser: Option<String>,
 }
 
 /// A published tool and what became of it locally.
@@ -193,11 +240,16 @@ pub struct HealthView {
     pub server_version: String,
     pub calls_ok: u64,
     pub calls_failed: u64,
+    /// Calls of this connection that run as tasks now, and that ran as tasks.
+    pub tasks_running: usize,
+    pub tasks_total: u64,
     pub last_latency_ms: Option<u64>,
     /// When and what.
     pub last_error: Option<(String, String)>,
     /// The last lines of stderr (untrusted).
     pub stderr_tail: Vec<String>,
+    /// The OAuth token it sends: issuer, scopes, expiry (never the token).
+    pub token: Option<TokenInfo>,
     /// Set once this connection ended.
     pub ended: Option<EndedView>,
 }

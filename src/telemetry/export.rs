@@ -26,8 +26,11 @@ const MAX_RESPONSE_BYTES: usize = 64 * 1024;
 pub struct Counters {
     pub spans_ended: AtomicU64,
     pub spans_sent: AtomicU64,
+    /// In batches the collector did not take (down, timed out, refused them).
+    pub spans_failed: AtomicU64,
     pub events_emitted: AtomicU64,
     pub events_sent: AtomicU64,
+    pub events_failed: AtomicU64,
     /// The last export failure, in our words (no URL, no header).
     pub last_error: Mutex<Option<String>>,
 }
@@ -102,7 +105,10 @@ impl<E: SpanExporter> SpanExporter for CountingSpans<E> {
         let result = self.inner.export(batch).await;
         match &result {
             Ok(()) => drop(self.counters.spans_sent.fetch_add(n, Ordering::Relaxed)),
-            Err(e) => self.counters.failed(e.to_string()),
+            Err(e) => {
+                self.counters.spans_failed.fetch_add(n, Ordering::Relaxed);
+                self.counters.failed(e.to_string());
+            }
         }
         result
     }
@@ -133,7 +139,10 @@ impl<E: LogExporter> LogExporter for CountingLogs<E> {
         let result = self.inner.export(batch).await;
         match &result {
             Ok(()) => drop(self.counters.events_sent.fetch_add(n, Ordering::Relaxed)),
-            Err(e) => self.counters.failed(e.to_string()),
+            Err(e) => {
+                self.counters.events_failed.fetch_add(n, Ordering::Relaxed);
+                self.counters.failed(e.to_string());
+            }
         }
         result
     }

@@ -39,7 +39,7 @@ pub const FLUSH_BUDGET: Duration = Duration::from_secs(2);
 /// How often batches leave while the harness runs.
 const BATCH_EVERY: Duration = Duration::from_secs(1);
 /// Spans (or records) waiting for the next batch; beyond this they are dropped.
-const QUEUE: usize = 4096;
+pub const QUEUE: usize = 4096;
 
 /// One exporter pipeline: its providers, the observer that feeds them and the
 /// delivery counters. The process normally has one ([`install`]); benchmarks
@@ -62,6 +62,8 @@ pub struct Delivery {
     pub spans_sent: u64,
     pub events: u64,
     pub events_sent: u64,
+    /// Spans and events in batches the collector did not take.
+    pub failed: u64,
     pub last_error: Option<String>,
 }
 
@@ -70,6 +72,12 @@ impl Delivery {
     pub fn dropped(&self) -> u64 {
         (self.spans - self.spans_sent.min(self.spans))
             + (self.events - self.events_sent.min(self.events))
+    }
+
+    /// Dropped before any export was tried: the queue was full (more than
+    /// [`QUEUE`] waiting) or the exit flush ran out of time.
+    pub fn unsent(&self) -> u64 {
+        self.dropped().saturating_sub(self.failed)
     }
 }
 
@@ -204,6 +212,8 @@ impl Telemetry {
             spans_sent: c.spans_sent.load(Ordering::Relaxed),
             events: c.events_emitted.load(Ordering::Relaxed),
             events_sent: c.events_sent.load(Ordering::Relaxed),
+            failed: c.spans_failed.load(Ordering::Relaxed)
+                + c.events_failed.load(Ordering::Relaxed),
             last_error: c
                 .last_error
                 .lock()

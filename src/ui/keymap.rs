@@ -34,6 +34,8 @@ pub enum Scope {
     SaveGrant,
     /// How a call was decided.
     Explain,
+    /// The sign-in window (OAuth): waiting for the browser.
+    SignIn,
     /// The diff view of changed definitions.
     PinDiff,
     /// Accepting them: y/n.
@@ -85,6 +87,7 @@ impl Scope {
             Scope::Rules => "Rules (session grants)",
             Scope::SaveGrant => "Save a grant to the config",
             Scope::Explain => "How a call was decided",
+            Scope::SignIn => "Sign in",
             Scope::PinDiff => "Changed definitions (diff)",
             Scope::PinConfirm => "Accept the definitions",
         }
@@ -122,6 +125,8 @@ pub enum Action {
     Reconnect,
     Kill,
     WritePolicy,
+    SignIn,
+    SignOut,
     ShowRegistry,
     Detail,
     CallByHand,
@@ -229,6 +234,8 @@ pub const BINDINGS: &[Binding] = &[
     b!(Servers, [Chord(Char('r'), NONE)], "r", Reconnect, "reconnect", "reconnect"),
     b!(Servers, [Chord(Char('K'), SHIFT), Chord(Char('K'), NONE)], "K", Kill, "kill the server process, after a y (watch the watchdog revoke)", "kill"),
     b!(Servers, [Chord(Char('p'), NONE)], "p", WritePolicy, "write the policy for what it publishes", "write policy"),
+    b!(Servers, [Chord(Char('s'), NONE)], "s", SignIn, "sign in (OAuth): its authorization page in a browser, then connect", "sign in"),
+    b!(Servers, [Chord(Char('o'), NONE)], "o", SignOut, "sign out: its tools are revoked at once, then its token", "sign out"),
     b!(Servers, [Chord(Char('v'), NONE)], "v", ViewPins, "review definitions that differ from their pins (diff), and accept them", "definitions"),
     b!(Servers, [Chord(Enter, NONE)], "Enter", ShowRegistry, "its tools in the registry", "tools"),
     b!(Registry, [Chord(KUp, NONE), Chord(Char('k'), NONE)], "↑/↓", Up, "select", ""),
@@ -303,6 +310,9 @@ pub const BINDINGS: &[Binding] = &[
     b!(Explain, [Chord(Esc, NONE), Chord(Char('q'), NONE), Chord(Char('e'), NONE)], "Esc", Close, "close", "close"),
     b!(Explain, [Chord(KUp, NONE)], "↑/↓", Up, "scroll", "scroll"),
     b!(Explain, [Chord(KDown, NONE)], "↓", Down, "", ""),
+    b!(SignIn, [Chord(Enter, NONE)], "Enter", Submit, "use the pasted address (a browser on another machine)", "use pasted address"),
+    b!(SignIn, [Chord(Esc, NONE)], "Esc", Close, "cancel the sign-in", "cancel"),
+    b!(SignIn, [Chord(Backspace, NONE)], "⌫", Edit, "delete (paste the address; typing works too)", ""),
 ];
 
 /// The action bound to `key` in `scope`, if any.

@@ -4,7 +4,7 @@
 
 use super::keymap::Action;
 use super::state::{AppState, Cell, Focus, RegistryRow};
-use crate::protocol::AliasStatus;
+use crate::protocol::{AliasStatus, SignInStatus};
 
 impl AppState {
     /// Whether `action` does something for the current selection.
@@ -15,8 +15,12 @@ impl AppState {
                     return false;
                 };
                 let live = matches!(server.state, AliasStatus::Ready | AliasStatus::Connecting);
+                let needs_sign_in = server.sign_in == SignInStatus::Needed && !live;
                 match action {
-                    Action::Connect => !live,
+                    // Connecting again would be refused the same way: `s` is the way in.
+                    Action::Connect => !live && !needs_sign_in,
+                    Action::SignIn => needs_sign_in,
+                    Action::SignOut => server.sign_in == SignInStatus::SignedIn,
                     Action::Disconnect => live,
                     Action::Reconnect => server.state == AliasStatus::Ready,
                     Action::Kill => {

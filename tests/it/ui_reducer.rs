@@ -8,6 +8,8 @@ pub mod forms;
 mod hand_calls;
 mod keys;
 mod registry;
+mod sign_in;
+mod tasks;
 
 use std::time::{Duration, Instant};
 
@@ -179,6 +181,7 @@ fn streamed_text_merges_and_calls_finish() {
             server_output: None,
             elapsed_ms: 1500,
             decided: None,
+            dropped_nulls: Vec::new(),
         }),
     );
     assert_eq!(

@@ -3,6 +3,7 @@
 
 mod more;
 mod pins;
+mod sign_in;
 mod views;
 
 use std::time::{Duration, Instant};
@@ -38,6 +39,7 @@ pub fn finished(
         server_output: server_output.map(Into::into),
         elapsed_ms: 12,
         decided: None,
+        dropped_nulls: Vec::new(),
     })
 }
 

@@ -56,15 +56,27 @@ impl Budget {
         self.0.paused_ms.load(Ordering::SeqCst)
     }
 
-    /// Like `tokio::time::timeout`, with paused time not counted.
+    /// Like `tokio::time::timeout`, with time paused from now on not counted.
     pub async fn timeout<F: Future>(&self, limit: Duration, fut: F) -> Result<F::Output, Elapsed> {
-        self.until(Instant::now() + limit, fut).await
+        self.run(Instant::now() + limit, self.paused_ms(), fut)
+            .await
     }
 
-    /// Like `tokio::time::timeout_at`, with paused time not counted.
+    /// Like `tokio::time::timeout_at` for a deadline set when the budget's
+    /// attempt began: every pause of the budget moves it (a sign-in during
+    /// `initialize` leaves `tools/list` its whole share).
     pub async fn until<F: Future>(&self, deadline: Instant, fut: F) -> Result<F::Output, Elapsed> {
+        self.run(deadline, 0, fut).await
+    }
+
+    /// `deadline`, moved by the time paused beyond `base` ms.
+    async fn run<F: Future>(
+        &self,
+        deadline: Instant,
+        base: u64,
+        fut: F,
+    ) -> Result<F::Output, Elapsed> {
         tokio::pin!(fut);
-        let base = self.paused_ms();
         loop {
             let changed = self.0.changed.notified();
             tokio::pin!(changed);
@@ -95,6 +107,7 @@ mod tests {
     async fn paused_time_does_not_count() {
         let budget = Budget::default();
         let b = budget.clone();
+        let started = Instant::now();
         // 1.5 s of work, of which 1.4 s paused, within a 1 s budget.
         let work = async move {
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -112,6 +125,14 @@ mod tests {
         assert_eq!(
             budget.timeout(Duration::from_millis(300), slow).await,
             Err(Elapsed)
+        );
+        // A deadline set before the pause (the attempt's) moves by all of it.
+        let rest = tokio::time::sleep(Duration::from_millis(100));
+        assert_eq!(
+            budget
+                .until(started + Duration::from_millis(1000), rest)
+                .await,
+            Ok(())
         );
     }
 }

@@ -149,6 +149,11 @@ pub enum OAuthError {
     StepUpLimit { attempts: u32, scope: String },
     #[error("the sign-in was cancelled")]
     Cancelled,
+    #[error(
+        "signing in did not finish within {} ms: {step} had not answered",
+        after.as_millis()
+    )]
+    SignInTimedOut { step: String, after: Duration },
     #[error("{key}: {problem}")]
     Config { key: String, problem: String },
     #[error("the private key {path}: {problem}")]
@@ -180,7 +185,7 @@ impl OAuthError {
             Unreachable { .. } | HttpStatus { .. } => {
                 "check the network and that the authorization server is up, then try again".into()
             }
-            TimedOut { .. } => {
+            TimedOut { .. } | SignInTimedOut { .. } => {
                 "the authorization server is slow or down; try again, or raise connect_timeout_ms"
                     .into()
             }

@@ -2,18 +2,13 @@
 //! unless `callback_port` says otherwise) for `/callback`, and the same
 //! redirect pasted by hand when the browser runs on another machine.
 
-use std::convert::Infallible;
-
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper::body::Incoming;
-use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper::{Method, StatusCode};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
 use super::error::OAuthError;
+use crate::mcp::serve::{Reply, reply, serve};
 
 /// The parameters of an authorization response (RFC 6749 §4.1.2, RFC 9207).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -73,7 +68,11 @@ impl Listener {
             })?;
         let (tx, received) = mpsc::channel(4);
         let stop = CancellationToken::new();
-        tokio::spawn(serve(socket, tx, stop.clone()));
+        let route = move |request: hyper::Request<hyper::body::Incoming>| {
+            let answer = arrived(&tx, request.method(), request.uri());
+            async move { answer }
+        };
+        tokio::spawn(serve(socket, route, stop.clone()));
         Ok(Self {
             redirect_uri,
             received,
@@ -97,54 +96,21 @@ impl Drop for Listener {
     }
 }
 
-/// Accepts browsers until the listener is dropped; one small page each.
-async fn serve(
-    socket: tokio::net::TcpListener,
-    tx: mpsc::Sender<Callback>,
-    stop: CancellationToken,
-) {
-    loop {
-        let stream = tokio::select! {
-            () = stop.cancelled() => return,
-            accepted = socket.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(_) => continue,
-            },
-        };
-        let tx = tx.clone();
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req| arrived(req, tx.clone()));
-            let connection = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service);
-            tokio::select! {
-                _ = connection => {}
-                () = stop.cancelled() => {}
-            }
-        });
+fn arrived(tx: &mpsc::Sender<Callback>, method: &Method, uri: &hyper::Uri) -> Reply {
+    if uri.path() != PATH {
+        return reply(StatusCode::NOT_FOUND, "text/plain", "not found\n");
     }
-}
-
-async fn arrived(
-    req: Request<Incoming>,
-    tx: mpsc::Sender<Callback>,
-) -> Result<Response<Full<Bytes>>, Infallible> {
-    if req.uri().path() != PATH {
-        let mut not_found = Response::new(Full::new(Bytes::from_static(b"not found")));
-        *not_found.status_mut() = StatusCode::NOT_FOUND;
-        return Ok(not_found);
+    if method != Method::GET {
+        return reply(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "GET only\n");
     }
-    let _ = tx.try_send(Callback::from_query(req.uri().query().unwrap_or("")));
+    let _ = tx.try_send(Callback::from_query(uri.query().unwrap_or("")));
     // A fixed page: nothing from the query is echoed back into it.
-    let mut page = Response::new(Full::new(Bytes::from_static(
-        b"<!doctype html><meta charset=utf-8><title>mcp-harness</title>\
-          <p>mcp-harness received the sign-in. You can close this tab and return to the terminal.</p>",
-    )));
-    page.headers_mut().insert(
-        hyper::header::CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    Ok(page)
+    reply(
+        StatusCode::OK,
+        "text/html; charset=utf-8",
+        "<!doctype html><meta charset=utf-8><title>mcp-harness</title>\
+         <p>mcp-harness received the sign-in. You can close this tab and return to the terminal.</p>",
+    )
 }
 
 /// A redirect URL pasted by the operator: it must be the redirect this sign-in

@@ -1,8 +1,9 @@
 //! Signing in to remote servers: OAuth 2.1 as the MCP authorization spec says.
 //!
 //! rmcp 3.11 has an OAuth client behind its `auth` feature; it is not used.
-//! Its discovery refuses the 2025-03-26 metadata the conformance suite checks
-//! (an issuer with a path, served at the server's origin), it proceeds when an
+//! As its source reads, its discovery would refuse the 2025-03-26 metadata the
+//! conformance suite checks (an issuer with a path, served at the server's
+//! origin), it proceeds when an
 //! authorization server does not advertise PKCE (the spec says refuse), picks
 //! the token endpoint's client authentication from metadata rather than from
 //! the registration or the config, signs `private_key_jwt` only through
@@ -16,6 +17,7 @@
 //! `store` (0600 file), `listener` + `agent` (the browser step), `budget`.
 
 pub mod agent;
+pub mod browser;
 pub mod budget;
 pub mod challenge;
 pub mod crypto;
@@ -26,6 +28,7 @@ pub mod flow;
 pub mod identity;
 pub mod listener;
 mod logout;
+mod metadata;
 pub mod net;
 pub mod origin;
 pub mod session;

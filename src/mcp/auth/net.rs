@@ -3,6 +3,7 @@
 //! redirects only within one origin (discovery) or not at all (everything
 //! that carries a credential).
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt as _;
@@ -56,11 +57,24 @@ fn describe_json_error(e: &serde_json::Error) -> String {
     }
 }
 
+/// Clears the in-flight slot however the request ends (dropped included).
+struct Done<'a>(&'a Mutex<Option<(&'static str, String)>>);
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = None;
+        }
+    }
+}
+
 /// The HTTP client of the OAuth layer.
 #[derive(Clone)]
 pub struct Net {
     client: reqwest::Client,
     per_request: Duration,
+    /// The request in flight (what, URL): said when a deadline cuts it short.
+    in_flight: Arc<Mutex<Option<(&'static str, String)>>>,
 }
 
 impl Net {
@@ -77,7 +91,15 @@ impl Net {
         Self {
             client,
             per_request,
+            in_flight: Arc::default(),
         }
+    }
+
+    /// "the token endpoint at URL", while a request is waiting for its answer.
+    pub fn in_flight(&self) -> Option<String> {
+        let slot = self.in_flight.lock().ok()?;
+        slot.as_ref()
+            .map(|(what, url)| format!("the {what} at {url}"))
     }
 
     pub fn per_request(&self) -> Duration {
@@ -194,6 +216,10 @@ impl Net {
                 url: url.clone(),
             })
         };
+        if let Ok(mut slot) = self.in_flight.lock() {
+            *slot = Some((what, url.to_string()));
+        }
+        let _done = Done(&self.in_flight);
         match tokio::time::timeout(self.per_request + Duration::from_millis(250), exchange).await {
             Ok(result) => result,
             Err(_) => Err(OAuthError::TimedOut {

@@ -53,9 +53,15 @@ impl HttpClient {
         Self { inner, auth }
     }
 
+    /// The reqwest client under it (for a request rmcp's client cannot make,
+    /// see `rawhttp`), to be sent through [`Self::authorized`].
+    pub(in crate::mcp) fn http(&self) -> &reqwest::Client {
+        &self.inner
+    }
+
     /// Runs `op` with the session's credentials; a refused request is retried
     /// after the session recovered (refresh, sign-in, step-up), bounded.
-    async fn authorized<T, F, Fut>(
+    pub(in crate::mcp) async fn authorized<T, F, Fut>(
         &self,
         method: &str,
         uri: &str,

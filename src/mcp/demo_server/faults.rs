@@ -1,6 +1,11 @@
 //! Fault injection: each fault imitates one way real MCP servers misbehave, so the harness can
 //! be tested against it deterministically.
 
+// Without the `test-fixtures` feature nothing can turn a fault on (the flags
+// are not compiled in): `Faults` is always its default, the parsing and the
+// background faults are never called, and the linker drops them.
+#![cfg_attr(not(feature = "test-fixtures"), allow(dead_code))]
+
 use std::{
     io::Write,
     process::{Command, Stdio},
@@ -89,6 +94,22 @@ pub enum Fault {
     /// result) whose message leaks internals, as a careless server would.
     RpcErrorOn {
         tool: String,
+    },
+    /// `research` never leaves `working`.
+    TaskNeverEnds,
+    /// `research`'s task claims `completed` when created, then reports `working`.
+    TaskGoesBack,
+    /// The `pollInterval` (`pollIntervalMs`) `research`'s task asks for.
+    TaskPollMs {
+        ms: u64,
+    },
+    /// `guarded_set` asks again every round, forever.
+    InputLoop,
+    /// `guarded_set`'s `requestState` doubles every round (from 64 KiB).
+    StateGrows,
+    /// The `ttlMs` of tools/list pages on 2026-07-28 (default five minutes).
+    ListTtlMs {
+        ms: u64,
     },
 }
 
@@ -180,6 +201,12 @@ impl Fault {
                 _ => Err("fault mutate-mark needs a file: mutate-mark=PATH".into()),
             },
             "slow-list" => Ok(Fault::SlowList { ms: number()? }),
+            "task-never-ends" => flag(Fault::TaskNeverEnds),
+            "task-goes-back" => flag(Fault::TaskGoesBack),
+            "task-poll-ms" => Ok(Fault::TaskPollMs { ms: number()? }),
+            "input-loop" => flag(Fault::InputLoop),
+            "state-grows" => flag(Fault::StateGrows),
+            "list-ttl-ms" => Ok(Fault::ListTtlMs { ms: number()? }),
             "rpc-error-on" => match value {
                 Some(tool) if !tool.is_empty() => Ok(Fault::RpcErrorOn { tool: tool.into() }),
                 _ => Err("fault rpc-error-on needs a tool name: rpc-error-on=TOOL".into()),
@@ -215,6 +242,12 @@ pub struct Faults {
     pub mutate_mark: Option<String>,
     pub slow_list_ms: Option<u64>,
     pub rpc_error_on: Vec<String>,
+    pub task_never_ends: bool,
+    pub task_goes_back: bool,
+    pub task_poll_ms: Option<u64>,
+    pub input_loop: bool,
+    pub state_grows: bool,
+    pub list_ttl_ms: Option<u64>,
 }
 
 impl Faults {
@@ -245,6 +278,12 @@ impl Faults {
                 Fault::MutateMark { path } => faults.mutate_mark = Some(path),
                 Fault::SlowList { ms } => faults.slow_list_ms = Some(ms),
                 Fault::RpcErrorOn { tool } => faults.rpc_error_on.push(tool),
+                Fault::TaskNeverEnds => faults.task_never_ends = true,
+                Fault::TaskGoesBack => faults.task_goes_back = true,
+                Fault::TaskPollMs { ms } => faults.task_poll_ms = Some(ms),
+                Fault::InputLoop => faults.input_loop = true,
+                Fault::StateGrows => faults.state_grows = true,
+                Fault::ListTtlMs { ms } => faults.list_ttl_ms = Some(ms),
             }
         }
         faults

@@ -1,28 +1,24 @@
 //! `demo-server NAME --http ADDR`: rmcp's Streamable HTTP server service at
-//! `/mcp`, served by hyper directly (HTTP/1.1; a router framework would add
-//! dozens of crates for one route).
+//! `/mcp`, served by hyper directly (see `mcp::serve`).
 
-use std::convert::Infallible;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::body::Incoming;
-use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper::{Request, StatusCode};
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::log;
+use super::oauth_gate::{Gate, PRM_PATH};
 use super::tools::DemoHandler;
+use crate::mcp::serve::{self as http, reply};
 
 /// The one route.
 const PATH: &str = "/mcp";
@@ -35,6 +31,7 @@ pub(super) async fn serve(
     handler: DemoHandler,
     addr: SocketAddr,
     ignore_term: bool,
+    gate: Option<Gate>,
 ) -> anyhow::Result<()> {
     anyhow::ensure!(
         addr.ip().is_loopback(),
@@ -47,6 +44,7 @@ pub(super) async fn serve(
         Arc::new(LocalSessionManager::default()),
         config,
     );
+    let gate = gate.map(Arc::new);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
@@ -61,27 +59,38 @@ pub(super) async fn serve(
         std::process::id()
     ));
 
-    let mut connections = JoinSet::new();
-    let stop = wait_for_stop_signal(ignore_term);
-    tokio::pin!(stop);
-    loop {
-        tokio::select! {
-            () = &mut stop => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    connections.spawn(connection(stream, service.clone(), ct.clone()));
+    let stop = CancellationToken::new();
+    let route = move |request: Request<Incoming>| {
+        let service = service.clone();
+        let gate = gate.clone();
+        async move {
+            let path = request.uri().path();
+            if let Some(gate) = &gate {
+                if path == PRM_PATH {
+                    return gate.metadata(request.headers());
                 }
-                Err(error) => log(format_args!("accept failed: {error}")),
-            },
-            // Reap finished connections as we go.
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+                if path == PATH
+                    && let Some(refused) = gate.check(request.headers())
+                {
+                    return refused;
+                }
+            }
+            if path == PATH {
+                service.handle(request).await
+            } else {
+                reply(StatusCode::NOT_FOUND, "text/plain", "not found\n")
+            }
         }
-    }
+    };
+    let serving = tokio::spawn(http::serve(listener, route, stop.clone()));
+    wait_for_stop_signal(ignore_term).await;
     // Stop taking connections, end the sessions, let open ones finish briefly.
-    drop(listener);
+    stop.cancel();
     ct.cancel();
     let drained = tokio::time::timeout(SHUTDOWN_GRACE, async {
-        while connections.join_next().await.is_some() {}
+        if let Ok(mut connections) = serving.await {
+            while connections.join_next().await.is_some() {}
+        }
     })
     .await;
     if drained.is_err() {
@@ -89,39 +98,6 @@ pub(super) async fn serve(
     }
     log("stopped");
     Ok(())
-}
-
-/// One HTTP/1.1 connection, shut down gracefully when the server stops.
-async fn connection(stream: tokio::net::TcpStream, service: Service, ct: CancellationToken) {
-    let route = hyper::service::service_fn(move |request: Request<Incoming>| {
-        let service = service.clone();
-        async move {
-            if request.uri().path() == PATH {
-                Ok::<_, Infallible>(service.handle(request).await)
-            } else {
-                Ok(not_found())
-            }
-        }
-    });
-    let conn =
-        hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), route);
-    tokio::pin!(conn);
-    let result = tokio::select! {
-        result = conn.as_mut() => result,
-        () = ct.cancelled() => {
-            conn.as_mut().graceful_shutdown();
-            conn.await
-        }
-    };
-    if let Err(error) = result {
-        log(format_args!("connection ended: {error}"));
-    }
-}
-
-fn not_found() -> Response<BoxBody<Bytes, Infallible>> {
-    let mut response = Response::new(Full::new(Bytes::from_static(b"not found\n")).boxed());
-    *response.status_mut() = StatusCode::NOT_FOUND;
-    response
 }
 
 /// Resolves on SIGTERM or SIGINT; never, under the `ignore-term` fault (which installs its own

@@ -5,28 +5,44 @@
 //! protocol on purpose, and `sleeper` only exists to be a grandchild the harness must reap.
 //! Hidden flags inject faults; they stay out of the user-facing help.
 
+mod extras;
 mod faults;
+#[cfg(feature = "test-fixtures")]
+mod fixtures;
 mod handler;
+#[cfg(feature = "test-fixtures")]
 mod hostile;
+#[cfg(feature = "test-fixtures")]
+mod hostile_eras;
 mod http;
+// Only the test fixtures turn the gate on; the installed demo never does.
+#[cfg_attr(not(feature = "test-fixtures"), allow(dead_code))]
+mod oauth_gate;
 mod record;
+mod service;
 mod taint;
+mod tasks;
 #[cfg(test)]
 mod tests;
 mod tools;
 mod toolsets;
+mod toolsets_protocol;
 
-use std::{net::SocketAddr, path::PathBuf, sync::OnceLock};
+use std::{net::SocketAddr, sync::OnceLock};
 
 use anyhow::Context;
 use rmcp::{ServiceExt, service::ServerInitializeError};
 
+#[cfg(feature = "test-fixtures")]
 pub use faults::Fault;
+#[cfg(feature = "test-fixtures")]
 pub use hostile::Scenario;
+pub use service::DemoProtocol;
 pub use toolsets::Toolset;
 
 use faults::Faults;
 use record::Recorder;
+use service::DemoService;
 use tools::{DemoHandler, Flavor};
 
 /// Arguments of the `demo-server` subcommand.
@@ -40,96 +56,99 @@ pub struct DemoServerArgs {
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
 
-    /// Test only: inject a fault (repeatable).
-    #[arg(long = "fault", value_name = "SPEC", hide = true, value_parser = Fault::parse)]
-    pub faults: Vec<Fault>,
+    /// Which protocol revisions to speak: both (2026-07-28 and the handshake
+    /// revisions), only 2026-07-28 (refuses `initialize`), or only 2025-11-25
+    /// and older (no `server/discover`).
+    #[arg(long, value_enum, value_name = "REVISION", default_value_t = DemoProtocol::Both)]
+    pub protocol: DemoProtocol,
 
-    /// Test only: append every tools/call and notifications/cancelled received to FILE (JSON lines).
-    #[arg(long, value_name = "FILE", hide = true)]
-    pub record: Option<PathBuf>,
+    /// Also publish `research` (runs as a task) and `guarded_set` (asks the
+    /// operator to confirm before it stores a value).
+    #[arg(long)]
+    pub extras: bool,
 
-    /// Test only: ignored; marks the command line so tests can find leaked processes.
-    #[arg(long, value_name = "TEXT", hide = true)]
-    pub tag: Option<String>,
-
-    /// Test only: publish N generated tools instead of the normal ones.
-    #[arg(long, value_name = "N", hide = true, conflicts_with = "toolset")]
-    pub tools: Option<usize>,
-
-    /// Test only: paginate tools/list, N tools per page.
-    #[arg(long, value_name = "N", hide = true, value_parser = clap::value_parser!(u64).range(1..))]
-    pub page_size: Option<u64>,
-
-    /// Test only: with --tools, give every generated tool a different schema.
-    #[arg(long, hide = true, requires = "tools")]
-    pub distinct_schemas: bool,
-
-    /// Test only: publish a named, deliberately awkward tool set.
-    #[arg(long, value_enum, value_name = "NAME", hide = true)]
-    pub toolset: Option<Toolset>,
-
-    /// Test only: the protocol violation `hostile` commits.
-    #[arg(long, value_enum, value_name = "NAME", hide = true)]
-    pub scenario: Option<Scenario>,
-
-    /// Test only: `sleeper` calls setsid() first, escaping its parent's process group.
-    #[arg(long, hide = true)]
-    pub setsid: bool,
+    /// Faults, recording, generated tool sets, the OAuth gate: test builds only.
+    #[cfg(feature = "test-fixtures")]
+    #[command(flatten)]
+    pub fixtures: fixtures::FixtureArgs,
 }
 
-/// The demo servers. `hostile` and `sleeper` are test fixtures, hidden from help.
+/// The demo servers. `hostile` and `sleeper` are test fixtures: hidden from
+/// help, and only in test builds.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DemoName {
     /// Fruit → colour table (server name demo-alpha).
     Alpha,
     /// City → country table (server name demo-beta).
     Beta,
+    #[cfg(feature = "test-fixtures")]
     #[value(hide = true)]
     Hostile,
+    #[cfg(feature = "test-fixtures")]
     #[value(hide = true)]
     Sleeper,
+}
+
+/// What an alpha or beta server runs with.
+struct Setup {
+    tool_set: toolsets::ToolSet,
+    page_size: Option<usize>,
+    faults: Faults,
+    recorder: Option<Recorder>,
+    /// OAuth bearer tokens required over HTTP (a test fixture).
+    gate: Option<oauth_gate::Gate>,
+}
+
+impl Setup {
+    /// The demo as users get it: the standard tools, no fault, no recording.
+    #[cfg(not(feature = "test-fixtures"))]
+    fn plain(flavor: Flavor) -> Self {
+        init_log(flavor.server_name(), false);
+        Self {
+            tool_set: toolsets::build(flavor, None, None, false, false, false),
+            page_size: None,
+            faults: Faults::default(),
+            recorder: None,
+            gate: None,
+        }
+    }
 }
 
 /// Runs the selected demo server until its client goes away (or, for HTTP, until a signal).
 pub async fn run(args: DemoServerArgs) -> anyhow::Result<()> {
     match args.name {
-        DemoName::Sleeper => sleeper(args.setsid).await,
-        DemoName::Hostile => {
-            init_log("demo-hostile", false);
-            anyhow::ensure!(args.http.is_none(), "`hostile` only speaks stdio");
-            let scenario = args
-                .scenario
-                .context("`demo-server hostile` needs --scenario")?;
-            hostile::run(scenario, Faults::from_specs(&args.faults).escapes).await
-        }
+        #[cfg(feature = "test-fixtures")]
+        DemoName::Sleeper => fixtures::sleeper(args.fixtures.setsid).await,
+        #[cfg(feature = "test-fixtures")]
+        DemoName::Hostile => fixtures::hostile(&args.fixtures, args.http.is_some()).await,
         DemoName::Alpha => serve_demo(Flavor::Alpha, args).await,
         DemoName::Beta => serve_demo(Flavor::Beta, args).await,
     }
 }
 
 async fn serve_demo(flavor: Flavor, args: DemoServerArgs) -> anyhow::Result<()> {
-    let faults = Faults::from_specs(&args.faults);
-    init_log(flavor.server_name(), faults.escapes);
-    let tool_set = toolsets::build(
+    #[cfg(feature = "test-fixtures")]
+    let setup = fixtures::setup(flavor, &args.fixtures)?;
+    #[cfg(not(feature = "test-fixtures"))]
+    let setup = Setup::plain(flavor);
+    let Setup {
+        tool_set,
+        page_size,
+        faults,
+        recorder,
+        gate,
+    } = setup;
+    let handler = DemoHandler::new(
         flavor,
-        args.toolset,
-        args.tools,
-        args.distinct_schemas,
-        faults.escapes,
-        faults.hidden_text,
+        tool_set,
+        page_size,
+        faults.clone(),
+        recorder,
+        args.protocol,
+        args.extras,
     );
-    let recorder = match &args.record {
-        Some(path) => Some(Recorder::open(path)?),
-        None => None,
-    };
-    let page_size = match args.page_size {
-        Some(n) => Some(usize::try_from(n).context("--page-size is too large")?),
-        None => None,
-    };
-    let handler = DemoHandler::new(flavor, tool_set, page_size, faults.clone(), recorder);
-    faults::start_background(&faults, args.tag.as_deref())?;
     match args.http {
-        Some(addr) => http::serve(handler, addr, faults.ignore_term).await,
+        Some(addr) => http::serve(handler, addr, faults.ignore_term, gate).await,
         None => serve_stdio(handler, &faults).await,
     }
 }
@@ -141,7 +160,10 @@ async fn serve_stdio(handler: DemoHandler, faults: &Faults) -> anyhow::Result<()
     log(format_args!("ready on stdio (pid {})", std::process::id()));
     // stdio_pipes: non-blocking when stdin/stdout are pipes (as under a harness), so shutting
     // the runtime down never waits on a blocked stdin read.
-    match handler.serve(rmcp::transport::stdio_pipes()).await {
+    match DemoService(handler)
+        .serve(rmcp::transport::stdio_pipes())
+        .await
+    {
         Ok(service) => {
             let reason = service.waiting().await;
             log(format_args!("session ended ({reason:?})"));
@@ -155,18 +177,6 @@ async fn serve_stdio(handler: DemoHandler, faults: &Faults) -> anyhow::Result<()
         log("ignore-term: staying alive after stdin EOF");
         std::future::pending::<()>().await;
     }
-    Ok(())
-}
-
-/// A grandchild fixture: does nothing until killed. With `--setsid` it leaves its parent's
-/// process group first, like a daemonizing helper would.
-async fn sleeper(setsid: bool) -> anyhow::Result<()> {
-    init_log("demo-sleeper", false);
-    if setsid {
-        nix::unistd::setsid().context("setsid")?;
-    }
-    log(format_args!("sleeping (pid {})", std::process::id()));
-    std::future::pending::<()>().await;
     Ok(())
 }
 
@@ -200,6 +210,7 @@ fn log(message: impl std::fmt::Display) {
 }
 
 /// The prefix alone, for writers that format their own lines (the stderr flood).
+#[cfg_attr(not(feature = "test-fixtures"), allow(dead_code))]
 fn log_prefix() -> &'static str {
     LOG_STYLE
         .get()

@@ -28,6 +28,10 @@ pub enum Toolset {
     WeirdNames,
     /// Names with an escape sequence, a C1 control and a bidi override, plus `lookup`.
     EscapeNames,
+    /// `lookup` with a valid `x-mcp-header`, `bad_header` with an invalid one.
+    Headers,
+    /// `report` and `bad_report`, with an `outputSchema` (kept, and broken).
+    Structured,
 }
 
 /// How calls to the published tools are answered.
@@ -37,6 +41,8 @@ pub enum Behaviour {
     Standard,
     /// Every published tool echoes its arguments.
     Echo,
+    /// The `structured` tool set's answers (see `toolsets_protocol`).
+    Structured,
 }
 
 pub struct ToolSet {
@@ -58,7 +64,8 @@ pub fn build(
 ) -> ToolSet {
     let (tools, behaviour) = match (toolset, generated) {
         (_, Some(count)) => (generate(count, distinct_schemas), Behaviour::Echo),
-        (Some(toolset), None) => (named(toolset), Behaviour::Echo),
+        (Some(toolset), None) => super::toolsets_protocol::named(toolset)
+            .unwrap_or_else(|| (named(toolset), Behaviour::Echo)),
         (None, None) => (standard(flavor), Behaviour::Standard),
     };
     let tools: Vec<Tool> = if escapes {
@@ -129,7 +136,7 @@ fn tag_text(ascii: &str) -> String {
         .collect()
 }
 
-fn schema(value: Value) -> Arc<JsonObject> {
+pub(super) fn schema(value: Value) -> Arc<JsonObject> {
     match value {
         Value::Object(map) => Arc::new(map),
         other => unreachable!("schema literals are objects, got {other}"),
@@ -254,6 +261,8 @@ fn named(toolset: Toolset) -> Vec<Tool> {
         "additionalProperties": false
     });
     match toolset {
+        // Built in `toolsets_protocol`.
+        Toolset::Headers | Toolset::Structured => Vec::new(),
         Toolset::Collision => vec![
             echo_tool(
                 "lookup-one",

@@ -2,7 +2,7 @@
 
 use ratatui::text::{Line, Span};
 
-use crate::protocol::AliasStatus;
+use crate::protocol::{AliasStatus, SignInStatus};
 use crate::ui::rows::EFFECT_WIDTH;
 use crate::ui::sanitize::{inert_text, wrapped};
 use crate::ui::state::{AppState, Focus};
@@ -66,6 +66,26 @@ pub fn servers_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
                     .map(|l| Line::styled(l, theme::error())),
             );
         }
+        if !server.server_output.is_empty() {
+            // The server's words (a failed connect's error text, its stderr):
+            // marked as theirs, the last few lines only.
+            lines.push(Line::styled(
+                fit(
+                    "server output (untrusted, never shown to the model):",
+                    width,
+                ),
+                theme::untrusted(),
+            ));
+            let shown = &server.server_output[server.server_output.len().saturating_sub(4)..];
+            for said in shown {
+                lines.extend(
+                    wrapped(said, width.saturating_sub(2))
+                        .into_iter()
+                        .take(3)
+                        .map(|l| Line::styled(format!("│ {l}"), theme::untrusted())),
+                );
+            }
+        }
         if !server.policy_missing.is_empty() || !server.policy_extra.is_empty() {
             lines.extend(
                 wrapped("p: write a policy for what it publishes", width)
@@ -78,6 +98,18 @@ pub fn servers_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
                 wrapped("v: review the changed definitions, and accept them", width)
                     .into_iter()
                     .map(|l| Line::styled(l, theme::warn())),
+            );
+        }
+        let sign_in = match server.sign_in {
+            SignInStatus::Needed => Some(("s: sign in (it asks for authorization)", theme::warn())),
+            SignInStatus::SignedIn => Some(("signed in · o: sign out", theme::dim())),
+            SignInStatus::NotUsed | SignInStatus::Possible => None,
+        };
+        if let Some((text, style)) = sign_in {
+            lines.extend(
+                wrapped(text, width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, style)),
             );
         }
     }
@@ -171,6 +203,9 @@ pub fn registry_empty(state: &AppState) -> String {
     let Some(server) = state.selected_server() else {
         return "no server configured: add one under [servers] in the config file".into();
     };
+    if server.sign_in == SignInStatus::Needed && server.state != AliasStatus::Ready {
+        return "it needs a sign-in — press s in Servers (2) to sign in".into();
+    }
     match server.state {
         AliasStatus::Ready => "it publishes no tools".into(),
         AliasStatus::Connecting => "connecting…".into(),

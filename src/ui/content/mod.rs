@@ -19,7 +19,7 @@ pub use lists::{registry_empty, registry_header, servers_lines};
 pub use windows::{explain_lines, rules_lines};
 
 /// The scopes in the order help lists them.
-const HELP_ORDER: [Scope; 18] = [
+const HELP_ORDER: [Scope; 19] = [
     Scope::Global,
     Scope::Input,
     Scope::Lists,
@@ -38,6 +38,7 @@ const HELP_ORDER: [Scope; 18] = [
     Scope::WritePolicy,
     Scope::PinDiff,
     Scope::PinConfirm,
+    Scope::SignIn,
 ];
 
 /// Every key, wrapped to `width`.

@@ -74,6 +74,7 @@ pub fn draw(frame: &mut Frame, state: &AppState, overlay: &Overlay) {
                 (*scroll).min(max),
             )
         }
+        Overlay::SignIn(window) => return super::sign_in::draw(frame, area, window),
         Overlay::Help { .. } => return,
     };
     let block = fitted_block(&title, true, area.width);

@@ -18,7 +18,7 @@ pub use super::rows::{Filter, RegistryRow, Rows, Struck};
 use super::rows::{RowsKey, Source};
 use crate::protocol::{ApprovalView, GrantView, ServerView, SessionInfo, ToolView};
 pub use form::{ElicitForm, FieldValue, choice_label};
-pub use overlay::{CallEditor, Overlay};
+pub use overlay::{CallEditor, Overlay, SignInWindow};
 
 /// How long a status-bar message stays.
 const STATUS_VISIBLE: Duration = Duration::from_secs(6);
@@ -325,6 +325,7 @@ impl AppState {
                 saving: Some(_), ..
             } => Scope::SaveGrant,
             Overlay::Explain { .. } => Scope::Explain,
+            Overlay::SignIn(_) => Scope::SignIn,
         })
     }
 

@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use ratatui_textarea::TextArea;
 
-use crate::protocol::{ArgsCheck, ExplainView, GrantId};
+use crate::protocol::{ArgsCheck, ExplainView, GrantId, SignInView};
 
 /// A window over everything else; it takes the keys while open.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +48,18 @@ pub enum Overlay {
         view: Option<ExplainView>,
         scroll: u16,
     },
+    /// A sign-in waiting for the browser.
+    SignIn(Box<SignInWindow>),
+}
+
+/// The sign-in window: the URL, the waiting, a field for a pasted redirect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignInWindow {
+    pub view: SignInView,
+    /// What the operator pasted (or typed): the address the browser was sent to.
+    pub paste: String,
+    /// Why the last paste was refused.
+    pub problem: Option<String>,
 }
 
 /// The arguments editor of a hand-made call.

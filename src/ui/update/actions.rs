@@ -57,6 +57,7 @@ fn servers(state: &mut AppState, action: Action) -> Vec<Effect> {
             state.focus = Focus::Registry;
             return Vec::new();
         }
+        Action::SignIn | Action::SignOut => return super::sign_in::action(state, action),
         Action::WritePolicy if mismatch => {
             state.overlay = Some(Overlay::WritePolicy { alias });
             return Vec::new();

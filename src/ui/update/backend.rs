@@ -8,7 +8,8 @@ use crate::protocol::{
 };
 use crate::ui::msg::Effect;
 use crate::ui::state::{
-    AppState, CallStatus, Cell, ElicitForm, Focus, Overlay, Prompt, Struck, ToolCallCell,
+    AppState, CallStatus, Cell, ElicitForm, Focus, Overlay, Prompt, SignInWindow, Struck,
+    ToolCallCell,
 };
 
 pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
@@ -56,6 +57,19 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
                     Some(m) => format!("{done} · {}", crate::sanitize::inert_line(&m, 80)),
                     None => done,
                 });
+            }
+        }
+        BackendEvent::CallTask {
+            id,
+            status,
+            message,
+        } => {
+            if let Some(call) = state.call_mut(&id)
+                && matches!(call.status, CallStatus::Running { .. })
+            {
+                // The server's words: inert, one line.
+                let message = message.map(|m| crate::sanitize::inert_line(&m, 80));
+                call.task = Some((status, message));
             }
         }
         BackendEvent::Notice(text) => state.cells.push(Cell::Notice(text)),
@@ -137,6 +151,24 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
         BackendEvent::ReplayPaused { seconds } => state.paused = Some((state.now, seconds)),
         BackendEvent::ReplayResumed => state.paused = None,
         BackendEvent::Status(text) => state.say(text),
+        BackendEvent::SignInStarted(view) => {
+            state.overlay = Some(Overlay::SignIn(Box::new(SignInWindow {
+                view,
+                paste: String::new(),
+                problem: None,
+            })));
+        }
+        BackendEvent::SignInPasteRefused(why) => {
+            if let Some(Overlay::SignIn(window)) = &mut state.overlay {
+                window.problem = Some(why);
+            }
+        }
+        BackendEvent::SignInEnded { alias, text, .. } => {
+            if matches!(&state.overlay, Some(Overlay::SignIn(w)) if w.view.alias == alias) {
+                state.overlay = None;
+            }
+            state.say(text);
+        }
         BackendEvent::Stopped => return vec![Effect::Exit],
     }
     Vec::new()
@@ -224,6 +256,8 @@ fn call_cell(view: ToolCallView, now: Instant) -> ToolCallCell {
         result: None,
         server_output: None,
         progress: None,
+        task: None,
+        dropped_nulls: Vec::new(),
         expanded: false,
         decided: None,
     }
@@ -243,6 +277,7 @@ fn finish_call(state: &mut AppState, outcome: ToolOutcomeView) {
         },
     };
     call.progress = None;
+    call.dropped_nulls = outcome.dropped_nulls;
     call.result = Some(outcome.text);
     call.server_output = outcome.server_output;
     call.decided = outcome.decided;

@@ -74,6 +74,9 @@ fn ctrl_c(state: &mut AppState) -> Vec<Effect> {
             answer: crate::protocol::ElicitAnswer::Cancel,
         })];
     }
+    if let Some(Overlay::SignIn(_)) = state.overlay {
+        return super::sign_in::cancel(state);
+    }
     if state.overlay.take().is_some() {
         return Vec::new();
     }
@@ -292,6 +295,14 @@ pub fn paste(state: &mut AppState, text: &str) -> Vec<Effect> {
     if let Some(Overlay::CallTool(editor)) = &mut state.overlay {
         editor.area.insert_str(&text);
         super::overlay::revalidate(state);
+        return Vec::new();
+    }
+    if let Some(Overlay::SignIn(window)) = &mut state.overlay {
+        // An address is one line: breaks a terminal put in are not part of it.
+        window
+            .paste
+            .extend(text.chars().filter(|c| !c.is_control()));
+        window.problem = None;
         return Vec::new();
     }
     if state.overlay.is_some() {

@@ -11,6 +11,7 @@ mod keys;
 mod mouse;
 mod overlay;
 mod scroll;
+mod sign_in;
 
 use super::msg::{Effect, Msg};
 use super::state::AppState;

@@ -15,6 +15,9 @@ use crate::ui::state::{AppState, CallEditor, Overlay, RegistryRow};
 use crate::ui::{content, pins};
 
 pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
+    if let Some(Overlay::SignIn(_)) = state.overlay {
+        return super::sign_in::key(state, key);
+    }
     let Some(scope) = state.overlay_scope() else {
         return Vec::new();
     };

@@ -52,6 +52,11 @@ impl Interop {
         }
     }
 
+    /// The interop venv's Python (it has the `mcp` SDK).
+    pub fn python(&self) -> PathBuf {
+        self.root.join("venv/bin/python")
+    }
+
     pub fn time_server(&self) -> PathBuf {
         self.root.join("venv/bin/mcp-server-time")
     }
