@@ -5,6 +5,8 @@
 //!
 //! `cargo bench --bench hot_path`
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
+
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -15,7 +17,7 @@ use mcp_harness::agent::subagent::{AgentSettings, Crew};
 use mcp_harness::agent::toolbox::ToolBox;
 use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::mcp::{EventSink, FlagApprover, Hub, Vars, schema};
-use mcp_harness::protocol::{OriginView, ServerView, ToolView};
+use mcp_harness::protocol::{AliasStatus, Origin, PolicyEffect, ServerView, Target, ToolView};
 use mcp_harness::ui::panes;
 use mcp_harness::ui::state::{AppState, CallStatus, Cell, Focus, ToolCallCell};
 use ratatui::Terminal;
@@ -157,21 +159,24 @@ fn render_main_screen_tools_and_cells(bencher: Bencher, n: usize) {
 fn big_state(tools: usize, cells: usize) -> AppState {
     let now = Instant::now();
     let mut state = AppState::new(now);
-    let published = (0..tools)
+    let schema = Arc::new(json!({"type": "object", "properties": {"key": {"type": "string"}}}));
+    let published: Arc<[ToolView]> = (0..tools)
         .map(|i| ToolView {
             name: format!("tool_{i:05}"),
             title: None,
             description: Some(format!("Generated tool {i}.")),
             annotations: None,
-            input_schema: json!({"type": "object", "properties": {"key": {"type": "string"}}}),
+            input_schema: Arc::clone(&schema),
             exposed_as: Some(format!("mcp__big__tool_{i:05}")),
-            effect: Some("allow".into()),
+            effect: Some(PolicyEffect::Allow),
             why_not: None,
+            check: None,
+            hidden_text: false,
         })
         .collect();
-    state.servers = vec![ServerView {
+    state.servers = Arc::from(vec![ServerView {
         alias: "big".into(),
-        state: "ready".into(),
+        state: AliasStatus::Ready,
         detail: None,
         code: None,
         transport: "stdio: big".into(),
@@ -180,37 +185,37 @@ fn big_state(tools: usize, cells: usize) -> AppState {
         policy_missing: Vec::new(),
         policy_extra: Vec::new(),
         health: None,
-    }];
+    }]);
     state.registry_all = true;
     state.selected_tool = tools / 2;
-    state.cells = (0..cells)
-        .map(|i| match i % 3 {
-            0 => Cell::User(format!(
-                "question {i}: what does tool {i} return for apple?"
-            )),
-            1 => Cell::Assistant {
-                agent: "lead".into(),
-                text: format!("Calling tool {i} to find out. ").repeat(4),
-                streaming: false,
+    for cell in (0..cells).map(|i| match i % 3 {
+        0 => Cell::User(format!(
+            "question {i}: what does tool {i} return for apple?"
+        )),
+        1 => Cell::Assistant {
+            agent: Origin::Lead,
+            text: format!("Calling tool {i} to find out. ").repeat(4),
+            streaming: false,
+        },
+        _ => Cell::ToolCall(Box::new(ToolCallCell {
+            id: format!("c{i}"),
+            by: Origin::Lead,
+            name: format!("mcp__big__tool_{:05}", i % tools.max(1)),
+            target: Target::Mcp {
+                alias: "big".into(),
+                remote_name: format!("tool_{i:05}"),
             },
-            _ => Cell::ToolCall(Box::new(ToolCallCell {
-                id: format!("c{i}"),
-                agent: "lead".into(),
-                name: format!("mcp__big__tool_{:05}", i % tools.max(1)),
-                origin: OriginView::Mcp {
-                    alias: "big".into(),
-                    remote_name: format!("tool_{i:05}"),
-                },
-                effect: Some("allow".into()),
-                arguments: json!({"key": "apple"}),
-                status: CallStatus::Ok { elapsed_ms: 3 },
-                result: Some("apple = red\n".repeat(5)),
-                server_output: None,
-                progress: None,
-                expanded: false,
-            })),
-        })
-        .collect();
+            effect: Some(PolicyEffect::Allow),
+            arguments: json!({"key": "apple"}),
+            status: CallStatus::Ok { elapsed_ms: 3 },
+            result: Some("apple = red\n".repeat(5)),
+            server_output: None,
+            progress: None,
+            expanded: false,
+        })),
+    }) {
+        state.cells.push(cell);
+    }
     state.focus = Focus::Registry;
     state
 }

@@ -3,6 +3,7 @@
 //! `toml_edit` (which re-parses the result to check it). Target: < 50 ms each.
 //!
 //! `cargo bench --bench import`
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
 
 use std::path::{Path, PathBuf};
 

@@ -5,6 +5,8 @@
 //! builds for benches. Prints medians, p99 and ratios. `BENCH_ONLY=large` runs
 //! only the 10,000-tool listing (for profiling it with perf).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,13 +29,16 @@ struct Counting;
 static LIVE: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIsize::new(0);
 
 // SAFETY: every call forwards to the system allocator unchanged; only a counter is added.
+#[allow(unsafe_code)]
 unsafe impl std::alloc::GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
         LIVE.fetch_add(layout.size() as isize, std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: the caller's contract for this call, passed on unchanged.
         unsafe { std::alloc::System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
         LIVE.fetch_sub(layout.size() as isize, std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: the caller's contract for this call, passed on unchanged.
         unsafe { std::alloc::System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
@@ -41,6 +46,7 @@ unsafe impl std::alloc::GlobalAlloc for Counting {
             new_size as isize - layout.size() as isize,
             std::sync::atomic::Ordering::Relaxed,
         );
+        // SAFETY: the caller's contract for this call, passed on unchanged.
         unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
     }
 }

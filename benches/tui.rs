@@ -7,6 +7,8 @@
 //!
 //! `cargo bench --bench tui` (needs tmux).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
+
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -14,9 +16,10 @@ use mcp_harness::backend;
 use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::protocol::{BackendEvent, Command as UiCommand};
 use mcp_harness::session::SessionOptions;
+use mcp_harness::ui::msg::Msg;
 use mcp_harness::ui::panes;
 use mcp_harness::ui::state::{AppState, Focus};
-use mcp_harness::ui::update::{Msg, update};
+use mcp_harness::ui::update::update;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -43,6 +46,14 @@ fn screen(terminal: &Terminal<TestBackend>) -> String {
     buffer.content().iter().map(|c| c.symbol()).collect()
 }
 
+/// The next backend event or fresh views, as the UI loop would see them.
+async fn next_msg(handle: &mut backend::BackendHandle) -> Msg {
+    tokio::select! {
+        event = handle.events.recv() => Msg::Backend(event.expect("event")),
+        _ = handle.views.changed() => Msg::Views(handle.views.borrow_and_update().clone()),
+    }
+}
+
 /// Kill from the side panel until the registry pane no longer shows alpha's tools.
 async fn kill_to_rendered_revocation() {
     let config = config::parse(&config_text(), ConfigSource::Embedded).expect("config");
@@ -58,9 +69,9 @@ async fn kill_to_rendered_revocation() {
             .expect("send");
         // Until its tools are drawn.
         loop {
-            let event = handle.events.recv().await.expect("event");
+            let msg = next_msg(&mut handle).await;
             state.now = Instant::now();
-            update(&mut state, Msg::Backend(event));
+            update(&mut state, msg);
             terminal.draw(|f| panes::draw(f, &state)).expect("draw");
             if screen(&terminal).contains("lookup → mcp__demo_alpha__lookup") {
                 break;
@@ -72,9 +83,9 @@ async fn kill_to_rendered_revocation() {
             .send(UiCommand::KillServer("demo_alpha".into()))
             .expect("send");
         loop {
-            let event = handle.events.recv().await.expect("event");
+            let msg = next_msg(&mut handle).await;
             state.now = Instant::now();
-            update(&mut state, Msg::Backend(event));
+            update(&mut state, msg);
             terminal.draw(|f| panes::draw(f, &state)).expect("draw");
             if !screen(&terminal).contains("lookup → mcp__demo_alpha__lookup") {
                 break;
@@ -82,10 +93,10 @@ async fn kill_to_rendered_revocation() {
         }
         samples.push(t0.elapsed());
         // Let the struck-out rows and the lost state settle before the next round.
-        while let Ok(Some(event)) =
-            tokio::time::timeout(Duration::from_millis(50), handle.events.recv()).await
+        while let Ok(msg) =
+            tokio::time::timeout(Duration::from_millis(50), next_msg(&mut handle)).await
         {
-            update(&mut state, Msg::Backend(event));
+            update(&mut state, msg);
         }
     }
     let _ = handle.commands.send(UiCommand::Quit);

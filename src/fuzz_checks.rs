@@ -10,13 +10,14 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::cli::json::to_line;
 use crate::config::{self, ConfigSource};
 use crate::mcp::ServerAlias;
 use crate::mcp::names::{EXPOSED_PREFIX, exposed_name, normalize, quote};
 use crate::mcp::published::{Position, PublishedTool};
 use crate::mcp::schema::{SchemaProblem, compile, screen, validate};
-use crate::sanitize::{inert, inert_line, is_dangerous};
+use crate::sanitize::hidden::{has_hidden, is_invisible};
+use crate::sanitize::json::{to_line, to_log_line};
+use crate::sanitize::{for_model, inert, inert_line, is_dangerous};
 
 /// A property that did not hold for some input.
 #[derive(Debug, thiserror::Error)]
@@ -124,9 +125,10 @@ pub fn schema_screen(data: &[u8]) -> Result<(), Violation> {
     Ok(())
 }
 
-/// The sanitizer on any text (lossily decoded): nothing a terminal acts on
-/// survives `inert`, `inert_line` is one bounded line, and a `--json` line is
-/// terminal-safe yet reads back to the same text.
+/// The sanitizer on any text (lossily decoded): nothing a terminal acts on and
+/// nothing invisible survives `inert`, `inert_line` is one bounded line, model
+/// text has no invisible code point at all, a `--json` line is terminal-safe
+/// and shows invisible characters, and a log line reads back to the same text.
 pub fn sanitize(data: &[u8]) -> Result<(), Violation> {
     let text = String::from_utf8_lossy(data);
     let text = text.as_ref();
@@ -134,26 +136,38 @@ pub fn sanitize(data: &[u8]) -> Result<(), Violation> {
     ensure(
         !kept
             .chars()
-            .any(|c| (c.is_control() && c != '\n' && c != '\t') || is_dangerous(c)),
+            .any(|c| (c.is_control() && c != '\n' && c != '\t') || is_dangerous(c))
+            && !has_hidden(&kept),
         || format!("inert({text:?}, true) = {kept:?}"),
     )?;
     let flat = inert(text, false);
     ensure(
-        !flat.chars().any(|c| c.is_control() || is_dangerous(c)),
+        !flat.chars().any(|c| c.is_control() || is_dangerous(c)) && !has_hidden(&flat),
         || format!("inert({text:?}, false) = {flat:?}"),
     )?;
     let line = inert_line(text, 40);
     ensure(line.chars().count() <= 40 && !line.contains('\n'), || {
         format!("inert_line({text:?}, 40) = {line:?}")
     })?;
+    let model = for_model(text);
+    ensure(!model.chars().any(is_invisible), || {
+        format!("for_model({text:?}) = {model:?}")
+    })?;
     let json = to_line(&serde_json::json!({ "t": text }));
     ensure(
-        !json.chars().any(|c| c.is_control() || is_dangerous(c)),
-        || format!("to_line leaves raw controls: {json:?}"),
+        !json.chars().any(|c| c.is_control() || is_dangerous(c)) && !has_hidden(&json),
+        || format!("to_line leaves raw controls or invisible characters: {json:?}"),
     )?;
-    let back: Value = serde_json::from_str(&json)
+    serde_json::from_str::<Value>(&json)
         .map_err(|e| Violation(format!("to_line is not JSON ({e}): {json:?}")))?;
+    let log = to_log_line(&serde_json::json!({ "t": text }));
+    ensure(
+        !log.chars().any(|c| c.is_control() || is_dangerous(c)) && !has_hidden(&log),
+        || format!("to_log_line leaves raw controls or invisible characters: {log:?}"),
+    )?;
+    let back: Value = serde_json::from_str(&log)
+        .map_err(|e| Violation(format!("to_log_line is not JSON ({e}): {log:?}")))?;
     ensure(back["t"].as_str() == Some(text), || {
-        format!("to_line lost text: {json:?}")
+        format!("to_log_line lost text: {log:?}")
     })
 }

@@ -1,22 +1,32 @@
-//! Untrusted text → inert text (SPEC rule 13).
+//! Untrusted text → inert text (SPEC rules 13 and 15).
 //!
 //! Everything a server sends (names, descriptions, results, stderr) passes through
 //! [`inert`] before it reaches a terminal, so server output can never move the cursor,
-//! set the window title, write the clipboard or reorder text with bidi overrides.
+//! set the window title, write the clipboard or reorder text with bidi overrides, and
+//! nothing in it is invisible. Text bound for the model goes through [`for_model`]
+//! instead: invisible code points removed.
 
-/// Replaces every character that a terminal could interpret with a visible stand-in.
+pub mod hidden;
+pub mod json;
+
+use hidden::Class;
+
+/// Replaces every character that a terminal could interpret, or that it would
+/// draw as nothing, with a visible stand-in.
 ///
 /// - C0 controls (except `\n` and `\t`), DEL and C1 controls become `�`-free
 ///   caret/hex forms such as `^[` or `<U+009B>`, so the operator can see that
 ///   something was there without it taking effect.
 /// - Bidi overrides and isolates (U+202A–U+202E, U+2066–U+2069, U+200E/F, U+061C)
-///   become `<U+202E>` etc.
+///   and every invisible code point (SPEC rule 15, see [`hidden`]: zero-width
+///   characters, tag characters, variation selectors, …) become `<U+202E>` etc.
+///   Joiners and selectors inside an emoji stay.
 ///
 /// `keep_newlines = false` also neutralizes `\n` (for one-line contexts: table cells,
 /// names, titles).
 pub fn inert(text: &str, keep_newlines: bool) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    for (c, class) in hidden::classify(text) {
         match c {
             '\n' if keep_newlines => out.push('\n'),
             '\t' => out.push_str(if keep_newlines { "\t" } else { " " }),
@@ -26,11 +36,24 @@ pub fn inert(text: &str, keep_newlines: bool) -> String {
                 out.push('^');
                 out.push(char::from(b'@' + c as u8));
             }
-            c if is_dangerous(c) => out.push_str(&format!("<U+{:04X}>", c as u32)),
+            c if class == Class::Hidden || is_dangerous(c) => {
+                out.push_str(&format!("<U+{:04X}>", c as u32))
+            }
             c => out.push(c),
         }
     }
     out
+}
+
+/// Server text for the model: invisible code points removed (the model never
+/// gets them, not even inside emoji), controls neutralized as [`inert`] does.
+pub fn for_model(text: &str) -> String {
+    inert(&hidden::strip(text), true)
+}
+
+/// [`for_model`] on one line of at most `max_chars` characters.
+pub fn for_model_line(text: &str, max_chars: usize) -> String {
+    inert_line(&hidden::strip(text), max_chars)
 }
 
 /// One line, at most `max_chars` characters (an ellipsis marks a cut), inert.
@@ -66,6 +89,17 @@ mod tests {
         assert!(!clean.chars().any(|c| c.is_control() && c != '\n'));
         assert!(!clean.chars().any(is_dangerous));
         assert_eq!(clean, "a^[]0;pwned^Gb^[[2Jc<U+009B>31md<U+202E>e");
+    }
+
+    #[test]
+    fn invisible_text_is_shown_to_the_operator_and_removed_for_the_model() {
+        let text = "Look\u{200B}up\u{E0049}\u{E0047} 👩‍💻 \u{202E}x\u{9b}";
+        assert_eq!(
+            inert(text, true),
+            "Look<U+200B>up<U+E0049><U+E0047> 👩‍💻 <U+202E>x<U+009B>"
+        );
+        assert_eq!(for_model(text), "Lookup 👩💻 x<U+009B>");
+        assert_eq!(for_model_line("a\u{FEFF}\nb", 10), "a\\nb");
     }
 
     #[test]

@@ -149,7 +149,9 @@ fn write_line(file: &Mutex<File>, record: &impl Serialize) {
     if let Value::Object(map) = &mut value {
         map.insert("ts".into(), Value::String(chrono::Utc::now().to_rfc3339()));
     }
-    let mut line = value.to_string();
+    // C1 controls and bidi characters as `\uXXXX`: `cat`-ing a log cannot
+    // drive a terminal.
+    let mut line = crate::sanitize::json::to_log_line(&value);
     line.push('\n');
     let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
     if let Err(e) = file.write_all(line.as_bytes()).and_then(|()| file.flush()) {
@@ -256,6 +258,7 @@ mod tests {
             alias: ServerAlias::new(alias),
             connection: ConnectionId(id),
             tools: vec!["t".into()],
+            flags: Default::default(),
             version: id,
         };
         let revoked = |alias: &str, id, cause| McpEvent::Revoked {
@@ -291,6 +294,7 @@ mod tests {
             removed: vec![],
             changed: vec!["mcp__a__lookup".into()],
             tools: vec!["mcp__a__lookup".into()],
+            flags: Default::default(),
             version: 3,
         });
         store.audit_mcp(&McpEvent::Revoked {

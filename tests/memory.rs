@@ -2,6 +2,8 @@
 //! result, 100 MB on stderr. Library-level, alone in its test binary, so the
 //! high-water mark of this process (`VmHWM`) is the harness's own.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
 #[path = "it/common/mod.rs"]
 mod common;
 

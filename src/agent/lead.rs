@@ -60,8 +60,14 @@ impl LeadTools {
             Ok(a) => a,
             Err(e) => return Some(ToolRun::local(Err(e))),
         };
+        let mut server_output = None;
         let text = match tool.name {
-            "connect_mcp" => lead_only::connect_mcp(&self.hub, str_arg(&arguments, "alias")).await,
+            "connect_mcp" => {
+                let (text, said) =
+                    lead_only::connect_mcp(&self.hub, str_arg(&arguments, "alias")).await;
+                server_output = said;
+                text
+            }
             "disconnect_mcp" => lead_only::disconnect_mcp(&self.hub, str_arg(&arguments, "alias")),
             "list_mcp_servers" => Ok(lead_only::list_mcp_servers(&self.hub)),
             "spawn_subagent" => self.crew.spawn(str_arg(&arguments, "task"), cancel).await,
@@ -76,6 +82,7 @@ impl LeadTools {
             }
         };
         let mut run = ToolRun::local(text.map(|text| vec![ResultPart::Text { text }]));
+        run.server_output = server_output;
         run.elapsed = started.elapsed();
         Some(run)
     }
@@ -86,7 +93,7 @@ impl ToolBox for LeadTools {
         let mcp = snapshot.tools().map(|t| ToolDef {
             name: t.name.clone(),
             description: t.description.clone().unwrap_or_default(),
-            input_schema: std::sync::Arc::clone(&t.input_schema),
+            input_schema: std::sync::Arc::clone(&t.model_schema),
         });
         self.builtins.definitions().chain(mcp).collect()
     }

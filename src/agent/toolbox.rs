@@ -51,8 +51,9 @@ pub trait ToolBox: Send + Sync {
     ) -> BoxFuture<'a, ToolRun>;
 }
 
-/// An MCP call's outcome as the model sees it: text and images the model can
-/// take pass through, other blocks become short placeholders, errors stay envelopes.
+/// An MCP call's outcome as the model sees it: text (without invisible code
+/// points) and images the model can take pass through, other blocks become
+/// short placeholders, errors stay envelopes.
 pub fn from_mcp(outcome: CallOutcome) -> ToolRun {
     let parts = outcome.result.map(|output| {
         let mut parts: Vec<ResultPart> = output.content.iter().map(part).collect();
@@ -62,6 +63,14 @@ pub fn from_mcp(outcome: CallOutcome) -> ToolRun {
             parts.push(ResultPart::Text {
                 text: structured.to_string(),
             });
+        }
+        // Server text for the model: never an invisible code point (SPEC rule 15).
+        for part in &mut parts {
+            if let ResultPart::Text { text } = part
+                && let std::borrow::Cow::Owned(clean) = crate::sanitize::hidden::strip(text)
+            {
+                *text = clean;
+            }
         }
         parts
     });

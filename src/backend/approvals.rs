@@ -14,9 +14,11 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-use super::approver::Asked;
+use super::approver::{Asked, BY_HAND};
+use super::convert;
+use crate::agent::events::AgentId;
 use crate::mcp::{ConnectionId, Effect, Snapshot};
-use crate::protocol::{ApprovalId, ApprovalView, BackendEvent, Decision};
+use crate::protocol::{ApprovalId, ApprovalView, BackendEvent, Decision, Origin};
 
 /// What "approve always" was given to.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +50,8 @@ pub struct Approvals {
     /// an agent runs its calls one at a time, so this names the call a prompt
     /// from that agent is about.
     in_flight: HashMap<String, String>,
+    /// Who each agent label stands for (labels are how requests name their asker).
+    origins: HashMap<String, Origin>,
 }
 
 impl Approvals {
@@ -57,17 +61,29 @@ impl Approvals {
             pending: HashMap::new(),
             always: Vec::new(),
             in_flight: HashMap::new(),
+            origins: HashMap::from([(BY_HAND.to_string(), Origin::Operator)]),
         }
     }
 
-    pub fn call_started(&mut self, agent: &str, id: &str) {
-        self.in_flight.insert(agent.to_string(), id.to_string());
+    pub fn call_started(&mut self, agent: &AgentId, id: &str) {
+        let label = agent.to_string();
+        self.origins
+            .entry(label.clone())
+            .or_insert_with(|| convert::origin(agent));
+        self.in_flight.insert(label, id.to_string());
     }
 
-    pub fn call_finished(&mut self, agent: &str, id: &str) {
-        if self.in_flight.get(agent).is_some_and(|open| open == id) {
-            self.in_flight.remove(agent);
+    pub fn call_finished(&mut self, agent: &AgentId, id: &str) {
+        let label = agent.to_string();
+        if self.in_flight.get(&label).is_some_and(|open| open == id) {
+            self.in_flight.remove(&label);
         }
+    }
+
+    /// Who a request's label stands for: every agent's call is announced (and
+    /// recorded here) before it can ask; MCP calls are the Lead's by default.
+    fn origin(&self, label: &str) -> Origin {
+        self.origins.get(label).cloned().unwrap_or(Origin::Lead)
     }
 
     /// A call asks: approve it at once if its exact definition was approved
@@ -105,8 +121,8 @@ impl Approvals {
             alias: request.alias.as_ref().map(ToString::to_string),
             remote_name: request.remote_name,
             arguments: request.arguments,
-            effect: request.effect.to_string(),
-            requested_by: request.requested_by,
+            effect: convert::effect(request.effect),
+            requested_by: self.origin(&request.requested_by),
         };
         self.pending.insert(id, Pending { reply, identity });
         let _ = self.events.send(BackendEvent::ApprovalRequested(view));

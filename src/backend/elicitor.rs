@@ -56,10 +56,6 @@ impl TuiElicitor {
 }
 
 impl Elicitor for TuiElicitor {
-    fn advertise(&self) -> bool {
-        true
-    }
-
     fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitationResponse> {
         Box::pin(async move {
             let id = self.next.fetch_add(1, Ordering::Relaxed);

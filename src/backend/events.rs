@@ -5,9 +5,9 @@ use crate::agent::conversation::ResultPart;
 use crate::agent::events::{AgentEvent, AgentId, Origin};
 use crate::agent::toolbox::ToolRun;
 use crate::mcp::{McpEvent, ToolErrorCode};
-use crate::protocol::{BackendEvent, OriginView, ToolCallView, ToolOutcomeView};
+use crate::protocol::{BackendEvent, ToolCallView, ToolOutcomeView};
 
-use super::Backend;
+use super::{Backend, convert};
 
 impl Backend {
     pub(super) fn agent(&mut self, event: AgentEvent) {
@@ -16,7 +16,7 @@ impl Backend {
         }
         let ui = match event {
             AgentEvent::TextDelta { agent, text } => BackendEvent::AssistantDelta {
-                agent: agent.to_string(),
+                agent: convert::origin(&agent),
                 text,
             },
             AgentEvent::ToolCall {
@@ -30,19 +30,13 @@ impl Backend {
                 if let Origin::Mcp { alias, .. } = &origin {
                     self.calls.insert(id.clone(), alias.clone());
                 }
-                self.approvals.call_started(&agent.to_string(), &id);
+                self.approvals.call_started(&agent, &id);
                 BackendEvent::ToolCallStarted(ToolCallView {
                     id,
-                    agent: agent.to_string(),
+                    by: convert::origin(&agent),
                     name,
-                    origin: match origin {
-                        Origin::Builtin => OriginView::Builtin,
-                        Origin::Mcp { alias, remote_name } => {
-                            OriginView::Mcp { alias, remote_name }
-                        }
-                        Origin::Unknown => OriginView::Unknown,
-                    },
-                    effect: effect.map(|e| e.to_string()),
+                    target: convert::target(origin),
+                    effect: effect.map(convert::effect),
                     arguments,
                 })
             }
@@ -54,7 +48,7 @@ impl Backend {
                 elapsed,
                 ..
             } => {
-                self.approvals.call_finished(&agent.to_string(), &id);
+                self.approvals.call_finished(&agent, &id);
                 let run = ToolRun {
                     outcome: outcome.map(|text| vec![ResultPart::Text { text }]),
                     server_output,
@@ -111,29 +105,27 @@ impl Backend {
             store.audit_mcp(&event);
         }
         match &event {
-            McpEvent::Registered { alias, version, .. } => {
+            McpEvent::Registered { alias, .. } => {
                 // A new connection: its Health counts its own calls.
                 self.stats.remove(alias.as_str());
-                self.send(BackendEvent::Snapshot(*version));
             }
             McpEvent::Revoked {
                 alias,
                 connection,
                 tools,
                 cause,
-                version,
+                ..
             } => {
                 self.approvals.connection_ended(*connection);
-                if let Some(last) = self.last.get_mut(alias.as_str())
+                if let Some(last) = self.builder.last.get_mut(alias.as_str())
                     && last.connection.id() == *connection
                 {
                     last.end(cause.to_string());
                 }
-                self.send(BackendEvent::Snapshot(*version));
                 self.send(BackendEvent::ToolsRevoked {
                     alias: alias.to_string(),
                     tools: tools.clone(),
-                    cause: cause.to_string(),
+                    cause: convert::cause(cause),
                 });
             }
             McpEvent::ToolsChanged {
@@ -141,10 +133,8 @@ impl Backend {
                 added,
                 removed,
                 changed,
-                version,
                 ..
             } => {
-                self.send(BackendEvent::Snapshot(*version));
                 let mut parts = Vec::new();
                 for (label, names) in [("added", added), ("removed", removed), ("changed", changed)]
                 {

@@ -4,6 +4,7 @@
 
 mod approvals;
 mod approver;
+mod convert;
 mod elicitor;
 mod events;
 mod operator;
@@ -13,6 +14,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -21,17 +23,19 @@ use crate::agent::lead::Lead;
 use crate::agent::toolbox::ToolRun;
 use crate::config::{Config, ConfigSource};
 use crate::mcp::Hub;
-use crate::protocol::{ApprovalId, BackendEvent, Command, SessionInfo};
+use crate::protocol::{ApprovalId, BackendEvent, Command, SessionInfo, TurnEnd as EndView, Views};
 use crate::session::{self, SessionEvent, SessionOptions, SetupError};
 use crate::store::Store;
 use approvals::Approvals;
 use approver::{Asked, TuiApprover};
-use views::Stats;
+use views::{Stats, ViewBuilder};
 
-/// The UI's ends of the two channels.
+/// The UI's ends of the channels: commands up, events down, and the views
+/// that replace each other (the newest is all that matters).
 pub struct BackendHandle {
     pub commands: UnboundedSender<Command>,
     pub events: UnboundedReceiver<BackendEvent>,
+    pub views: watch::Receiver<Views>,
     pub task: JoinHandle<()>,
 }
 
@@ -40,6 +44,7 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
     let (events, events_rx) = unbounded_channel();
     let (commands, commands_rx) = unbounded_channel();
     let (internal, internal_rx) = unbounded_channel();
+    let (views, views_rx) = watch::channel(Views::default());
     let approver = Arc::new(TuiApprover::new(internal.clone()));
     let elicitor = Arc::new(elicitor::TuiElicitor::new(events.clone()));
     let session = session::start(
@@ -71,12 +76,13 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         store: session.store,
         approvals: Approvals::new(events.clone()),
         events,
+        views,
+        builder: ViewBuilder::default(),
         internal,
         approver,
         elicitor,
         config,
         stats: HashMap::new(),
-        last: HashMap::new(),
         calls: HashMap::new(),
         cancel: CancellationToken::new(),
         hand_cancel: CancellationToken::new(),
@@ -90,6 +96,7 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
     Ok(BackendHandle {
         commands,
         events: events_rx,
+        views: views_rx,
         task,
     })
 }
@@ -117,6 +124,9 @@ struct Backend {
     lead: Option<Lead>,
     store: Option<Arc<Store>>,
     events: UnboundedSender<BackendEvent>,
+    views: watch::Sender<Views>,
+    /// Builds `views` incrementally; keeps each alias's last connection.
+    builder: ViewBuilder,
     internal: UnboundedSender<Internal>,
     approver: Arc<TuiApprover>,
     approvals: Approvals,
@@ -124,8 +134,6 @@ struct Backend {
     config: Config,
     /// Call statistics of each alias's current (or last) connection.
     stats: HashMap<String, Stats>,
-    /// Each alias's last connection, kept after it ends for the post-mortem.
-    last: HashMap<String, views::LastConnection>,
     /// Call id → alias, for the statistics of MCP calls.
     calls: HashMap<String, String>,
     /// The running turn's.
@@ -159,7 +167,13 @@ impl Backend {
                     }
                     self.internal(message);
                 }
-                finished = async { turn.as_mut().expect("guarded").await }, if turn.is_some() => {
+                // (Without a turn this branch is disabled; `pending` is never reached.)
+                finished = async {
+                    match turn.as_mut() {
+                        Some(turn) => turn.await,
+                        None => std::future::pending().await,
+                    }
+                }, if turn.is_some() => {
                     turn = None;
                     // The turn's last notices come before the word that it ended.
                     self.drain_session(&mut ch.session);
@@ -267,33 +281,22 @@ impl Backend {
         match finished {
             Ok((lead, end)) => {
                 self.lead = Some(lead);
-                let (label, failed) = match &end {
-                    TurnEnd::Completed => ("completed".to_string(), false),
-                    TurnEnd::Interrupted => ("interrupted".to_string(), false),
-                    TurnEnd::StepLimit { steps } => (
-                        format!("stopped at the step limit ({steps} requests)"),
-                        false,
-                    ),
-                    TurnEnd::Failed { .. } => ("failed".to_string(), true),
-                };
-                self.send(BackendEvent::TurnEnded { end: label, failed });
+                self.send(BackendEvent::TurnEnded(convert::turn_end(&end)));
             }
             Err(e) => {
                 // A panic in the turn: the conversation is gone with it; say so.
                 self.send(BackendEvent::Error(format!(
                     "the agent crashed ({e}); start a new session to continue"
                 )));
-                self.send(BackendEvent::TurnEnded {
-                    end: "crashed".into(),
-                    failed: false,
-                });
+                self.send(BackendEvent::TurnEnded(EndView::Crashed));
             }
         }
     }
 
+    /// Sends fresh views (incrementally built: unchanged tool lists are shared).
     fn servers(&mut self) {
-        let servers = views::servers(&self.hub, &self.stats, &mut self.last);
-        self.send(BackendEvent::Servers(servers));
+        let views = self.builder.views(&self.hub, &self.stats);
+        self.views.send_replace(views);
     }
 
     fn send(&self, event: BackendEvent) {

@@ -5,11 +5,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::approver::HandApprover;
-use super::{Backend, Internal};
+use super::{Backend, Internal, convert};
 use crate::agent::toolbox::{ToolRun, from_mcp};
 use crate::config::ConfigSource;
 use crate::mcp::{ToolError, ToolErrorCode};
-use crate::protocol::{BackendEvent, OriginView, ToolCallView};
+use crate::protocol::{BackendEvent, Origin, Target, ToolCallView};
 
 impl Backend {
     pub(super) fn spawn_connect(&self, alias: String, reconnect: bool) {
@@ -81,15 +81,15 @@ impl Backend {
         }
         self.send(BackendEvent::ToolCallStarted(ToolCallView {
             id: id.clone(),
-            agent: "operator".into(),
+            by: Origin::Operator,
             name: name.clone(),
-            origin: origin
+            target: origin
                 .as_ref()
-                .map_or(OriginView::Unknown, |(a, r, _)| OriginView::Mcp {
+                .map_or(Target::Unknown, |(a, r, _)| Target::Mcp {
                     alias: a.clone(),
                     remote_name: r.clone(),
                 }),
-            effect: origin.as_ref().map(|(_, _, e)| e.to_string()),
+            effect: origin.as_ref().map(|(_, _, e)| convert::effect(*e)),
             arguments: arguments.clone(),
         }));
         let approver = HandApprover {

@@ -12,6 +12,7 @@ use super::{exit, hub_for, interruptible, json, load_config, out, render};
 use crate::config::Config;
 use crate::mcp::Hub;
 use crate::mcp::policy::PolicyMismatch;
+use crate::mcp::published::ToolFlag;
 use crate::mcp::{ConnectReport, Effect, FailureKind, ServerIdentity};
 use crate::sanitize::inert_line;
 
@@ -54,6 +55,8 @@ struct PublishedReport {
     name: String,
     /// Empty when the server gave none (the contract promises a string).
     description: String,
+    /// What the harness noticed about the definition (`hidden_text`).
+    flags: Vec<ToolFlag>,
 }
 
 #[derive(Serialize)]
@@ -119,6 +122,7 @@ fn server_report(report: ConnectReport) -> ServerReport {
         .map(|t| PublishedReport {
             name: t.name.clone(),
             description: t.description.clone().unwrap_or_default(),
+            flags: t.flags(),
         })
         .collect();
     let (status, error, exposed, server_output) = match report.outcome {
@@ -201,10 +205,34 @@ fn human(report: &Report, source: &str) -> String {
                     (None, "ready") => ("—".into(), "deny (not offered to the model)".into()),
                     (None, _) => ("—".into(), "—".into()),
                 };
-                table.add_row([inert_line(&p.name, 60), name, effect]);
+                let mut published = inert_line(&p.name, 60);
+                if p.flags.contains(&ToolFlag::HiddenText) {
+                    published.push_str(" [hidden text]");
+                }
+                table.add_row([published, name, effect]);
             }
             for line in table.to_string().lines() {
                 out.push_str(&format!("  {}\n", line.trim_end()));
+            }
+            if s.published
+                .iter()
+                .any(|p| p.flags.contains(&ToolFlag::HiddenText))
+            {
+                out.push_str(
+                    "  [hidden text]: the definition holds invisible characters, shown here as \
+                     <U+XXXX>; the model gets them removed\n",
+                );
+                for p in s
+                    .published
+                    .iter()
+                    .filter(|p| p.flags.contains(&ToolFlag::HiddenText))
+                {
+                    out.push_str(&format!(
+                        "    {}: {}\n",
+                        inert_line(&p.name, 60),
+                        inert_line(&p.description, 300)
+                    ));
+                }
             }
         }
         out.push_str(&render::server_output(&s.server_output.join("\n")));

@@ -103,7 +103,12 @@ async fn tui(config: Option<PathBuf>, resume: Option<String>) -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
     };
-    let result = crate::ui::run_terminal(backend.commands.clone(), backend.events).await;
+    let result = crate::ui::run_terminal(crate::ui::Channels {
+        commands: backend.commands.clone(),
+        events: backend.events,
+        views: backend.views,
+    })
+    .await;
     // Whatever ended the UI, make sure every server is closed before exiting.
     let _ = backend.commands.send(crate::protocol::Command::Quit);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(15), backend.task).await;

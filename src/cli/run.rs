@@ -224,17 +224,29 @@ fn print_agent(out: &mut Out, event: &AgentEvent, json_mode: bool) {
     }
 }
 
+/// `flags` (exposed name → flags) on a registry event, when any tool has one.
+fn with_flags(mut line: Value, flags: &crate::mcp::events::ToolFlags) -> Value {
+    if !flags.is_empty() {
+        line["flags"] = json!(flags);
+    }
+    line
+}
+
 fn print_mcp(out: &mut Out, event: &McpEvent, json_mode: bool) {
     let line: Value = match event {
         McpEvent::Registered {
             alias,
             connection,
             tools,
+            flags,
             version,
-        } => json!({
-            "event": "registry", "change": "registered", "alias": alias, "connection": connection,
-            "tools": tools, "version": version,
-        }),
+        } => with_flags(
+            json!({
+                "event": "registry", "change": "registered", "alias": alias, "connection": connection,
+                "tools": tools, "version": version,
+            }),
+            flags,
+        ),
         McpEvent::Revoked {
             alias,
             connection,
@@ -252,11 +264,15 @@ fn print_mcp(out: &mut Out, event: &McpEvent, json_mode: bool) {
             removed,
             changed,
             tools,
+            flags,
             version,
-        } => json!({
-            "event": "registry", "change": "updated", "alias": alias, "connection": connection,
-            "tools": tools, "added": added, "removed": removed, "changed": changed, "version": version,
-        }),
+        } => with_flags(
+            json!({
+                "event": "registry", "change": "updated", "alias": alias, "connection": connection,
+                "tools": tools, "added": added, "removed": removed, "changed": changed, "version": version,
+            }),
+            flags,
+        ),
         _ => return,
     };
     if json_mode {

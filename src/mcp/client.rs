@@ -67,16 +67,10 @@ impl HarnessClient {
 
 impl ClientHandler for HarnessClient {
     fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        if self.elicitor.advertise() {
-            // Form mode only: URL mode would send the operator to a server-chosen page.
-            capabilities.elicitation =
-                Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
-        }
         // rmcp's default asks for 2026-07-28, a revision without the `initialize`
         // handshake; we ask for the newest revision that has one.
         ClientConfig::new(
-            capabilities,
+            client_capabilities(),
             Implementation::new("mcp-harness", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
@@ -113,8 +107,8 @@ impl ClientHandler for HarnessClient {
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, rmcp::ErrorData> {
         let decline = Ok(ElicitResult::new(ElicitationAction::Decline));
-        // URL mode is never offered; a server that asks without the capability
-        // being advertised gets a refusal, not the operator's attention.
+        // URL mode is never offered; a server that asks for it anyway gets a
+        // refusal, not the operator's attention.
         let ElicitRequestParams::FormElicitationParams {
             message,
             requested_schema,
@@ -123,9 +117,6 @@ impl ClientHandler for HarnessClient {
         else {
             return decline;
         };
-        if !self.elicitor.advertise() {
-            return decline;
-        }
         let schema = serde_json::to_value(&requested_schema).unwrap_or(Value::Null);
         let request = ElicitationRequest {
             alias: self.alias.clone(),
@@ -148,6 +139,17 @@ impl ClientHandler for HarnessClient {
             ElicitationResponse::Cancel => ElicitResult::new(ElicitationAction::Cancel),
         })
     }
+}
+
+/// What the harness advertises in `initialize`: one set for every mode (SPEC
+/// rule 16), so a server publishes the same tools to `policy`, `check`, `call`,
+/// `run` and the TUI. Elicitation is form mode only: URL mode would send the
+/// operator to a server-chosen page.
+pub fn client_capabilities() -> ClientCapabilities {
+    let mut capabilities = ClientCapabilities::default();
+    capabilities.elicitation =
+        Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+    capabilities
 }
 
 /// Whether `content` satisfies the requested schema (compiled offline, like every

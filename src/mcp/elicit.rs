@@ -1,7 +1,9 @@
 //! Elicitation: a server asks the operator for input in the middle of a call
-//! (`elicitation/create`, form mode). The TUI answers with a form built from the
-//! requested schema; headless commands decline; the conformance client accepts
-//! with the schema's defaults. The server's message and schema are untrusted.
+//! (`elicitation/create`, form mode). Every mode advertises the same capability
+//! (SPEC rule 16: a server publishes one tool set whoever connects); what differs
+//! is who answers: the TUI with a form built from the requested schema, headless
+//! commands with `decline`, the conformance client with the schema's defaults.
+//! The server's message and schema are untrusted.
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
@@ -35,25 +37,16 @@ pub enum ElicitationResponse {
 
 /// Answers elicitation requests. May take as long as the operator needs.
 pub trait Elicitor: Send + Sync {
-    /// Whether to advertise the elicitation capability in `initialize`: only an
-    /// elicitor that really answers (a human form, the conformance client).
-    /// Servers must not ask a client that does not advertise it; if one does
-    /// anyway, the request is declined without reaching this elicitor.
-    fn advertise(&self) -> bool;
-
     fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitationResponse>;
 }
 
-/// For headless commands: nobody to ask, so every request is declined (and the
-/// capability is not advertised).
+/// For headless commands: nobody to ask, so every request is declined. The
+/// capability is advertised all the same, so the server publishes the tool set
+/// the TUI sees.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DecliningElicitor;
 
 impl Elicitor for DecliningElicitor {
-    fn advertise(&self) -> bool {
-        false
-    }
-
     fn elicit(&self, _request: ElicitationRequest) -> BoxFuture<'_, ElicitationResponse> {
         Box::pin(std::future::ready(ElicitationResponse::Decline))
     }
@@ -66,10 +59,6 @@ impl Elicitor for DecliningElicitor {
 pub struct DefaultsElicitor;
 
 impl Elicitor for DefaultsElicitor {
-    fn advertise(&self) -> bool {
-        true
-    }
-
     fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitationResponse> {
         let content = content_from_defaults(&request.requested_schema);
         Box::pin(std::future::ready(ElicitationResponse::Accept { content }))

@@ -123,6 +123,53 @@ impl ConnectError {
     pub fn kind(&self) -> FailureKind {
         self.code.kind()
     }
+
+    /// What happened, for the model: the harness's words only (SPEC rules 9 and
+    /// 16). A failure's `message` already is; a rejection's names the server's
+    /// tools, whose names are server text, so the model gets what rule broke and
+    /// how many tools are involved instead.
+    pub fn model_message(&self) -> String {
+        use ConnectErrorCode::*;
+        let n = self.tools.len();
+        let tools = |n: usize| {
+            if n == 1 {
+                "1 tool".to_string()
+            } else {
+                format!("{n} tools")
+            }
+        };
+        match self.code {
+            SpawnFailed | InitializeFailed | McpTimeout | McpConnectionLost | AuthRequired => {
+                self.message.clone()
+            }
+            NameTooLong => format!(
+                "{} of the server would get an exposed name longer than 64 characters",
+                tools(n)
+            ),
+            NameCollision => format!(
+                "{} of the server collide with each other, a built-in or another server's tools \
+                 once their names are normalized",
+                tools(n)
+            ),
+            DuplicateTool => "the server published the same tool name more than once".into(),
+            SchemaNotObject | SchemaExternalRef | SchemaInvalid => format!(
+                "the input schema of {} breaks the schema rule ({})",
+                tools(n),
+                self.code
+            ),
+            PolicyMismatch => match &self.policy_diff {
+                Some(diff) => format!(
+                    "the tools the server publishes differ from the local policy: {} published \
+                     without a policy entry, {} in the policy but not published",
+                    diff.missing.len(),
+                    diff.extra.len()
+                ),
+                None => "the tools the server publishes differ from the local policy".into(),
+            },
+            PaginationLimit => "the server's tools/list did not end within the local limits".into(),
+            InvalidToolDefinition => "the server published malformed tool definitions".into(),
+        }
+    }
 }
 
 /// Errors of the connection manager itself (before any server is involved).

@@ -151,6 +151,9 @@ impl AliasState {
     }
 }
 
+/// Exposed name → what the harness noticed about that tool's definition.
+pub type ToolFlags = std::collections::BTreeMap<String, Vec<super::published::ToolFlag>>;
+
 /// One thing that happened in the MCP layer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -161,10 +164,14 @@ pub enum McpEvent {
         state: AliasState,
     },
     /// A connection's exposed tools entered the registry (snapshot `version`).
+    /// `flags`: what the harness noticed about some of them (exposed name →
+    /// flags, e.g. `hidden_text`); absent when nothing.
     Registered {
         alias: ServerAlias,
         connection: ConnectionId,
         tools: Vec<String>,
+        #[serde(skip_serializing_if = "ToolFlags::is_empty")]
+        flags: ToolFlags,
         version: u64,
     },
     /// A connection's exposed tools left the registry, all at once.
@@ -192,6 +199,8 @@ pub enum McpEvent {
         removed: Vec<String>,
         changed: Vec<String>,
         tools: Vec<String>,
+        #[serde(skip_serializing_if = "ToolFlags::is_empty")]
+        flags: ToolFlags,
         version: u64,
     },
     /// Progress of a running call, as reported by the server.

@@ -47,17 +47,24 @@ pub fn expose(
         .zip(names)
         .zip(validators)
         .map(|((tool, name), validator)| {
+            let hidden_text = tool.has_hidden_text();
+            // The model reads the schema too: without invisible code points.
+            // (Arguments are still validated against the schema as published.)
+            let model_schema = if hidden_text {
+                Arc::new(crate::sanitize::hidden::strip_value(&tool.input_schema))
+            } else {
+                Arc::clone(&tool.input_schema)
+            };
             Arc::new(ExposedTool {
                 name,
                 alias: alias.clone(),
                 remote_name: tool.name.clone(),
-                // The model reads this: no control characters or bidi overrides
-                // from the server, even though no terminal is involved.
-                description: tool
-                    .description
-                    .as_deref()
-                    .map(|d| crate::sanitize::inert(d, true)),
+                // The model reads this: no control characters, bidi controls or
+                // other invisible code points from the server.
+                description: tool.description.as_deref().map(crate::sanitize::for_model),
                 input_schema: Arc::clone(&tool.input_schema),
+                model_schema,
+                hidden_text,
                 effect: policy.effect(&tool.name).unwrap_or(Effect::Confirm),
                 validator,
                 connection: Arc::clone(conn),

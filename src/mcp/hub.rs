@@ -112,8 +112,8 @@ impl Hub {
     }
 
     /// Who answers servers' elicitation requests on connections opened from now
-    /// on (default: [`DecliningElicitor`], which also keeps the capability
-    /// unadvertised). The TUI installs one that shows the operator a form.
+    /// on (default: [`DecliningElicitor`]). The TUI installs one that shows the
+    /// operator a form. The advertised capabilities do not depend on it.
     pub fn set_elicitor(&self, elicitor: Arc<dyn Elicitor>) {
         *self
             .inner

@@ -74,21 +74,65 @@ mod tests {
     use super::*;
     use tokio::io::AsyncReadExt as _;
 
-    #[tokio::test]
-    async fn a_line_over_the_limit_ends_the_stream() {
-        let tripped = Arc::new(AtomicBool::new(false));
-        let data = b"short\nalso short\n0123456789012345678901234567890123456789\nnever read\n";
-        let mut reader = LineCap::new(&data[..], 20, Arc::clone(&tripped));
-        let mut out = Vec::new();
-        reader.read_to_end(&mut out).await.unwrap();
-        assert!(tripped.load(Ordering::Relaxed));
-        assert!(out.len() < data.len());
+    /// Hands out `data` in pieces of `size` bytes, one piece per read, so a test
+    /// says exactly how the bytes arrive instead of depending on buffer sizes.
+    struct Pieces<'a> {
+        data: &'a [u8],
+        size: usize,
+    }
 
-        let ok = Arc::new(AtomicBool::new(false));
-        let mut reader = LineCap::new(&b"a\nbb\nccc\n"[..], 3, Arc::clone(&ok));
+    impl AsyncRead for Pieces<'_> {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            let n = self.size.min(self.data.len()).min(buf.remaining());
+            let (piece, rest) = self.data.split_at(n);
+            buf.put_slice(piece);
+            self.data = rest;
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    async fn read_all(data: &[u8], size: usize, limit: usize) -> (Vec<u8>, bool) {
+        let tripped = Arc::new(AtomicBool::new(false));
+        let mut reader = LineCap::new(Pieces { data, size }, limit, Arc::clone(&tripped));
         let mut out = Vec::new();
-        reader.read_to_end(&mut out).await.unwrap();
-        assert!(!ok.load(Ordering::Relaxed));
-        assert_eq!(out, b"a\nbb\nccc\n");
+        // A buffer larger than any piece: each read returns exactly one piece.
+        let mut buf = [0u8; 256];
+        loop {
+            let n = reader.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+        (out, tripped.load(Ordering::Relaxed))
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_limit_ends_the_stream_after_the_read_that_passed_it() {
+        let data = b"short\nalso short\n0123456789012345678901234567890123456789\nnever read\n";
+        let long_starts = data.iter().position(|b| *b == b'0').unwrap();
+        // The limit is passed at the 21st byte of the long line; the stream ends
+        // with the read that carried it, whatever the read sizes.
+        let passed_at = long_starts + 21;
+        for size in [1, 2, 7, 20, 64, data.len()] {
+            let (out, tripped) = read_all(data, size, 20).await;
+            assert!(tripped, "read size {size}");
+            let delivered = passed_at.div_ceil(size) * size;
+            assert_eq!(out, &data[..delivered.min(data.len())], "read size {size}");
+        }
+    }
+
+    #[tokio::test]
+    async fn lines_within_the_limit_pass_whole() {
+        let data = b"a\nbb\nccc\n";
+        for size in [1, 2, 4, data.len()] {
+            let (out, tripped) = read_all(data, size, 3).await;
+            assert!(!tripped, "read size {size}");
+            assert_eq!(out, data, "read size {size}");
+        }
     }
 }

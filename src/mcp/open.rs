@@ -7,12 +7,10 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
-use rmcp::service::{ClientInitializeError, RoleClient, RunningService, serve_client};
+use rmcp::service::{ClientInitializeError, serve_client};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClientTransportConfig, StreamableHttpError,
-};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::sync::{mpsc, watch};
 
 use super::client::HarnessClient;
@@ -20,6 +18,7 @@ use super::connection::{Connection, Endpoint, ServerIdentity};
 use super::elicit::Elicitor;
 use super::error::{ConnectError, ConnectErrorCode as Code};
 use super::events::{ConnectionId, EventSink};
+use super::initfail::{self, Via};
 use super::linecap::{LineCap, MAX_MESSAGE_BYTES};
 use super::process::{ServerProcess, StderrTail};
 use super::spec::{Limits, ResolvedTransport, ServerSpec};
@@ -30,8 +29,6 @@ use super::watchdog::{self, BoundedReconnect, Lifeline, TransportSignals};
 const STDERR_TAIL_BYTES: usize = 64 * 1024;
 /// How long a failed start may wait for the server's exit status and last stderr.
 const LAST_WORDS: Duration = Duration::from_millis(500);
-/// Lines of stderr attached to a failed connection attempt.
-const STDERR_LINES_ON_FAILURE: usize = 12;
 
 /// Everything `open` needs.
 pub struct OpenParams<'a> {
@@ -40,12 +37,9 @@ pub struct OpenParams<'a> {
     pub limits: &'a Limits,
     pub vars: &'a Vars,
     pub events: EventSink,
-    /// Answers the server's elicitation requests (and decides whether the
-    /// capability is advertised at all).
+    /// Answers the server's elicitation requests.
     pub elicitor: Arc<dyn Elicitor>,
 }
-
-type Session = RunningService<RoleClient, HarnessClient>;
 
 /// Starts or reaches the server and runs `initialize` (bounded by the connect timeout).
 pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
@@ -83,13 +77,23 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
                 result = tokio::time::timeout(timeout, serve_client(handler, transport)) => result,
                 status = process.wait() => return Err(exited_during_init(status, &stderr).await),
             };
-            if !matches!(session, Ok(Ok(_))) {
-                // A broken pipe or EOF usually means the server died: say how.
-                if let Ok(status) = tokio::time::timeout(LAST_WORDS, process.wait()).await {
-                    return Err(exited_during_init(status, &stderr).await);
+            let session = match session {
+                Ok(Ok(session)) => session,
+                // The deadline wins. Giving up dropped the handshake, which closed
+                // the server's stdin: an exit that follows is our doing, not the cause.
+                Err(_) => return Err(initfail::timed_out(timeout, &stderr)),
+                Ok(Err(e)) => {
+                    // A broken pipe or EOF usually means the server died: say how.
+                    // (An answer, such as a JSON-RPC error, is the cause itself.)
+                    if !initfail::is_answer(&e)
+                        && let Ok(status) = tokio::time::timeout(LAST_WORDS, process.wait()).await
+                    {
+                        return Err(exited_during_init(status, &stderr).await);
+                    }
+                    return Err(initfail::failed(&e, Via::Stdio, &stderr));
                 }
-            }
-            (finish_init(session, timeout, &stderr)?, Some(process))
+            };
+            (session, Some(process))
         }
         ResolvedTransport::Http { url, headers } => {
             let mut config = http_config(&url, &headers)?;
@@ -97,10 +101,11 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             let transport = StreamableHttpClientTransport::from_config(config);
             let session =
                 match tokio::time::timeout(timeout, serve_client(handler, transport)).await {
-                    Ok(Err(e)) => return Err(http_init_failed(&e, &url)),
-                    other => other,
+                    Ok(Ok(session)) => session,
+                    Ok(Err(e)) => return Err(http_init_failed(&e, &url, &stderr)),
+                    Err(_) => return Err(initfail::timed_out(timeout, &stderr)),
                 };
-            (finish_init(session, timeout, &stderr)?, None)
+            (session, None)
         }
     };
     let info = session.peer().peer_info();
@@ -155,28 +160,6 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     }))
 }
 
-fn finish_init<E: std::fmt::Display>(
-    result: Result<Result<Session, E>, tokio::time::error::Elapsed>,
-    timeout: Duration,
-    stderr: &StderrTail,
-) -> Result<Session, ConnectError> {
-    match result {
-        Ok(Ok(session)) => Ok(session),
-        Ok(Err(e)) => Err(init_failed(format!("initialize failed: {e}"), stderr)),
-        Err(_) => Err(with_stderr(
-            ConnectError::new(
-                Code::McpTimeout,
-                format!(
-                    "the server did not complete initialize within {} ms",
-                    timeout.as_millis()
-                ),
-                "check that the command starts an MCP server on stdio, or raise connect_timeout_ms",
-            ),
-            stderr,
-        )),
-    }
-}
-
 async fn exited_during_init(
     status: std::io::Result<std::process::ExitStatus>,
     stderr: &StderrTail,
@@ -185,23 +168,12 @@ async fn exited_during_init(
     let how = status
         .map(|s| watchdog::describe_exit(&s))
         .unwrap_or_else(|e| format!("could not be waited for ({e})"));
-    init_failed(format!("the server {how} during initialize"), stderr)
+    initfail::exited(&how, stderr)
 }
 
-fn init_failed(message: String, stderr: &StderrTail) -> ConnectError {
-    with_stderr(
-        ConnectError::new(
-            Code::InitializeFailed,
-            message,
-            "check the server's command and arguments; its stderr tail is shown with this error",
-        ),
-        stderr,
-    )
-}
-
-/// An HTTP server that did not initialize: authorization, or what the transport
-/// hit (refused, an HTTP status), without rmcp's type names.
-fn http_init_failed(error: &ClientInitializeError, url: &str) -> ConnectError {
+/// An HTTP server that did not initialize: authorization, or what happened in
+/// the harness's words (see `initfail`).
+fn http_init_failed(error: &ClientInitializeError, url: &str, stderr: &StderrTail) -> ConnectError {
     if error.is_authorization_required() {
         return ConnectError::new(
             Code::AuthRequired,
@@ -210,46 +182,7 @@ fn http_init_failed(error: &ClientInitializeError, url: &str) -> ConnectError {
              OAuth sign-in is not supported yet",
         );
     }
-    let what = match error {
-        ClientInitializeError::TransportError { error, .. } => {
-            // rmcp's `Client(e)` does not name `e` as its source: unwrap it by hand
-            // so "connection refused" reaches the operator.
-            match error
-                .error
-                .downcast_ref::<StreamableHttpError<reqwest::Error>>()
-            {
-                Some(StreamableHttpError::Client(e)) => {
-                    format!("could not reach the server: {}", error_chain(e))
-                }
-                _ => error_chain(error.error.as_ref()),
-            }
-        }
-        other => other.to_string(),
-    };
-    ConnectError::new(
-        Code::InitializeFailed,
-        format!("initialize failed: {what}"),
-        "check `url`, and that an MCP server speaking Streamable HTTP is running there",
-    )
-}
-
-/// "outer: cause: root cause", each message once.
-pub(super) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut next = Some(error);
-    while let Some(current) = next {
-        let text = current.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        next = current.source();
-    }
-    parts.join(": ")
-}
-
-fn with_stderr(mut error: ConnectError, stderr: &StderrTail) -> ConnectError {
-    error.server_output = stderr.last_lines(STDERR_LINES_ON_FAILURE);
-    error
+    initfail::failed(error, Via::Http, stderr)
 }
 
 fn http_config(

@@ -278,8 +278,10 @@ async fn spawn_supervised(
 fn die_with_parent(command: &mut Command, signal: Signal, keep_fd: Option<i32>) {
     let parent = nix::unistd::getpid();
     // SAFETY: the closure runs between fork and exec and only makes the
-    // async-signal-safe syscalls fcntl(2), prctl(2) and getppid(2); the fd it
-    // touches is owned by the harness and open until after `spawn` returns.
+    // async-signal-safe syscalls fcntl(2), prctl(2) and getppid(2), and never
+    // allocates (another thread may have held the allocator's lock at fork): its
+    // errors are plain errno values. The fd it touches is owned by the harness
+    // and open until after `spawn` returns.
     unsafe {
         command.pre_exec(move || {
             if let Some(fd) = keep_fd {
@@ -295,7 +297,8 @@ fn die_with_parent(command: &mut Command, signal: Signal, keep_fd: Option<i32>) 
             let _ = signal;
             // The parent may have died before prctl took effect.
             if nix::unistd::getppid() != parent {
-                return Err(io::Error::other("harness exited during spawn"));
+                // std reports only the errno of a pre_exec error to the parent.
+                return Err(io::Error::from(nix::errno::Errno::ESRCH));
             }
             Ok(())
         });

@@ -21,6 +21,16 @@ pub struct PublishedTool {
     pub annotations: Option<Value>,
 }
 
+/// Something the harness noticed about a published definition, shown beside it
+/// (registry, `check`, the audit log). Local facts, not the server's claims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolFlag {
+    /// The definition holds invisible code points (SPEC rule 15): the operator
+    /// sees them as `<U+XXXX>`, the model gets them removed.
+    HiddenText,
+}
+
 /// Where a tool sat in the listing, for messages about tools without a usable name.
 #[derive(Debug, Clone, Copy)]
 pub struct Position {
@@ -29,6 +39,27 @@ pub struct Position {
 }
 
 impl PublishedTool {
+    /// Whether any text of the definition (name, title, description, every
+    /// string and key of the input schema and annotations) holds an invisible
+    /// code point outside an emoji.
+    pub fn has_hidden_text(&self) -> bool {
+        use crate::sanitize::hidden::{has_hidden, value_has_hidden};
+        has_hidden(&self.name)
+            || self.title.as_deref().is_some_and(has_hidden)
+            || self.description.as_deref().is_some_and(has_hidden)
+            || value_has_hidden(&self.input_schema)
+            || self.annotations.as_ref().is_some_and(value_has_hidden)
+    }
+
+    /// What the harness flags about this definition.
+    pub fn flags(&self) -> Vec<ToolFlag> {
+        if self.has_hidden_text() {
+            vec![ToolFlag::HiddenText]
+        } else {
+            Vec::new()
+        }
+    }
+
     /// Parses one tool definition from raw JSON, so that one malformed tool is
     /// reported by name (or position) instead of failing the whole page.
     pub fn from_json(raw: &Value, at: Position) -> Result<Self, String> {

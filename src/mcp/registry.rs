@@ -23,9 +23,16 @@ pub struct ExposedTool {
     pub alias: ServerAlias,
     /// The name as published, used for the protocol call.
     pub remote_name: String,
-    /// The server's description (untrusted; shown inert, sent to the model as data).
+    /// The server's description as the model reads it (untrusted; controls made
+    /// inert, invisible code points removed).
     pub description: Option<String>,
+    /// The input schema as published: arguments are validated against it.
     pub input_schema: Arc<Value>,
+    /// The input schema as the model reads it: the published one, or — when the
+    /// definition holds hidden text — a copy without invisible code points.
+    pub model_schema: Arc<Value>,
+    /// The definition holds invisible code points (SPEC rule 15).
+    pub hidden_text: bool,
     /// `Allow` or `Confirm`; denied tools are never exposed.
     pub effect: Effect,
     pub validator: Arc<Validator>,
@@ -153,6 +160,7 @@ impl Registry {
         }
         self.check_clashes(&current, &entry.exposed, None)?;
         let names: Vec<String> = entry.exposed.iter().map(|t| t.name.clone()).collect();
+        let flags = flags_of(&entry.exposed);
         let mut tools = current.0.tools.clone();
         tools.extend(
             entry
@@ -172,6 +180,7 @@ impl Registry {
             alias,
             connection: id,
             tools: names,
+            flags,
             version,
         });
         Ok(current.clone())
@@ -250,6 +259,7 @@ impl Registry {
             .map(|n| n.to_string())
             .collect();
         let names: Vec<String> = exposed.iter().map(|t| t.name.clone()).collect();
+        let flags = flags_of(&exposed);
         let mut tools = current.0.tools.clone();
         tools.retain(|_, tool| tool.connection.id() != id);
         tools.extend(exposed.iter().map(|t| (t.name.clone(), Arc::clone(t))));
@@ -275,6 +285,7 @@ impl Registry {
             removed,
             changed,
             tools: names,
+            flags,
             version,
         });
         Ok(Some(current.clone()))
@@ -316,6 +327,15 @@ impl Registry {
         // The data is a plain Arc swap; a panic elsewhere cannot leave it half-written.
         self.current.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// The flags of the tools that have any, by exposed name.
+fn flags_of(exposed: &[Arc<ExposedTool>]) -> super::events::ToolFlags {
+    exposed
+        .iter()
+        .filter(|t| t.hidden_text)
+        .map(|t| (t.name.clone(), vec![super::published::ToolFlag::HiddenText]))
+        .collect()
 }
 
 /// Whether the model would see the same tool: name, schema, description, effect.

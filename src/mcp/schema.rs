@@ -143,8 +143,9 @@ pub fn validate(validator: &Validator, arguments: &Value) -> Vec<ArgumentError> 
         .map(|e| ArgumentError {
             instance_path: e.instance_path().to_string(),
             // Messages quote the schema (enum values, patterns): server text,
-            // made inert before the model or a terminal sees it.
-            message: crate::sanitize::inert_line(&e.to_string(), MAX_ERROR_MESSAGE_CHARS),
+            // made inert and stripped of invisible code points before the model
+            // or a terminal sees it.
+            message: crate::sanitize::for_model_line(&e.to_string(), MAX_ERROR_MESSAGE_CHARS),
         })
         .collect()
 }
@@ -237,7 +238,7 @@ mod tests {
     }
 
     #[test]
-    fn validation_messages_quoting_the_schema_are_inert() {
+    fn validation_messages_quoting_the_schema_are_inert_and_without_invisible_text() {
         let schema = json!({"type": "object", "properties": {
             "tone": {"enum": ["calm\u{9b}2J", "loud\u{202e}"]}
         }});
@@ -245,10 +246,13 @@ mod tests {
         let errors = validate(&validator, &json!({"tone": "other"}));
         assert_eq!(errors.len(), 1);
         let message = &errors[0].message;
+        // Controls shown inert; invisible characters (bidi ones too) removed:
+        // the model reads these messages.
         assert!(
-            message.contains("<U+009B>") && message.contains("<U+202E>"),
+            message.contains("<U+009B>") && message.contains("\"loud\""),
             "{message}"
         );
         assert!(!message.contains('\u{9b}') && !message.contains('\u{202e}'));
+        assert!(!message.contains("<U+202E>"), "{message}");
     }
 }

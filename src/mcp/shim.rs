@@ -160,8 +160,9 @@ fn spawn_server(command: OsString, args: Vec<OsString>) -> std::io::Result<Pid> 
     cmd.args(args).process_group(0);
     let shim = getpid();
     #[allow(unsafe_code)]
-    // SAFETY: runs between fork and exec and only makes the async-signal-safe
-    // syscalls sigprocmask(2), prctl(2) and getppid(2).
+    // SAFETY: runs between fork and exec, only makes the async-signal-safe
+    // syscalls sigprocmask(2), prctl(2) and getppid(2), and never allocates
+    // (its errors are plain errno values).
     unsafe {
         cmd.pre_exec(move || {
             // Our blocked signals must not stay blocked in the server.
@@ -170,7 +171,8 @@ fn spawn_server(command: OsString, args: Vec<OsString>) -> std::io::Result<Pid> 
             #[cfg(target_os = "linux")]
             nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
             if getppid() != shim {
-                return Err(std::io::Error::other("the shim exited during spawn"));
+                // The shim is gone; std reports only the errno to the parent.
+                return Err(std::io::Error::from(nix::errno::Errno::ESRCH));
             }
             Ok(())
         });

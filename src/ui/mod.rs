@@ -1,22 +1,32 @@
-//! The TUI: a loop over terminal input and backend events that updates the state
-//! through the reducer and redraws on demand. It knows `protocol` and its own
-//! state only.
+//! The TUI. This module is the loop only: wait for something (a key, a backend
+//! event, fresh views, a deadline), take in everything else already pending,
+//! run the reducer on each, carry out its effects, draw once. It knows
+//! `protocol` and its own state only.
+//!
+//! Layers, bottom up: `msg`, `state` (+ `cells`, `rows`), `keymap`, `theme`,
+//! `sanitize`; `layout` and `content` (geometry and text both sides need);
+//! then `update/` (the reducer) and `panes/` (the renderer), which never
+//! import each other (a test reads the `use` lines and holds them to it).
 
-pub mod approval;
-pub mod elicit;
-pub mod input;
+pub mod cells;
+pub mod clock;
+pub mod content;
 pub mod keymap;
-pub mod mouse;
-pub mod overlay;
+pub mod layout;
+pub mod msg;
 pub mod panes;
+pub mod rows;
 pub mod sanitize;
-pub mod scroll;
 pub mod state;
 pub mod theme;
 pub mod update;
-pub mod view;
+
+#[cfg(test)]
+mod layering;
 
 use std::io;
+use std::pin::Pin;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{
@@ -26,22 +36,31 @@ use futures::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::sync::watch;
 
-use crate::protocol::{BackendEvent, Command};
+use crate::protocol::{BackendEvent, Command, Views};
+use msg::{Effect, Msg};
 use state::AppState;
-use update::{Effect, Msg, update};
+use update::update;
 
 /// Frame interval while a call runs (its clock is on screen).
 const TICK: Duration = Duration::from_millis(100);
 /// How long quitting may wait for the backend to close every server.
 const QUIT_BOUND: Duration = Duration::from_secs(15);
+/// At most this many pending messages go into one frame (a flood of input
+/// still gets a frame now and then).
+const BATCH: usize = 4096;
+
+/// The backend's ends the UI reads and writes.
+pub struct Channels {
+    pub commands: UnboundedSender<Command>,
+    pub events: UnboundedReceiver<BackendEvent>,
+    pub views: watch::Receiver<Views>,
+}
 
 /// Runs the TUI on the real terminal until the operator quits. The terminal is
 /// restored on every path (ratatui's panic hook covers panics).
-pub async fn run_terminal(
-    commands: UnboundedSender<Command>,
-    events: UnboundedReceiver<BackendEvent>,
-) -> io::Result<()> {
+pub async fn run_terminal(channels: Channels) -> io::Result<()> {
     let mut terminal = ratatui::init();
     // ratatui's hook restores the terminal; then end the process at once: a panic
     // in any task must not leave a half-alive UI (servers die with us through
@@ -60,10 +79,21 @@ pub async fn run_terminal(
     }));
     let _ = crossterm::execute!(io::stdout(), EnableMouseCapture, EnableBracketedPaste);
     let input = crossterm::event::EventStream::new().filter_map(|e| async move { e.ok() });
-    let result = run(&mut terminal, Box::pin(input), commands, events).await;
+    let result = run(&mut terminal, Box::pin(input), channels).await;
     let _ = crossterm::execute!(io::stdout(), DisableMouseCapture, DisableBracketedPaste);
     ratatui::restore();
     result
+}
+
+/// What woke the loop.
+enum Wake {
+    Msg(Msg),
+    /// Nothing to react to (an input event the UI does not use).
+    Ignore,
+    /// The views channel closed (the backend is going; its events say so).
+    ViewsClosed,
+    /// The backend stopped answering in time, or went away.
+    Done(io::Result<()>),
 }
 
 /// The loop, over any ratatui backend and any stream of input events (tests use
@@ -71,8 +101,7 @@ pub async fn run_terminal(
 pub async fn run<B: Backend>(
     terminal: &mut Terminal<B>,
     mut input: impl Stream<Item = Event> + Unpin,
-    commands: UnboundedSender<Command>,
-    mut events: UnboundedReceiver<BackendEvent>,
+    mut channels: Channels,
 ) -> io::Result<()>
 where
     B::Error: Into<io::Error>,
@@ -80,61 +109,119 @@ where
     let mut state = AppState::new(Instant::now());
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut quit_deadline: Option<tokio::time::Instant> = None;
+    let mut views_open = true;
+    let mut input_open = true;
     draw(terminal, &mut state)?;
     // The start-up benchmark reads this line's timestamp from the log.
     tracing::info!("first frame drawn");
     loop {
         let wakeup = state.next_wakeup(TICK).map(tokio::time::Instant::from_std);
-        let msg = tokio::select! {
-            event = input.next() => match event {
-                Some(Event::Key(key)) => Msg::Key(key),
-                Some(Event::Paste(text)) => Msg::Paste(text),
-                Some(Event::Mouse(mouse)) => Msg::Mouse(mouse),
-                Some(Event::Resize(width, height)) => {
-                    // The reducer keeps scrolls within what fits at the new size.
-                    state.area = ratatui::layout::Rect::new(0, 0, width, height);
-                    Msg::Resize
-                }
-                Some(_) => continue,
+        let woke = tokio::select! {
+            event = input.next(), if input_open => match event {
+                Some(event) => input_msg(event).map_or(Wake::Ignore, Wake::Msg),
                 // No more input (a closed terminal): quit.
-                None => quit_msg(&mut state, &commands, &mut quit_deadline),
-            },
-            event = events.recv() => match event {
-                Some(event) => Msg::Backend(event),
-                // The backend is gone (it crashed): nothing left to wait for.
-                None => return Err(io::Error::other("the backend stopped unexpectedly; see the log file")),
-            },
-            _ = terminate.recv() => quit_msg(&mut state, &commands, &mut quit_deadline),
-            _ = sleep_until(wakeup), if wakeup.is_some() => Msg::Tick,
-            _ = sleep_until(quit_deadline), if quit_deadline.is_some() => return Ok(()),
-        };
-        state.now = Instant::now();
-        for effect in update(&mut state, msg) {
-            match effect {
-                Effect::Send(command) => {
-                    if command == Command::Quit {
-                        quit_deadline.get_or_insert(tokio::time::Instant::now() + QUIT_BOUND);
-                    }
-                    let _ = commands.send(command);
+                None => {
+                    input_open = false;
+                    quit(&mut state, &channels.commands, &mut quit_deadline)
                 }
-                Effect::Exit => return Ok(()),
+            },
+            event = channels.events.recv() => match event {
+                Some(event) => Wake::Msg(Msg::Backend(event)),
+                // The backend is gone (it crashed): nothing left to wait for.
+                None => Wake::Done(Err(io::Error::other("the backend stopped unexpectedly; see the log file"))),
+            },
+            changed = channels.views.changed(), if views_open => match changed {
+                Ok(()) => Wake::Msg(Msg::Views(channels.views.borrow_and_update().clone())),
+                Err(_) => Wake::ViewsClosed,
+            },
+            _ = terminate.recv() => quit(&mut state, &channels.commands, &mut quit_deadline),
+            _ = sleep_until(wakeup), if wakeup.is_some() => Wake::Msg(Msg::Tick),
+            _ = sleep_until(quit_deadline), if quit_deadline.is_some() => Wake::Done(Ok(())),
+        };
+        let first = match woke {
+            Wake::Msg(msg) => msg,
+            Wake::Ignore => continue,
+            Wake::ViewsClosed => {
+                views_open = false;
+                continue;
+            }
+            Wake::Done(result) => return result,
+        };
+        // Everything already pending goes into this frame: one draw per batch,
+        // however many keys or events arrived together.
+        let mut batch = vec![first];
+        pending(&mut batch, input_open.then_some(&mut input), &mut channels).await;
+        for msg in batch {
+            state.now = Instant::now();
+            for effect in update(&mut state, msg) {
+                match effect {
+                    Effect::Send(command) => {
+                        if command == Command::Quit {
+                            quit_deadline.get_or_insert(tokio::time::Instant::now() + QUIT_BOUND);
+                        }
+                        let _ = channels.commands.send(command);
+                    }
+                    Effect::Exit => return Ok(()),
+                }
             }
         }
         draw(terminal, &mut state)?;
     }
 }
 
-fn quit_msg(
+/// The message for an input event (`None`: nothing the UI reacts to).
+fn input_msg(event: Event) -> Option<Msg> {
+    match event {
+        Event::Key(key) => Some(Msg::Key(key)),
+        Event::Paste(text) => Some(Msg::Paste(text)),
+        Event::Mouse(mouse) => Some(Msg::Mouse(mouse)),
+        Event::Resize(width, height) => Some(Msg::Resize { width, height }),
+        _ => None,
+    }
+}
+
+/// Adds what is already waiting to `batch`: backend events (in order), the
+/// newest views, and input the terminal has already sent. Never waits.
+async fn pending<S: Stream<Item = Event> + Unpin>(
+    batch: &mut Vec<Msg>,
+    input: Option<&mut S>,
+    channels: &mut Channels,
+) {
+    while batch.len() < BATCH
+        && let Ok(event) = channels.events.try_recv()
+    {
+        batch.push(Msg::Backend(event));
+    }
+    if channels.views.has_changed().unwrap_or(false) {
+        batch.push(Msg::Views(channels.views.borrow_and_update().clone()));
+    }
+    let Some(input) = input else {
+        return;
+    };
+    // Polled with this task's own waker, so a `Pending` here still wakes the
+    // loop when the input arrives.
+    while batch.len() < BATCH {
+        let next =
+            std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *input).poll_next(cx))).await;
+        match next {
+            Poll::Ready(Some(event)) => batch.extend(input_msg(event)),
+            // The end of input is the select's to notice.
+            Poll::Ready(None) | Poll::Pending => break,
+        }
+    }
+}
+
+fn quit(
     state: &mut AppState,
     commands: &UnboundedSender<Command>,
     deadline: &mut Option<tokio::time::Instant>,
-) -> Msg {
+) -> Wake {
     if deadline.is_none() {
         state.quitting = true;
         *deadline = Some(tokio::time::Instant::now() + QUIT_BOUND);
         let _ = commands.send(Command::Quit);
     }
-    Msg::Tick
+    Wake::Msg(Msg::Tick)
 }
 
 async fn sleep_until(deadline: Option<tokio::time::Instant>) {

@@ -1,5 +1,5 @@
 //! Everything the UI shows, as data. Rendering reads it; only the reducer
-//! (`update.rs`, `input.rs`) changes it.
+//! (`update/`) changes it.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -7,10 +7,15 @@ use std::time::{Duration, Instant};
 
 use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
-use serde_json::Value;
 
-use crate::protocol::{ApprovalView, ElicitationView, OriginView, ServerView, SessionInfo};
+pub use super::cells::{CallStatus, Cell, ToolCallCell, Transcript};
+use super::keymap::Scope;
+use crate::protocol::{
+    ApprovalView, ArgsCheck, ElicitationView, EndCause, ServerView, SessionInfo,
+};
 
+/// How long a status-bar message stays.
+const STATUS_VISIBLE: Duration = Duration::from_secs(6);
 /// How long revoked tools stay visible, struck out, before they disappear.
 pub const REVOKED_VISIBLE: Duration = Duration::from_secs(4);
 /// An approval prompt takes a decision only once this long has passed with no
@@ -75,9 +80,9 @@ pub struct CallEditor {
     pub tool: String,
     /// The arguments being edited (a real editor: the cursor moves, undo works).
     pub area: TextArea<'static>,
-    /// The tool's schema, compiled once when the editor opened (every keystroke
-    /// validates against it), or why it does not compile.
-    pub validator: Result<Arc<jsonschema::Validator>, String>,
+    /// The exposed tool's own compiled validator (every keystroke checks with
+    /// exactly what the call path will check).
+    pub check: Option<ArgsCheck>,
     /// Live validation against the schema: `None` when valid.
     pub problem: Option<String>,
 }
@@ -104,54 +109,12 @@ impl std::fmt::Debug for CallEditor {
     }
 }
 
-/// How a tool call is doing.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CallStatus {
-    AwaitingApproval,
-    Running { since: Instant },
-    Ok { elapsed_ms: u64 },
-    Failed { code: String, elapsed_ms: u64 },
-}
-
-/// One entry of the conversation.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
-    User(String),
-    Assistant {
-        agent: String,
-        text: String,
-        streaming: bool,
-    },
-    ToolCall(Box<ToolCallCell>),
-    Notice(String),
-    Error(String),
-}
-
-/// A tool call with its result, collapsed or expanded.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolCallCell {
-    pub id: String,
-    pub agent: String,
-    pub name: String,
-    pub origin: OriginView,
-    pub effect: Option<String>,
-    pub arguments: Value,
-    pub status: CallStatus,
-    /// The text the model got, or the envelope's message.
-    pub result: Option<String>,
-    /// What the server said that the model did not see.
-    pub server_output: Option<String>,
-    /// The server's last progress report while it runs (`3/5 · its message`).
-    pub progress: Option<String>,
-    pub expanded: bool,
-}
-
 /// A tool that just left the registry (struck out until `until`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Revoked {
     pub alias: String,
     pub tool: String,
-    pub cause: String,
+    pub cause: EndCause,
     pub until: Instant,
 }
 
@@ -181,7 +144,7 @@ pub struct Prompt {
 /// The whole UI state.
 pub struct AppState {
     pub session: SessionInfo,
-    pub cells: Vec<Cell>,
+    pub cells: Transcript,
     /// Lines scrolled up from the bottom of the conversation (0: follow the end).
     pub scroll_back: u16,
     /// The selected cell when the conversation has focus.
@@ -190,7 +153,7 @@ pub struct AppState {
     pub history: Vec<String>,
     /// Position while browsing history (`None`: editing a new message).
     pub history_pos: Option<usize>,
-    pub servers: Vec<ServerView>,
+    pub servers: Arc<[ServerView]>,
     pub selected_server: usize,
     /// Selected row of the registry (over the selected server's published tools).
     pub selected_tool: usize,
@@ -207,6 +170,8 @@ pub struct AppState {
     pub status: Option<(String, Instant)>,
     /// A turn is running.
     pub busy: bool,
+    /// Ctrl-C asked for an interruption; cleared once nothing runs.
+    pub interrupting: bool,
     /// The operator's hand-made calls still running (their ids): Ctrl-C cancels
     /// them as it interrupts a turn.
     pub hand_calls: Vec<String>,
@@ -230,13 +195,13 @@ impl AppState {
         input.set_placeholder_text("Message the Lead  (Enter send · ? help)");
         Self {
             session: SessionInfo::default(),
-            cells: Vec::new(),
+            cells: Transcript::default(),
             scroll_back: 0,
             selected_cell: None,
             input,
             history: Vec::new(),
             history_pos: None,
-            servers: Vec::new(),
+            servers: Arc::from(Vec::new()),
             selected_server: 0,
             selected_tool: 0,
             registry_all: false,
@@ -248,6 +213,7 @@ impl AppState {
             overlay: None,
             status: None,
             busy: false,
+            interrupting: false,
             hand_calls: Vec::new(),
             can_retry: false,
             now,
@@ -264,42 +230,7 @@ impl AppState {
 
     /// The tool call cell with this id.
     pub fn call_mut(&mut self, id: &str) -> Option<&mut ToolCallCell> {
-        self.cells.iter_mut().rev().find_map(|c| match c {
-            Cell::ToolCall(call) if call.id == id => Some(call.as_mut()),
-            _ => None,
-        })
-    }
-
-    /// When the screen next changes by itself, if ever: a running call's clock
-    /// (every `tick`), a struck-out tool leaving, a status message expiring, an
-    /// approval prompt arming, the age of a live connection in a visible Health
-    /// pane (once a second). The loop sleeps until then and no longer:
-    /// idle means no wake-ups at all.
-    pub fn next_wakeup(&self, tick: Duration) -> Option<Instant> {
-        let running = self.cells.iter().rev().take(200).any(
-            |c| matches!(c, Cell::ToolCall(t) if matches!(t.status, CallStatus::Running { .. })),
-        );
-        let deadlines = [
-            running.then(|| self.now + tick),
-            self.revoked.iter().map(|r| r.until).min(),
-            self.status.as_ref().map(|(_, until)| *until),
-            self.arms_at().filter(|t| *t > self.now),
-            self.form_arms_at().filter(|t| *t > self.now),
-            self.health_tick(),
-        ];
-        deadlines.into_iter().flatten().min()
-    }
-
-    /// The next whole second of the shown connection's age, while Health is on
-    /// screen with a live connection (and never otherwise).
-    fn health_tick(&self) -> Option<Instant> {
-        super::panes::layout(self.area, self).health?;
-        let health = self.selected_server()?.health.as_ref()?;
-        if health.ended.is_some() {
-            return None;
-        }
-        let age = self.now.saturating_duration_since(health.opened);
-        Some(health.opened + Duration::from_secs(age.as_secs() + 1))
+        self.cells.call_mut(id)
     }
 
     /// When the front approval prompt starts taking decisions: [`APPROVAL_ARM`]
@@ -327,17 +258,47 @@ impl AppState {
         self.last_key.map_or(opened, |k| k.max(opened)) + APPROVAL_ARM
     }
 
-    /// Whether anything will change by itself (see [`Self::next_wakeup`]).
-    pub fn animating(&self) -> bool {
-        self.next_wakeup(Duration::from_millis(100)).is_some()
-    }
-
     /// Something Ctrl-C would interrupt: a turn, or a hand-made call.
     pub fn interruptible(&self) -> bool {
         self.busy || !self.hand_calls.is_empty()
     }
 
+    /// Shows a short message in the status bar.
+    pub fn say(&mut self, text: impl Into<String>) {
+        self.status = Some((text.into(), self.now + STATUS_VISIBLE));
+    }
+
     pub fn input_text(&self) -> String {
         self.input.lines().join("\n")
+    }
+
+    /// Whose keys are active now: the prompt, a form, an overlay, or a pane.
+    pub fn scope(&self) -> Scope {
+        if !self.approvals.is_empty() {
+            return Scope::Approval;
+        }
+        if !self.elicitations.is_empty() {
+            return Scope::Elicitation;
+        }
+        match (&self.overlay, self.focus) {
+            (Some(Overlay::Help { .. }), _) => Scope::Help,
+            (Some(Overlay::ToolDetail { .. }), _) => Scope::Detail,
+            (Some(Overlay::WritePolicy { .. }), _) => self.write_policy_scope(),
+            (Some(Overlay::CallTool(_)), _) => Scope::CallTool,
+            (None, Focus::Input) => Scope::Input,
+            (None, Focus::Conversation) => Scope::Conversation,
+            (None, Focus::Servers) => Scope::Servers,
+            (None, Focus::Registry) => Scope::Registry,
+            (None, Focus::Health) => Scope::Health,
+        }
+    }
+
+    /// The write-policy window offers to write only when there is a file to write.
+    pub fn write_policy_scope(&self) -> Scope {
+        if self.session.config_file.is_some() {
+            Scope::WritePolicy
+        } else {
+            Scope::NoConfigFile
+        }
     }
 }

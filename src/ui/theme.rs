@@ -2,6 +2,10 @@
 //! terminals (no fixed backgrounds except for the selection and badges).
 
 use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Span;
+use ratatui::widgets::{Block, Borders};
+
+use crate::protocol::{AliasStatus, PolicyEffect};
 
 pub fn ok() -> Style {
     Style::new().fg(Color::Green)
@@ -48,20 +52,31 @@ pub fn border(focused: bool) -> Style {
 }
 
 /// The colour of an alias state.
-pub fn state(state: &str) -> Style {
+pub fn state(state: AliasStatus) -> Style {
     match state {
-        "ready" => ok(),
-        "connecting" => warn(),
-        "rejected" | "failed" | "lost" => error(),
-        _ => dim(),
+        AliasStatus::Ready => ok(),
+        AliasStatus::Connecting => warn(),
+        AliasStatus::Rejected | AliasStatus::Failed | AliasStatus::Lost => error(),
+        AliasStatus::Disconnected => dim(),
     }
 }
 
 /// The colour of a local effect.
-pub fn effect(effect: &str) -> Style {
+pub fn effect(effect: PolicyEffect) -> Style {
     match effect {
-        "allow" => ok(),
-        "confirm" => warn(),
-        _ => error(),
+        PolicyEffect::Allow => ok(),
+        PolicyEffect::Confirm => warn(),
+        PolicyEffect::Deny => error(),
     }
+}
+
+/// A bordered pane with its title; the focused one stands out.
+pub fn pane_block(title: &str, focused: bool) -> Block<'static> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(border(focused))
+        .title(Span::styled(
+            format!(" {title} "),
+            if focused { strong() } else { dim() },
+        ))
 }

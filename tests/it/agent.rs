@@ -204,15 +204,28 @@ async fn an_interrupted_turn_cancels_its_call_and_keeps_the_conversation_well_fo
     let mut events = std::mem::replace(&mut s.events, tokio::sync::mpsc::unbounded_channel().1);
     let trigger = cancel.clone();
     let (elapsed_tx, mut elapsed_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (ran_tx, ran_rx) = tokio::sync::oneshot::channel();
+    let seen_by_server = record.clone();
     tokio::spawn(async move {
+        let mut ran_tx = Some(ran_tx);
         while let Some(event) = events.recv().await {
             let SessionEvent::Agent(event) = event else {
                 continue;
             };
             if matches!(&event, AgentEvent::ToolCall { name, .. } if name == "mcp__demo_alpha__slow")
             {
-                tokio::time::sleep(Duration::from_millis(500)).await;
+                // Once the server has the call, the harness's clock for it runs:
+                // let it run a while, and know for how long at least.
+                wait_for_record(&seen_by_server, |r| {
+                    r["event"] == "call" && r["name"] == "slow"
+                })
+                .await;
+                let since = std::time::Instant::now();
+                tokio::time::sleep(Duration::from_millis(300)).await;
                 trigger.cancel();
+                if let Some(tx) = ran_tx.take() {
+                    let _ = tx.send(since.elapsed());
+                }
             }
             if let AgentEvent::ToolResult { name, elapsed, .. } = &event {
                 let _ = elapsed_tx.send((name.clone(), *elapsed));
@@ -227,7 +240,11 @@ async fn an_interrupted_turn_cancels_its_call_and_keeps_the_conversation_well_fo
             break (name, elapsed);
         }
     };
-    assert!(elapsed >= Duration::from_millis(400), "{name}: {elapsed:?}");
+    let ran_at_least = ran_rx.await.expect("the cancel fired");
+    assert!(
+        elapsed >= ran_at_least,
+        "{name}: {elapsed:?} < {ran_at_least:?}"
+    );
     let last = s.lead.conversation.last().unwrap();
     let results: Vec<String> = last
         .content
@@ -240,17 +257,7 @@ async fn an_interrupted_turn_cancels_its_call_and_keeps_the_conversation_well_fo
         "{results:?}"
     );
     // The server was told.
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !crate::common::records(&record)
-        .iter()
-        .any(|r| r["event"] == "cancelled")
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no notifications/cancelled reached the server"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_for_record(&record, |r| r["event"] == "cancelled").await;
     // The conversation can continue.
     assert_eq!(
         s.lead.send("continue", &CancellationToken::new()).await,
@@ -374,4 +381,17 @@ async fn an_empty_reply_is_not_stored_and_the_next_request_has_no_empty_turn() {
     let text = requests[1].body["messages"].to_string();
     assert!(text.contains("hello") && text.contains("anyone?"), "{text}");
     s.hub.shutdown().await;
+}
+
+/// Waits (generously) until the server's `--record` file has a matching line.
+async fn wait_for_record(path: &std::path::Path, pred: impl Fn(&serde_json::Value) -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !crate::common::records(path).iter().any(&pred) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never recorded by the server: {:?}",
+            crate::common::records(path)
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
 }

@@ -1,7 +1,6 @@
 //! `mcp-harness check` against real demo-server processes: the JSON contract, the
 //! exposure rules (SPEC rules 3, 4, 5) and the failure codes.
 
-
 use crate::common::{TestEnv, json, stderr};
 use serde_json::Value;
 
@@ -369,7 +368,12 @@ fn the_printed_policy_block_makes_check_pass() {
     assert_eq!(before["servers"][0]["error"]["code"], "policy_mismatch");
     // …`policy` prints exactly what the server publishes, every tool "confirm"…
     let out = env.run(&["policy", "s"]);
-    assert_eq!(out.status.code(), Some(0), "{}", crate::common::stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&out)
+    );
     let block = crate::common::stdout(&out);
     let parsed: toml::Table = toml::from_str(&block).expect("valid TOML");
     let tools = parsed["servers"]["s"]["tools"].as_table().unwrap();

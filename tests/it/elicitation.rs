@@ -1,7 +1,6 @@
 //! Elicitation (a server asking the operator for input mid-call): headless
-//! commands decline without advertising the capability; an installed elicitor
+//! commands advertise the capability like the TUI and decline; an installed elicitor
 //! answers, and its answer is checked against the server's own schema.
-
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -81,10 +80,6 @@ async fn an_installed_elicitor_answers_with_the_schema_defaults() {
 struct Careless;
 
 impl Elicitor for Careless {
-    fn advertise(&self) -> bool {
-        true
-    }
-
     fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitationResponse> {
         assert_eq!(request.message, "Which colour should the harness use?");
         let mut content = serde_json::Map::new();

@@ -3,7 +3,6 @@
 //! code, the revocation event and its cause, the alias state, the snapshot, and
 //! (for the two that drop the connection) the server's processes gone.
 
-
 use crate::common::TestEnv;
 use crate::common::hubs::{DEMO_POLICY, hub, lookup, wait_for};
 use mcp_harness::mcp::{AliasState, FlagApprover, Hub, McpEvent, RevokeCause, ToolErrorCode};

@@ -2,7 +2,6 @@
 //! to end, and a server that dies — in the middle of a call or while idle — is
 //! noticed and revoked as `mcp_connection_lost`, long before any call timeout.
 
-
 use crate::common::TestEnv;
 use crate::common::hubs::{DEMO_POLICY, http_demo, hub, lookup, wait_for};
 use mcp_harness::mcp::{AliasState, FlagApprover, McpEvent, RevokeCause, ToolErrorCode};

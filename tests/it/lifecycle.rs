@@ -2,7 +2,6 @@
 //! identity (SPEC rule 7), snapshots (rule 6), the watchdog (rule 8), cleanup
 //! (rule 12). Streamable HTTP is `http.rs`.
 
-
 use std::time::Duration;
 
 use crate::common::TestEnv;

@@ -3,6 +3,8 @@
 //! reads its own process's high-water mark, which other tests running in the same
 //! process would raise.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
 mod common;
 mod fixtures;
 
@@ -10,16 +12,20 @@ mod agent;
 mod call;
 mod check;
 mod conformance;
+mod connect_errors;
 mod elicitation;
 mod failures;
 mod fuzz_seeds;
+mod hidden_text;
 mod http;
 mod import;
 mod interop;
 mod interrupt;
 mod lifecycle;
 mod list_changed;
+mod logs_and_limits;
 mod misbehaving;
+mod one_face;
 mod orphans;
 mod private_text;
 mod provider_anthropic;

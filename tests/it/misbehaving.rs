@@ -4,7 +4,6 @@
 //! terminal. (Crashes, hangs, malformed listings and pagination are covered in
 //! call.rs and check.rs; tool-list storms in list_changed.rs; memory in memory.rs.)
 
-
 use std::time::{Duration, Instant};
 
 use crate::common::{TestEnv, json, stderr, stdout};

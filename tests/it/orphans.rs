@@ -4,7 +4,6 @@
 //! here a server that ignores stdin EOF and SIGTERM, with one grandchild in its
 //! process group and one that called `setsid()` to escape it.
 
-
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 

@@ -103,7 +103,12 @@ async fn no_server_text_reaches_the_model_whatever_the_server_does() {
     ));
     let (out, events) =
         tokio::task::block_in_place(|| run(&env, &["--prompt", "call them all", "--json"]));
-    assert_eq!(out.status.code(), Some(0), "{}", crate::common::stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&out)
+    );
     let requests = stub.requests();
     assert_eq!(requests.len(), 3, "{requests:#?}");
 
@@ -153,7 +158,8 @@ async fn no_server_text_reaches_the_model_whatever_the_server_does() {
         );
     }
 
-    // The tool descriptions the model reads are server text too: inert.
+    // The tool descriptions the model reads are server text too: inert, and
+    // without invisible characters.
     let tools = requests[1].body["tools"].as_array().unwrap();
     let leaky = tools
         .iter()
@@ -161,7 +167,9 @@ async fn no_server_text_reaches_the_model_whatever_the_server_does() {
         .find(|f| f["name"] == "mcp__leaky__lookup")
         .expect("leaky's lookup offered");
     let description = leaky["description"].as_str().unwrap();
-    assert!(description.contains("<U+202E>"), "{description}");
+    // Escapes shown inert; bidi controls, being invisible, removed (rule 15).
+    assert!(description.contains("^[]0;pwned"), "{description}");
+    assert!(!description.contains("<U+202E>"), "{description}");
     for raw in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}'] {
         assert!(!description.contains(raw), "raw {raw:?}: {description}");
     }

@@ -5,7 +5,9 @@ pub mod wire;
 
 use std::time::Duration;
 
-use crate::common::model_run::{ask, round_trip_conversation, settings, started, texts, tool_inputs};
+use crate::common::model_run::{
+    ask, round_trip_conversation, settings, started, texts, tool_inputs,
+};
 use crate::common::model_stub::{Framing, ModelStub, Reply, refused_url, split_at};
 use mcp_harness::agent::conversation::{Block, Message, ToolCall, ToolDef};
 use mcp_harness::agent::model::{

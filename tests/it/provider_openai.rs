@@ -3,7 +3,9 @@
 
 pub mod wire;
 
-use crate::common::model_run::{ask, round_trip_conversation, settings, started, texts, tool_inputs};
+use crate::common::model_run::{
+    ask, round_trip_conversation, settings, started, texts, tool_inputs,
+};
 use crate::common::model_stub::{Framing, ModelStub, Reply, refused_url, split_at, sse_event};
 use mcp_harness::agent::conversation::{Block, Message, ToolCall, ToolDef};
 use mcp_harness::agent::model::{

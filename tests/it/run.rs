@@ -176,7 +176,12 @@ fn the_scripted_demo_runs_headless_with_json_events() {
     // No [model] and no key in the environment: the scripted demo.
     env.config(&embedded_default());
     let (out, events) = run(&env, &["--prompt", "show me", "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", crate::common::stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&out)
+    );
     assert_demo_story(&events, false);
     let done = events.last().unwrap();
     assert_eq!(done["event"], "done");
@@ -272,11 +277,21 @@ async fn resume_restores_the_conversation_and_tells_the_model_what_was_connected
     // The harness is a child process; the model stub keeps running on the runtime.
     let (out, _) =
         tokio::task::block_in_place(|| run(&env, &["--prompt", "first question", "--json"]));
-    assert_eq!(out.status.code(), Some(0), "{}", crate::common::stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&out)
+    );
     let (out, events) = tokio::task::block_in_place(|| {
         run(&env, &["--prompt", "second question", "--json", "--resume"])
     });
-    assert_eq!(out.status.code(), Some(0), "{}", crate::common::stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&out)
+    );
     assert_eq!(of(&events, "assistant_text")[0]["text"], "welcome back");
     let requests = stub.requests();
     let resumed = requests[2].body["messages"].to_string();

@@ -2,7 +2,6 @@
 //! that asks for input mid-call gets the operator's form answer; an operator's
 //! hand-made call of a `confirm` tool waits for the approval prompt.
 
-
 use std::time::Duration;
 
 use crate::common::TestEnv;
@@ -10,7 +9,8 @@ use crate::common::hubs::DEMO_POLICY;
 use mcp_harness::backend::{self, BackendHandle};
 use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::protocol::{
-    ApprovalView, BackendEvent, Command, Decision, ElicitAnswer, FieldKind, HealthView,
+    ApprovalView, BackendEvent, Command, Decision, ElicitAnswer, FieldKind, HealthView, Origin,
+    PolicyEffect, Views,
 };
 use mcp_harness::session::SessionOptions;
 use serde_json::json;
@@ -51,18 +51,25 @@ fn start(env: &TestEnv, servers: &str) -> BackendHandle {
     backend::spawn(config, options).expect("backend")
 }
 
+/// Views built after this moment (a refresh asks for them).
+async fn fresh_views(handle: &mut BackendHandle) -> Views {
+    handle.views.borrow_and_update();
+    handle.commands.send(Command::Refresh).expect("refresh");
+    tokio::time::timeout(Duration::from_secs(30), handle.views.changed())
+        .await
+        .expect("a view in time")
+        .expect("the backend is up");
+    handle.views.borrow_and_update().clone()
+}
+
 /// The alias's health as of a fresh view.
 async fn health_after(handle: &mut BackendHandle, alias: &str) -> HealthView {
-    handle.commands.send(Command::Refresh).expect("refresh");
-    let BackendEvent::Servers(servers) =
-        next(handle, "a view", |e| matches!(e, BackendEvent::Servers(_))).await
-    else {
-        unreachable!()
-    };
-    servers
-        .into_iter()
+    fresh_views(handle)
+        .await
+        .servers
+        .iter()
         .find(|s| s.alias == alias)
-        .and_then(|s| s.health)
+        .and_then(|s| s.health.clone())
         .expect("health")
 }
 
@@ -235,12 +242,12 @@ async fn a_hand_made_call_of_a_confirm_tool_waits_for_approval() {
         unreachable!()
     };
     assert_eq!(
-        (prompt.alias.as_deref(), prompt.effect.as_str()),
-        (Some("demo_alpha"), "confirm")
+        (prompt.alias.as_deref(), prompt.effect),
+        (Some("demo_alpha"), PolicyEffect::Confirm)
     );
     // The prompt names its call, and says the operator made it, not the Lead.
     assert_eq!(prompt.call_id.as_deref(), Some(call.id.as_str()));
-    assert_eq!(prompt.requested_by, "operator (by hand)");
+    assert_eq!(prompt.requested_by, Origin::Operator);
     handle
         .commands
         .send(Command::Approval {
@@ -293,20 +300,17 @@ async fn approve_always_holds_for_one_definition_on_one_connection() {
     // That call made the server re-publish lookup with another description.
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
-        handle.commands.send(Command::Refresh).unwrap();
-        let BackendEvent::Servers(servers) = next(&mut handle, "a view", |e| {
-            matches!(e, BackendEvent::Servers(_))
-        })
-        .await
-        else {
-            unreachable!()
-        };
-        let changed = servers.iter().flat_map(|s| &s.published).any(|t| {
-            t.name == "lookup"
-                && t.description
-                    .as_deref()
-                    .is_some_and(|d| d.contains("different description"))
-        });
+        let views = fresh_views(&mut handle).await;
+        let changed = views
+            .servers
+            .iter()
+            .flat_map(|s| s.published.iter())
+            .any(|t| {
+                t.name == "lookup"
+                    && t.description
+                        .as_deref()
+                        .is_some_and(|d| d.contains("different description"))
+            });
         if changed {
             break;
         }

@@ -8,7 +8,6 @@
 //! except after SIGKILL, when no code of the harness runs — the terminal is
 //! restored: main screen, cursor shown, mouse reporting off, cooked mode.
 
-
 use crate::common::TestEnv;
 use crate::common::tmux::{Tmux, harness_pids, signal_harness, tui_command};
 
@@ -151,30 +150,42 @@ fn wait_for(env: &TestEnv, count: usize) {
 }
 
 fn matrix(exits: &[Exit]) {
-    if !Tmux::available() {
-        eprintln!("SKIPPED: tmux is not installed; install tmux to run the TUI exit tests");
-        return;
-    }
     for exit in exits {
         exercise(*exit);
     }
 }
 
+#[cfg_attr(
+    mcph_no_tmux,
+    ignore = "tmux is not installed: install it (apt-get install tmux) to run the TUI tests"
+)]
 #[test]
 fn quitting_with_ctrl_q_or_ctrl_c_leaves_no_process_and_a_restored_terminal() {
     matrix(&[Exit::CtrlQ, Exit::CtrlC]);
 }
 
+#[cfg_attr(
+    mcph_no_tmux,
+    ignore = "tmux is not installed: install it (apt-get install tmux) to run the TUI tests"
+)]
 #[test]
 fn sigterm_leaves_no_process_and_a_restored_terminal() {
     matrix(&[Exit::Sigterm]);
 }
 
+#[cfg_attr(
+    mcph_no_tmux,
+    ignore = "tmux is not installed: install it (apt-get install tmux) to run the TUI tests"
+)]
 #[test]
 fn a_panic_in_the_backend_or_on_the_ui_thread_leaves_no_process_and_a_restored_terminal() {
     matrix(&[Exit::PanicBackend, Exit::PanicUi]);
 }
 
+#[cfg_attr(
+    mcph_no_tmux,
+    ignore = "tmux is not installed: install it (apt-get install tmux) to run the TUI tests"
+)]
 #[test]
 fn sigkill_of_the_harness_leaves_no_process() {
     matrix(&[Exit::Sigkill]);

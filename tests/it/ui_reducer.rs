@@ -1,7 +1,6 @@
 //! The reducer without a terminal: whole-state changes for keys, paste and
 //! backend events, and the effects it asks for.
 
-
 mod approvals;
 mod conversation;
 mod editor;
@@ -9,11 +8,14 @@ mod hand_calls;
 
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use crate::fixtures::{approval, approval_for, call_started, elicitation, servers};
-use mcp_harness::protocol::{BackendEvent, Command, Decision, ElicitAnswer, ToolOutcomeView};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use mcp_harness::protocol::{
+    BackendEvent, Command, Decision, ElicitAnswer, Origin, ToolOutcomeView,
+};
+use mcp_harness::ui::msg::{Effect, Msg};
 use mcp_harness::ui::state::{AppState, CallStatus, Cell, Focus, Overlay};
-use mcp_harness::ui::update::{Effect, Msg, update};
+use mcp_harness::ui::update::update;
 use serde_json::Value;
 
 pub fn key(code: KeyCode) -> Msg {
@@ -155,7 +157,7 @@ fn streamed_text_merges_and_calls_finish() {
         backend(
             &mut s,
             BackendEvent::AssistantDelta {
-                agent: "lead".into(),
+                agent: Origin::Lead,
                 text: part.into(),
             },
         );
@@ -178,7 +180,7 @@ fn streamed_text_merges_and_calls_finish() {
     assert_eq!(
         s.cells[0],
         Cell::Assistant {
-            agent: "lead".into(),
+            agent: Origin::Lead,
             text: "Hello".into(),
             streaming: false
         }
@@ -205,7 +207,10 @@ fn revoked_tools_stay_struck_out_for_a_moment() {
         BackendEvent::ToolsRevoked {
             alias: "demo_alpha".into(),
             tools: vec!["mcp__demo_alpha__lookup".into()],
-            cause: "disconnected".into(),
+            cause: mcp_harness::protocol::EndCause {
+                kind: mcp_harness::protocol::EndKind::Disconnected,
+                text: "disconnected".into(),
+            },
         },
     );
     assert_eq!(s.revoked.len(), 1);
@@ -219,7 +224,7 @@ fn revoked_tools_stay_struck_out_for_a_moment() {
 #[test]
 fn side_panel_keys_send_alias_commands() {
     let mut s = AppState::new(Instant::now());
-    backend(&mut s, BackendEvent::Servers(servers()));
+    update(&mut s, crate::fixtures::views(servers()));
     s.focus = Focus::Servers;
     assert_eq!(
         update(&mut s, key(KeyCode::Char('c'))),

@@ -6,10 +6,11 @@ mod more;
 use std::time::{Duration, Instant};
 
 use crate::fixtures::{approval, approval_for, call_started, elicitation, long_text, servers_at};
-use mcp_harness::protocol::{BackendEvent, SessionInfo, ToolOutcomeView};
+use mcp_harness::protocol::{BackendEvent, Origin, SessionInfo, ToolOutcomeView};
+use mcp_harness::ui::msg::Msg;
 use mcp_harness::ui::panes;
 use mcp_harness::ui::state::{AppState, Cell, Focus, Overlay};
-use mcp_harness::ui::update::{Msg, update};
+use mcp_harness::ui::update::update;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Modifier;
@@ -55,13 +56,12 @@ pub fn session() -> AppState {
             first_run: false,
         }),
     );
-    backend(&mut s, BackendEvent::Servers(servers_at(opened)));
-    backend(&mut s, BackendEvent::Snapshot(4));
+    update(&mut s, crate::fixtures::views(servers_at(opened)));
     s.cells.push(Cell::User("show me the demo".into()));
     backend(
         &mut s,
         BackendEvent::AssistantDelta {
-            agent: "lead".into(),
+            agent: Origin::Lead,
             text: "Both servers publish `lookup`; asking each.".into(),
         },
     );
@@ -129,7 +129,10 @@ fn first_run_banner() {
             ..SessionInfo::default()
         }),
     );
-    backend(&mut s, BackendEvent::Servers(crate::fixtures::servers()));
+    update(
+        &mut s,
+        crate::fixtures::views_at(crate::fixtures::servers(), 0),
+    );
     snapshot("first_run", &mut s);
 }
 
@@ -175,7 +178,10 @@ fn revoked_tools_are_struck_out() {
                 "mcp__demo_alpha__lookup".into(),
                 "mcp__demo_alpha__set".into(),
             ],
-            cause: "disconnected".into(),
+            cause: mcp_harness::protocol::EndCause {
+                kind: mcp_harness::protocol::EndKind::Disconnected,
+                text: "disconnected".into(),
+            },
         },
     );
     s.focus = Focus::Registry;

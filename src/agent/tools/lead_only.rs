@@ -3,8 +3,19 @@
 
 use crate::mcp::{AliasState, FailureKind, Hub, HubError, ToolError, ToolErrorCode};
 
-/// `connect_mcp {alias}`.
-pub async fn connect_mcp(hub: &Hub, alias: &str) -> Result<String, ToolError> {
+/// `connect_mcp {alias}`: the result for the model, and what the server said
+/// (its error text, its stderr) for the operator only.
+pub async fn connect_mcp(hub: &Hub, alias: &str) -> (Result<String, ToolError>, Option<String>) {
+    match connect(hub, alias).await {
+        Ok(text) => (Ok(text), None),
+        Err((error, server_output)) => {
+            let said = (!server_output.is_empty()).then(|| server_output.join("\n"));
+            (Err(error), said)
+        }
+    }
+}
+
+async fn connect(hub: &Hub, alias: &str) -> Result<String, (ToolError, Vec<String>)> {
     let failed = |message: String| {
         let mut e = ToolError::new(ToolErrorCode::McpConnectFailed, message);
         e.alias = Some(alias.to_string());
@@ -24,7 +35,7 @@ pub async fn connect_mcp(hub: &Hub, alias: &str) -> Result<String, ToolError> {
                 tools.join(", ")
             ));
         }
-        Err(e) => return Err(failed(e.to_string())),
+        Err(e) => return Err((failed(e.to_string()), Vec::new())),
     };
     match report.outcome {
         Ok(exposed) => {
@@ -53,10 +64,16 @@ pub async fn connect_mcp(hub: &Hub, alias: &str) -> Result<String, ToolError> {
                 FailureKind::Rejected => "was rejected",
                 FailureKind::Failed => "failed",
             };
-            Err(failed(format!(
-                "connecting `{alias}` {kind} ({}): {} What the operator can do: {}",
-                e.code, e.message, e.hint
-            )))
+            // The server's words (its error text, stderr) go to the operator only.
+            Err((
+                failed(format!(
+                    "connecting `{alias}` {kind} ({}): {}. What the operator can do: {}",
+                    e.code,
+                    e.model_message(),
+                    e.hint
+                )),
+                e.server_output,
+            ))
         }
     }
 }

@@ -36,10 +36,11 @@ fn catalog() -> Vec<(&'static str, &'static str, Value, Effect)> {
     vec![
         (
             "read_file",
-            "Read a text file inside the working directory (at most max_bytes, default 64 KiB).",
+            "Read a text file inside the working directory: the first max_bytes bytes \
+            (default 64 KiB, at most 1 MiB = 1048576); a longer file is cut, with a notice.",
             object(
                 json!({"path": string("Path relative to the working directory"),
-                "max_bytes": {"type": "integer", "minimum": 1, "maximum": 1_048_576}}),
+                "max_bytes": {"type": "integer", "minimum": 1, "maximum": readonly::MAX_READ_BYTES}}),
                 &["path"],
             ),
             Effect::Allow,
@@ -56,10 +57,11 @@ fn catalog() -> Vec<(&'static str, &'static str, Value, Effect)> {
         (
             "search_text",
             "Search files inside the working directory for a literal text (case-sensitive); \
-            returns path:line: text for each match. Honours .gitignore.",
+            returns path:line: text for each match, at most max_results matches (default 100, \
+            at most 500). Honours .gitignore.",
             object(
                 json!({"text": string("The text to find"), "path": string("Directory or file to search (default: all)"),
-                "max_results": {"type": "integer", "minimum": 1, "maximum": 500}}),
+                "max_results": {"type": "integer", "minimum": 1, "maximum": readonly::MAX_MATCHES}}),
                 &["text"],
             ),
             Effect::Allow,

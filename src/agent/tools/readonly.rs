@@ -10,8 +10,13 @@ use super::str_arg;
 use crate::mcp::{ToolError, ToolErrorCode};
 
 const DEFAULT_READ_BYTES: u64 = 64 * 1024;
+/// The most `read_file` returns, whatever `max_bytes` the model asks for (its
+/// schema says so too).
+pub const MAX_READ_BYTES: u64 = 1024 * 1024;
 const MAX_LIST_ENTRIES: usize = 1000;
 const DEFAULT_MATCHES: usize = 100;
+/// The most matches `search_text` returns, whatever `max_results` says.
+pub const MAX_MATCHES: usize = 500;
 /// Files larger than this are skipped by `search_text`.
 const MAX_SEARCH_FILE: u64 = 2 * 1024 * 1024;
 
@@ -66,10 +71,12 @@ impl Workspace {
 
     pub fn read_file(&self, arguments: &Value) -> Result<String, ToolError> {
         let path = self.resolve(str_arg(arguments, "path"), "read_file")?;
+        // The schema refuses more; the cap holds even without it.
         let limit = arguments
             .get("max_bytes")
             .and_then(Value::as_u64)
-            .unwrap_or(DEFAULT_READ_BYTES);
+            .unwrap_or(DEFAULT_READ_BYTES)
+            .min(MAX_READ_BYTES);
         let file = std::fs::File::open(&path).map_err(|e| failed("read_file", e.to_string()))?;
         let size = file.metadata().map(|m| m.len()).unwrap_or(0);
         let mut bytes = Vec::new();
@@ -127,7 +134,10 @@ impl Workspace {
         let limit = arguments
             .get("max_results")
             .and_then(Value::as_u64)
-            .map_or(DEFAULT_MATCHES, |n| n as usize);
+            .map_or(DEFAULT_MATCHES, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            })
+            .min(MAX_MATCHES);
         let mut matches = Vec::new();
         'files: for entry in ignore::WalkBuilder::new(&start).build().flatten() {
             let path = entry.path();
@@ -287,6 +297,34 @@ mod tests {
         // Inside, a missing file is simply reported missing.
         let inside = ws.read_file(&json!({"path": "src/missing"})).unwrap_err();
         assert!(!inside.message.contains("outside"), "{}", inside.message);
+    }
+
+    #[test]
+    fn model_chosen_sizes_are_capped_even_past_the_schema() {
+        let (dir, ws) = workspace();
+        let big = MAX_READ_BYTES as usize + 10;
+        std::fs::write(dir.path().join("big"), "x".repeat(big)).unwrap();
+        let text = ws
+            .read_file(&json!({"path": "big", "max_bytes": u64::MAX}))
+            .unwrap();
+        assert!(
+            text.ends_with(&format!(
+                "[read_file: showed the first {MAX_READ_BYTES} of {big} bytes]"
+            )),
+            "{}",
+            &text[text.len() - 80..]
+        );
+        let lines = "needle\n".repeat(MAX_MATCHES + 50);
+        std::fs::write(dir.path().join("many"), lines).unwrap();
+        let found = ws
+            .search_text(&json!({"text": "needle", "max_results": u64::MAX}))
+            .unwrap();
+        assert_eq!(
+            found.lines().count(),
+            MAX_MATCHES + 1,
+            "the matches and the notice"
+        );
+        assert!(found.ends_with(&format!("[search_text: stopped at {MAX_MATCHES} matches]")));
     }
 
     #[test]

@@ -74,6 +74,10 @@ impl ServerHandler for DemoHandler {
                 return;
             }
         }
+        // Tests wait for a re-list after this line instead of sleeping.
+        if let Some(recorder) = &self.inner.recorder {
+            recorder.storm_sent(count);
+        }
     }
 
     async fn list_tools(

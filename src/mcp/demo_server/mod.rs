@@ -123,6 +123,7 @@ async fn serve_demo(flavor: Flavor, args: DemoServerArgs) -> anyhow::Result<()> 
         args.tools,
         args.distinct_schemas,
         faults.escapes,
+        faults.hidden_text,
     );
     let recorder = match &args.record {
         Some(path) => Some(Recorder::open(path)?),

@@ -40,6 +40,11 @@ impl Recorder {
         self.write(&json!({"event": "list", "cursor": cursor}));
     }
 
+    /// Every notification of a `list-changed-storm` has been written.
+    pub fn storm_sent(&self, count: u32) {
+        self.write(&json!({"event": "storm_sent", "count": count}));
+    }
+
     pub fn cancelled(&self, params: &CancelledNotificationParam) {
         self.write(&json!({
             "event": "cancelled",

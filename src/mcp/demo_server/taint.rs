@@ -16,6 +16,29 @@ use super::faults::ESCAPES;
 /// carry the payload too (the call-by-hand editor prefills defaults).
 pub const TAINTED_PROPERTY: &str = "tone";
 
+/// The `hidden-text` fault: `lookup` hides an instruction in its description
+/// and in its `key` property's description; `reset` only gains emoji written
+/// with a joiner and a variation selector, which are not hidden text.
+pub fn hidden(mut tool: Tool) -> Tool {
+    let description = tool.description.as_deref().unwrap_or_default().to_owned();
+    match tool.name.as_ref() {
+        "lookup" => {
+            let payload = super::faults::hidden_payload();
+            tool.description = Some(format!("{description}{payload}").into());
+            let mut schema = (*tool.input_schema).clone();
+            if let Some(Value::Object(key)) =
+                schema.get_mut("properties").and_then(|p| p.get_mut("key"))
+            {
+                key.insert("description".into(), json!(format!("The key.{payload}")));
+            }
+            tool.input_schema = Arc::new(schema);
+        }
+        "reset" => tool.description = Some(format!("{description} ⚠️ 👩‍💻").into()),
+        _ => {}
+    }
+    tool
+}
+
 pub fn tool(mut tool: Tool) -> Tool {
     let description = tool.description.as_deref().unwrap_or_default();
     tool.description = Some(format!("{description}{ESCAPES}").into());

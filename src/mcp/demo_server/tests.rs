@@ -47,7 +47,7 @@ async fn connect(
     page_size: Option<usize>,
     version: Option<ProtocolVersion>,
 ) -> (RunningService<RoleClient, Client>, Arc<AtomicUsize>) {
-    let tool_set = toolsets::build(flavor, None, None, false, false);
+    let tool_set = toolsets::build(flavor, None, None, false, false, false);
     let handler = DemoHandler::new(flavor, tool_set, page_size, Faults::default(), None);
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {

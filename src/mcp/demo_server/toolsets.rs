@@ -54,14 +54,20 @@ pub fn build(
     generated: Option<usize>,
     distinct_schemas: bool,
     escapes: bool,
+    hidden_text: bool,
 ) -> ToolSet {
     let (tools, behaviour) = match (toolset, generated) {
         (_, Some(count)) => (generate(count, distinct_schemas), Behaviour::Echo),
         (Some(toolset), None) => (named(toolset), Behaviour::Echo),
         (None, None) => (standard(flavor), Behaviour::Standard),
     };
-    let tools = if escapes {
+    let tools: Vec<Tool> = if escapes {
         tools.into_iter().map(super::taint::tool).collect()
+    } else {
+        tools
+    };
+    let tools = if hidden_text {
+        tools.into_iter().map(super::taint::hidden).collect()
     } else {
         tools
     };

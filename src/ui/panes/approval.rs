@@ -5,11 +5,12 @@ use ratatui::Frame;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use super::{centered, pane_block};
 use crate::ui::keymap::{Scope, hints};
+use crate::ui::layout::centered;
 use crate::ui::sanitize::{line, wrapped};
 use crate::ui::state::{AppState, Focus};
 use crate::ui::theme;
+use crate::ui::theme::pane_block;
 
 pub fn draw(frame: &mut Frame, state: &AppState) {
     let Some(prompt) = state.approvals.front() else {
@@ -77,12 +78,12 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
         }
         _ => lines.push(kv("kind", "built-in tool".into())),
     }
-    lines.push(kv("requested by", view.requested_by.clone()));
+    lines.push(kv("requested by", view.requested_by.to_string()));
     lines.push(Line::from(vec![
         Span::styled(format!("{:<13}", "reason"), theme::dim()),
         Span::styled(
             format!("local policy: {}", view.effect),
-            theme::effect(&view.effect),
+            theme::effect(view.effect),
         ),
     ]));
     lines.push(Line::styled("arguments:", theme::dim()));

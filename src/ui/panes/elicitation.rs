@@ -5,12 +5,13 @@ use ratatui::Frame;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use super::{centered, pane_block};
 use crate::protocol::FieldKind;
 use crate::ui::keymap::{Scope, hints};
+use crate::ui::layout::centered;
 use crate::ui::sanitize::{line, wrapped};
 use crate::ui::state::AppState;
 use crate::ui::theme;
+use crate::ui::theme::pane_block;
 
 pub fn draw(frame: &mut Frame, state: &AppState) {
     let Some(form) = state.elicitations.front() else {

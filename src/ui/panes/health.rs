@@ -11,10 +11,10 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::pane_block;
 use crate::ui::sanitize::{line, wrapped};
 use crate::ui::state::{AppState, Focus};
 use crate::ui::theme;
+use crate::ui::theme::pane_block;
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let focused = state.focus == Focus::Health;
@@ -33,7 +33,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     };
     lines.push(Line::from(vec![
         Span::styled(format!("{:<9}", "state"), theme::dim()),
-        Span::styled(server.state.clone(), theme::state(&server.state)),
+        Span::styled(server.state.label(), theme::state(server.state)),
     ]));
     let Some(h) = &server.health else {
         lines.push(Line::styled("not connected", theme::dim()));

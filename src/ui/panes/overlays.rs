@@ -2,48 +2,20 @@
 //! write-policy confirmation, and the arguments editor of a hand-made call.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Margin, Rect};
-use ratatui::text::{Line, Span};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use super::{centered, keys_of, pane_block};
-use crate::protocol::ToolView;
+use crate::ui::content::{detail_lines, keys_of};
 use crate::ui::keymap::Scope;
+use crate::ui::layout::{max_scroll, overlay_area};
 use crate::ui::sanitize::{line, wrapped};
 use crate::ui::state::{AppState, CallEditor, Overlay};
 use crate::ui::theme;
-
-/// Where an overlay is drawn on a screen this big.
-fn area(screen: Rect) -> Rect {
-    centered(screen, 100, screen.height.saturating_sub(4))
-}
-
-/// The detail view's lines at this width.
-fn detail_lines(state: &AppState, alias: &str, tool: &str, width: usize) -> Vec<Line<'static>> {
-    let found = state
-        .servers
-        .iter()
-        .find(|s| s.alias == alias)
-        .and_then(|s| s.published.iter().find(|t| t.name == tool));
-    match found {
-        Some(tool) => detail(alias, tool, width),
-        None => vec![Line::styled(
-            "this tool is no longer published",
-            theme::dim(),
-        )],
-    }
-}
-
-/// How far the detail view of `alias`'s `tool` can scroll (its last line at
-/// the bottom) on a screen this big.
-pub fn detail_max_scroll(screen: Rect, state: &AppState, alias: &str, tool: &str) -> u16 {
-    let inner = area(screen).inner(Margin::new(1, 1));
-    let total = detail_lines(state, alias, tool, inner.width as usize).len();
-    u16::try_from(total.saturating_sub(inner.height as usize)).unwrap_or(u16::MAX)
-}
+use crate::ui::theme::pane_block;
 
 pub fn draw(frame: &mut Frame, state: &AppState, overlay: &Overlay) {
-    let area = area(frame.area());
+    let area = overlay_area(frame.area());
     let (title, lines, scroll) = match overlay {
         Overlay::ToolDetail {
             alias,
@@ -51,12 +23,9 @@ pub fn draw(frame: &mut Frame, state: &AppState, overlay: &Overlay) {
             scroll,
         } => {
             let width = area.width.saturating_sub(2) as usize;
-            let max = detail_max_scroll(frame.area(), state, alias, tool);
-            (
-                format!("Tool · {alias}"),
-                detail_lines(state, alias, tool, width),
-                (*scroll).min(max),
-            )
+            let lines = detail_lines(state, alias, tool, width);
+            let max = max_scroll(area, lines.len());
+            (format!("Tool · {alias}"), lines, (*scroll).min(max))
         }
         Overlay::WritePolicy { alias } => (
             format!("Write policy · {alias}"),
@@ -71,73 +40,6 @@ pub fn draw(frame: &mut Frame, state: &AppState, overlay: &Overlay) {
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);
     frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
-}
-
-fn detail(alias: &str, tool: &ToolView, width: usize) -> Vec<Line<'static>> {
-    let mut lines = vec![Line::from(vec![
-        Span::styled("published name ", theme::dim()),
-        Span::raw(line(&tool.name, width)),
-    ])];
-    match (&tool.exposed_as, &tool.effect) {
-        (Some(exposed), Some(effect)) => {
-            lines.push(Line::from(vec![
-                Span::styled("exposed as     ", theme::dim()),
-                Span::raw(exposed.clone()),
-            ]));
-            lines.push(Line::from(vec![
-                Span::styled("local effect   ", theme::dim()),
-                Span::styled(effect.clone(), theme::effect(effect)),
-                Span::styled(
-                    format!("  (from [servers.{alias}.tools] in the config)"),
-                    theme::dim(),
-                ),
-            ]));
-        }
-        _ => lines.push(Line::styled(
-            format!("not exposed: {}", tool.why_not.clone().unwrap_or_default()),
-            theme::error(),
-        )),
-    }
-    lines.push(Line::raw(""));
-    lines.push(Line::styled(
-        "Server claims (data from the server, never permission):",
-        theme::untrusted(),
-    ));
-    if let Some(title) = &tool.title {
-        lines.push(Line::styled(
-            format!("  title: {}", line(title, width)),
-            theme::untrusted(),
-        ));
-    }
-    if let Some(description) = &tool.description {
-        lines.extend(
-            wrapped(description, width.saturating_sub(2))
-                .into_iter()
-                .map(|l| Line::styled(format!("  {l}"), theme::untrusted())),
-        );
-    }
-    if let Some(serde_json::Value::Object(annotations)) = &tool.annotations {
-        for (key, value) in annotations {
-            lines.push(Line::styled(
-                format!("  {}: {}", line(key, 40), line(&value.to_string(), 60)),
-                theme::untrusted(),
-            ));
-        }
-    }
-    lines.push(Line::raw(""));
-    lines.push(Line::styled(
-        "Input schema (the execution boundary):",
-        theme::dim(),
-    ));
-    let schema = serde_json::to_string_pretty(&tool.input_schema).unwrap_or_default();
-    lines.extend(
-        wrapped(&schema, width.saturating_sub(2))
-            .into_iter()
-            .map(|l| Line::raw(format!("  {l}"))),
-    );
-    lines.push(Line::raw(""));
-    lines.push(Line::styled(keys_of(Scope::Detail), theme::accent()));
-    lines
 }
 
 fn write_policy(state: &AppState, alias: &str, width: usize) -> Vec<Line<'static>> {
@@ -187,7 +89,7 @@ fn write_policy(state: &AppState, alias: &str, width: usize) -> Vec<Line<'static
         ));
     }
     lines.push(Line::styled(
-        keys_of(crate::ui::overlay::write_policy_scope(state)),
+        keys_of(state.write_policy_scope()),
         theme::accent(),
     ));
     lines

@@ -8,25 +8,15 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::ui::keymap::{Scope, hints};
+use crate::protocol::AliasStatus;
+use crate::ui::keymap::hints;
+use crate::ui::layout::MESSAGE_ROWS;
 use crate::ui::sanitize::{line, wrapped};
-use crate::ui::state::{AppState, Focus, Overlay};
+use crate::ui::state::{AppState, Focus};
 use crate::ui::theme;
 
-/// Rows a status message may take (more is cut; the conversation keeps the
-/// whole text for the commands that matter).
-const MESSAGE_ROWS: usize = 2;
 /// Below this width the info line uses its short form.
 const NARROW: u16 = 100;
-
-/// How many rows the status bar takes at this width.
-pub fn height(state: &AppState, width: u16) -> u16 {
-    let message = state
-        .status
-        .as_ref()
-        .map_or(1, |(text, _)| wrapped(text, width as usize).len());
-    1 + message.clamp(1, MESSAGE_ROWS) as u16
-}
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let info = Rect { height: 1, ..area };
@@ -65,7 +55,11 @@ fn info_line(state: &AppState, width: u16) -> Line<'static> {
             theme::accent(),
         ),
     };
-    let ready = state.servers.iter().filter(|v| v.state == "ready").count();
+    let ready = state
+        .servers
+        .iter()
+        .filter(|v| v.state == AliasStatus::Ready)
+        .count();
     let activity = if state.busy {
         Span::styled("● working", theme::warn())
     } else if !state.hand_calls.is_empty() {
@@ -97,23 +91,7 @@ fn info_line(state: &AppState, width: u16) -> Line<'static> {
 
 /// The hints of what has the keys now, and how to get help from there.
 fn hint_items(state: &AppState) -> Vec<String> {
-    let scope = if !state.approvals.is_empty() {
-        Scope::Approval
-    } else if !state.elicitations.is_empty() {
-        Scope::Elicitation
-    } else {
-        match (&state.overlay, state.focus) {
-            (Some(Overlay::Help { .. }), _) => Scope::Help,
-            (Some(Overlay::ToolDetail { .. }), _) => Scope::Detail,
-            (Some(Overlay::WritePolicy { .. }), _) => crate::ui::overlay::write_policy_scope(state),
-            (Some(Overlay::CallTool(_)), _) => Scope::CallTool,
-            (None, Focus::Input) => Scope::Input,
-            (None, Focus::Conversation) => Scope::Conversation,
-            (None, Focus::Servers) => Scope::Servers,
-            (None, Focus::Registry) => Scope::Registry,
-            (None, Focus::Health) => Scope::Health,
-        }
-    };
+    let scope = state.scope();
     let mut items: Vec<String> = hints(scope)
         .iter()
         .filter(|(k, _)| !(*k == "Ctrl-C" && state.interruptible()))

@@ -17,11 +17,19 @@ pub struct Tmux {
 }
 
 impl Tmux {
-    pub fn available() -> bool {
-        Command::new("tmux")
+    /// tmux must run: a test that needs it is ignored at build time when it is
+    /// missing (see build.rs), so reaching here without it is a failure, never
+    /// a silent pass (`MCP_HARNESS_TMUX=required`, or a tool removed since).
+    fn require() {
+        let runs = Command::new("tmux")
             .arg("-V")
             .output()
-            .is_ok_and(|o| o.status.success())
+            .is_ok_and(|o| o.status.success());
+        assert!(
+            runs,
+            "this test needs tmux, which does not run here (MCP_HARNESS_TMUX=required, or it \
+             went missing after the build): install it (apt-get install tmux)"
+        );
     }
 
     pub fn run(&self, args: &[&str]) -> Output {
@@ -35,6 +43,7 @@ impl Tmux {
 
     /// Starts `shell_command` in a fresh session of `width`×`height`.
     pub fn start(env: &TestEnv, shell_command: &str, width: u16, height: u16) -> Self {
+        Self::require();
         // Not the tag itself: the leak detector looks for processes carrying the tag.
         let tmux = Tmux {
             socket: format!("tui-{}", env.tag),

@@ -5,12 +5,13 @@ use std::time::Duration;
 use std::time::Instant;
 
 use crossterm::event::KeyCode;
-use mcp_harness::protocol::{BackendEvent, Command, Decision, ToolCallView};
+use mcp_harness::protocol::{BackendEvent, Command, Decision, Origin, ToolCallView};
+use mcp_harness::ui::msg::Effect;
 use mcp_harness::ui::state::{AppState, CallStatus, Cell, Focus};
-use mcp_harness::ui::update::{Effect, update};
+use mcp_harness::ui::update::update;
 
-use crate::fixtures::{approval, approval_for, call_started};
 use super::{backend, key, typed};
+use crate::fixtures::{approval, approval_for, call_started};
 
 fn approvals_sent(effects: &[Effect]) -> usize {
     effects
@@ -56,7 +57,7 @@ fn continued_typing_never_approves_however_long_it_goes_on() {
 fn in_a_list_pane_a_fresh_prompt_does_not_take_y_a_or_n() {
     let start = Instant::now();
     let mut s = AppState::new(start);
-    backend(&mut s, BackendEvent::Servers(crate::fixtures::servers()));
+    update(&mut s, crate::fixtures::views(crate::fixtures::servers()));
     s.focus = Focus::Registry;
     backend(
         &mut s,
@@ -117,7 +118,7 @@ fn a_prompt_flips_its_own_call_not_another_call_of_the_same_tool() {
     let mut s = AppState::new(start);
     let tool = "mcp__demo_alpha__set";
     let hand = ToolCallView {
-        agent: "operator".into(),
+        by: Origin::Operator,
         ..call_started("operator-1", tool)
     };
     backend(&mut s, BackendEvent::ToolCallStarted(hand));

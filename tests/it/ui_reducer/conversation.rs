@@ -9,8 +9,8 @@ use mcp_harness::ui::state::{AppState, Cell, Focus};
 use mcp_harness::ui::update::update;
 use ratatui::layout::Rect;
 
-use crate::fixtures::call_started;
 use super::{backend, key};
+use crate::fixtures::call_started;
 
 /// Forty entries at 80×24: the conversation shows a handful at a time.
 fn long_session() -> AppState {
@@ -32,9 +32,9 @@ fn long_session() -> AppState {
 
 /// Which cells are on screen: (first, last) in cell order.
 fn on_screen(s: &AppState) -> (usize, usize) {
-    use mcp_harness::ui::panes::conversation::{height, text_width};
+    use mcp_harness::ui::layout::conversation_text_width;
     let inner_height = 24 - 1 - 2 - 2 - 3; // tabs, status bar, borders, input
-    let width = text_width(78);
+    let width = conversation_text_width(78);
     let (top, bottom) = (
         s.scroll_back as usize + inner_height,
         s.scroll_back as usize,
@@ -42,7 +42,8 @@ fn on_screen(s: &AppState) -> (usize, usize) {
     let mut from_bottom = 0;
     let mut shown = Vec::new();
     for (i, cell) in s.cells.iter().enumerate().rev() {
-        let h = height(cell, width, s.now);
+        // Measured as drawn, not from the transcript's cache.
+        let h = cell.lines(width, s.now).len() + 1;
         // Content lines of cell i: (from_bottom, from_bottom + h) from the bottom.
         if from_bottom + h > bottom && from_bottom + 1 < top {
             shown.push(i);

@@ -4,12 +4,13 @@
 use std::time::Instant;
 
 use crossterm::event::KeyCode;
-use mcp_harness::protocol::{BackendEvent, Command};
+use mcp_harness::protocol::Command;
+use mcp_harness::ui::msg::{Effect, Msg};
 use mcp_harness::ui::state::{AppState, CallEditor, Focus, Overlay};
-use mcp_harness::ui::update::{Effect, Msg, update};
+use mcp_harness::ui::update::update;
 
+use super::{ctrl, key, typed};
 use crate::fixtures::servers;
-use super::{backend, ctrl, key, typed};
 
 fn editor(s: &AppState) -> &CallEditor {
     match &s.overlay {
@@ -21,7 +22,7 @@ fn editor(s: &AppState) -> &CallEditor {
 #[test]
 fn a_hand_made_call_is_prefilled_edited_anywhere_and_validated_live() {
     let mut s = AppState::new(Instant::now());
-    backend(&mut s, BackendEvent::Servers(servers()));
+    update(&mut s, crate::fixtures::views(servers()));
     s.focus = Focus::Registry;
     update(&mut s, key(KeyCode::Char('x')));
     assert_eq!(editor(&s).tool, "mcp__demo_alpha__lookup");

@@ -3,12 +3,15 @@
 
 use std::time::Instant;
 
-use mcp_harness::protocol::{BackendEvent, Command, ToolCallView, ToolOutcomeView};
+use mcp_harness::protocol::{
+    BackendEvent, Command, Origin, ToolCallView, ToolOutcomeView, TurnEnd,
+};
+use mcp_harness::ui::msg::Effect;
 use mcp_harness::ui::state::{AppState, Cell};
-use mcp_harness::ui::update::{Effect, update};
+use mcp_harness::ui::update::update;
 
-use crate::fixtures::call_started;
 use super::{backend, ctrl};
+use crate::fixtures::call_started;
 
 fn interrupted(id: &str) -> BackendEvent {
     BackendEvent::ToolCallFinished(ToolOutcomeView {
@@ -25,7 +28,7 @@ fn interrupted(id: &str) -> BackendEvent {
 fn ctrl_c_cancels_a_running_hand_made_call_instead_of_quitting() {
     let mut s = AppState::new(Instant::now());
     let hand = ToolCallView {
-        agent: "operator".into(),
+        by: Origin::Operator,
         ..call_started("operator-1", "mcp__demo_alpha__slow")
     };
     backend(&mut s, BackendEvent::ToolCallStarted(hand));
@@ -59,13 +62,7 @@ fn an_interrupted_turn_is_told_once() {
             "interrupted by the operator; in-flight tool calls were cancelled".into(),
         ),
     );
-    backend(
-        &mut s,
-        BackendEvent::TurnEnded {
-            end: "interrupted".into(),
-            failed: false,
-        },
-    );
+    backend(&mut s, BackendEvent::TurnEnded(TurnEnd::Interrupted));
     let notices: Vec<&Cell> = s
         .cells
         .iter()

@@ -6,12 +6,13 @@
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent};
-use mcp_harness::protocol::{BackendEvent, ToolCallView};
+use mcp_harness::protocol::{BackendEvent, Origin, ToolCallView};
+use mcp_harness::ui::msg::Msg;
 use mcp_harness::ui::state::{AppState, Focus, Overlay};
-use mcp_harness::ui::update::{Msg, update};
+use mcp_harness::ui::update::update;
 
-use crate::fixtures::{call_started, servers_after_a_kill};
 use super::{backend, render, session, snapshot};
+use crate::fixtures::{call_started, servers_after_a_kill};
 
 fn screen(state: &mut AppState, size: (u16, u16)) -> String {
     let terminal = render(state, size);
@@ -64,7 +65,7 @@ fn footers_fit_the_width_and_always_say_how_to_get_help() {
 fn health_keeps_an_ended_connection_for_the_post_mortem() {
     let mut s = session();
     let opened = s.now - Duration::from_secs(61);
-    backend(&mut s, BackendEvent::Servers(servers_after_a_kill(opened)));
+    update(&mut s, crate::fixtures::views(servers_after_a_kill(opened)));
     s.focus = Focus::Health;
     snapshot("health_ended", &mut s);
     let text = screen(&mut s, (120, 40));
@@ -77,7 +78,7 @@ fn health_keeps_an_ended_connection_for_the_post_mortem() {
 fn a_running_hand_made_call_shows_progress_and_counts_as_running() {
     let mut s = session();
     let hand = ToolCallView {
-        agent: "operator".into(),
+        by: Origin::Operator,
         ..call_started("operator-1", "mcp__demo_alpha__slow")
     };
     backend(&mut s, BackendEvent::ToolCallStarted(hand));

@@ -5,11 +5,10 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui_textarea::{CursorMove, Input};
 
-use super::keymap::{self, Action, Scope};
-use super::state::{AppState, Cell, Focus, Overlay};
-use super::update::{Effect, status};
-use super::view::{RegistryRow, registry_rows};
 use crate::protocol::Command;
+use crate::ui::keymap::{self, Action, Scope};
+use crate::ui::msg::Effect;
+use crate::ui::state::{AppState, Cell, Focus, Overlay};
 
 /// The status while an interruption is on its way (cleared once nothing runs).
 pub const INTERRUPTING: &str = "interrupting…";
@@ -63,7 +62,7 @@ fn dispatch(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     let action = keymap::lookup(scope, &key);
     match (state.focus, action) {
         (Focus::Input, action) => input_key(state, key, action),
-        (_, Some(action)) => pane(state, action),
+        (_, Some(action)) => super::actions::pane(state, action),
         (_, None) if key.code == KeyCode::Esc => {
             state.focus = Focus::Input;
             Vec::new()
@@ -84,7 +83,8 @@ fn dispatch(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
 fn global(state: &mut AppState, action: Action) -> Vec<Effect> {
     match action {
         Action::InterruptOrQuit if state.interruptible() => {
-            status(state, INTERRUPTING);
+            state.interrupting = true;
+            state.say(INTERRUPTING);
             vec![Effect::Send(Command::Interrupt)]
         }
         Action::InterruptOrQuit | Action::Quit => quit(state),
@@ -109,7 +109,7 @@ fn global(state: &mut AppState, action: Action) -> Vec<Effect> {
 
 pub fn quit(state: &mut AppState) -> Vec<Effect> {
     state.quitting = true;
-    status(state, "closing every server…");
+    state.say("closing every server…");
     vec![Effect::Send(Command::Quit)]
 }
 
@@ -121,8 +121,8 @@ fn input_key(state: &mut AppState, key: KeyEvent, action: Option<Action>) -> Vec
         Some(Action::Newline) => state.input.insert_newline(),
         Some(Action::HistoryPrev) if row == 0 => history(state, -1),
         Some(Action::HistoryNext) if row == last_row => history(state, 1),
-        Some(Action::PageUp) => super::scroll::by(state, PAGE),
-        Some(Action::PageDown) => super::scroll::by(state, -PAGE),
+        Some(Action::PageUp) => super::scroll::by(state, super::actions::PAGE),
+        Some(Action::PageDown) => super::scroll::by(state, -super::actions::PAGE),
         _ => {
             if key.code == KeyCode::Esc {
                 return Vec::new();
@@ -139,13 +139,10 @@ fn send(state: &mut AppState) -> Vec<Effect> {
         return Vec::new();
     }
     if state.busy {
-        status(
-            state,
-            "a turn is running: wait for it, or press Ctrl-C to interrupt it",
-        );
+        state.say("a turn is running: wait for it, or press Ctrl-C to interrupt it");
         return Vec::new();
     }
-    state.input = super::state::AppState::new(state.now).input;
+    state.input = AppState::new(state.now).input;
     state.history.push(text.clone());
     state.history_pos = None;
     state.scroll_back = 0;
@@ -172,131 +169,11 @@ fn history(state: &mut AppState, step: isize) {
         state.history_pos = Some(next);
         state.history[next].clone()
     };
-    let mut input = super::state::AppState::new(state.now).input;
+    let mut input = AppState::new(state.now).input;
     input.insert_str(&text);
     input.move_cursor(CursorMove::Bottom);
     input.move_cursor(CursorMove::End);
     state.input = input;
-}
-
-pub(super) fn pane(state: &mut AppState, action: Action) -> Vec<Effect> {
-    let alias = state.selected_server().map(|s| s.alias.clone());
-    match (state.focus, action) {
-        (Focus::Conversation, a) => return conversation(state, a),
-        (Focus::Servers, Action::Up) => {
-            state.selected_server = state.selected_server.saturating_sub(1)
-        }
-        (Focus::Servers, Action::Down) => {
-            state.selected_server =
-                (state.selected_server + 1).min(state.servers.len().saturating_sub(1));
-            clamp_tool(state);
-        }
-        (Focus::Servers, Action::ShowRegistry) => {
-            state.registry_all = false;
-            state.focus = Focus::Registry;
-        }
-        (Focus::Servers, Action::WritePolicy) => {
-            let mismatch = state
-                .selected_server()
-                .is_some_and(|s| !s.policy_missing.is_empty() || !s.policy_extra.is_empty());
-            match (alias, mismatch) {
-                (Some(alias), true) => state.overlay = Some(Overlay::WritePolicy { alias }),
-                _ => status(
-                    state,
-                    "its policy already matches what it publishes (p is for a policy_mismatch)",
-                ),
-            }
-        }
-        (Focus::Servers, a) => {
-            let Some(alias) = alias else {
-                return Vec::new();
-            };
-            let command = match a {
-                Action::Connect => Command::Connect(alias),
-                Action::Disconnect => Command::Disconnect(alias),
-                Action::Reconnect => Command::Reconnect(alias),
-                Action::Kill => Command::KillServer(alias),
-                _ => return Vec::new(),
-            };
-            return vec![Effect::Send(command)];
-        }
-        (Focus::Registry, Action::Up) => {
-            state.selected_tool = state.selected_tool.saturating_sub(1)
-        }
-        (Focus::Registry, Action::Down) => {
-            state.selected_tool += 1;
-            clamp_tool(state);
-        }
-        (Focus::Registry, Action::ToggleAll) => {
-            state.registry_all = !state.registry_all;
-            clamp_tool(state);
-        }
-        (Focus::Registry, Action::Detail) => {
-            if let Some(RegistryRow::Tool { alias, tool }) =
-                registry_rows(state).get(state.selected_tool).copied()
-            {
-                state.overlay = Some(Overlay::ToolDetail {
-                    alias: alias.to_string(),
-                    tool: tool.name.clone(),
-                    scroll: 0,
-                });
-            }
-        }
-        (Focus::Registry, Action::CallByHand) => super::overlay::open_call_editor(state),
-        (Focus::Health, Action::Refresh) => return vec![Effect::Send(Command::Refresh)],
-        _ => {}
-    }
-    Vec::new()
-}
-
-fn conversation(state: &mut AppState, action: Action) -> Vec<Effect> {
-    let last = state.cells.len().saturating_sub(1);
-    let selected = state.selected_cell.unwrap_or(last);
-    match action {
-        Action::Up => state.selected_cell = Some(selected.saturating_sub(1)),
-        Action::Down => state.selected_cell = Some((selected + 1).min(last)),
-        Action::Top => state.selected_cell = Some(0),
-        Action::Bottom => {
-            state.selected_cell = None;
-            state.scroll_back = 0;
-        }
-        Action::PageUp => return scrolled(state, PAGE),
-        Action::PageDown => return scrolled(state, -PAGE),
-        Action::Toggle => {
-            if let Some(Cell::ToolCall(call)) = state.cells.get_mut(selected) {
-                call.expanded = !call.expanded;
-            }
-        }
-        Action::Retry if state.can_retry && !state.busy => {
-            state.can_retry = false;
-            state.busy = true;
-            return vec![Effect::Send(Command::Retry)];
-        }
-        Action::Retry => status(state, "nothing to retry: r retries a turn that failed"),
-        _ => {}
-    }
-    if matches!(
-        action,
-        Action::Up | Action::Down | Action::Top | Action::Toggle
-    ) {
-        super::scroll::follow_selection(state);
-    }
-    Vec::new()
-}
-
-/// Lines a page key scrolls the conversation.
-const PAGE: i32 = 10;
-
-/// Paging scrolls the view; the selection stays where it was.
-fn scrolled(state: &mut AppState, lines: i32) -> Vec<Effect> {
-    super::scroll::by(state, lines);
-    Vec::new()
-}
-
-/// Keeps the registry selection on a row that exists.
-pub fn clamp_tool(state: &mut AppState) {
-    let rows = registry_rows(state).len();
-    state.selected_tool = state.selected_tool.min(rows.saturating_sub(1));
 }
 
 pub fn paste(state: &mut AppState, text: &str) -> Vec<Effect> {
@@ -317,10 +194,7 @@ pub fn paste(state: &mut AppState, text: &str) -> Vec<Effect> {
     }
     if state.overlay.is_some() {
         // Not into the box hidden behind a window that takes no text.
-        status(
-            state,
-            "nothing here takes text: close this window to paste into the input box",
-        );
+        state.say("nothing here takes text: close this window to paste into the input box");
         return Vec::new();
     }
     // The textarea drops paste events; insert the text ourselves.

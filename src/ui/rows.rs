@@ -1,5 +1,5 @@
-//! Derived views the reducer and the panes share (so a click selects the row
-//! that is drawn there).
+//! The registry's rows, derived from the state; the reducer and the panes
+//! share them (so a click selects the row that is drawn there).
 
 use super::state::AppState;
 use crate::protocol::ToolView;
@@ -49,7 +49,7 @@ pub fn registry_rows(state: &AppState) -> Vec<RegistryRow<'_>> {
             .map(|r| RegistryRow::Revoked {
                 alias: &r.alias,
                 name: &r.tool,
-                cause: &r.cause,
+                cause: &r.cause.text,
             }),
     );
     rows

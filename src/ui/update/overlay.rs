@@ -1,23 +1,23 @@
 //! Keys of the overlays: help, tool detail, write-policy confirmation and the
 //! arguments editor of a hand-made call (validated live against the schema).
 
-use std::sync::Arc;
-
 use crossterm::event::KeyEvent;
 use ratatui_textarea::{CursorMove, Input, TextArea};
 use serde_json::{Map, Value};
 
-use super::keymap::{self, Action, Scope};
-use super::state::{AppState, CallEditor, Overlay};
-use super::update::{Effect, status};
-use super::view::{RegistryRow, registry_rows};
 use crate::protocol::Command;
+use crate::ui::content;
+use crate::ui::keymap::{self, Action, Scope};
+use crate::ui::layout::{help_area, max_scroll, overlay_area};
+use crate::ui::msg::Effect;
+use crate::ui::rows::{RegistryRow, registry_rows};
+use crate::ui::state::{AppState, CallEditor, Overlay};
 
 pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     let scope = match &state.overlay {
         Some(Overlay::Help { .. }) => Scope::Help,
         Some(Overlay::ToolDetail { .. }) => Scope::Detail,
-        Some(Overlay::WritePolicy { .. }) => write_policy_scope(state),
+        Some(Overlay::WritePolicy { .. }) => state.write_policy_scope(),
         Some(Overlay::CallTool(_)) => Scope::CallTool,
         None => return Vec::new(),
     };
@@ -46,15 +46,6 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     Vec::new()
 }
 
-/// The write-policy window offers to write only when there is a file to write.
-pub fn write_policy_scope(state: &AppState) -> Scope {
-    if state.session.config_file.is_some() {
-        Scope::WritePolicy
-    } else {
-        Scope::NoConfigFile
-    }
-}
-
 /// Lines an overlay key scrolls (a page is most of the screen).
 fn scroll_step(action: Option<Action>, screen_height: u16) -> Option<i32> {
     let page = i32::from(screen_height.saturating_sub(8).max(1));
@@ -70,9 +61,15 @@ fn scroll_step(action: Option<Action>, screen_height: u16) -> Option<i32> {
 /// Scrolls help or the detail view, never past its last line.
 fn scroll(state: &mut AppState, step: i32) {
     let max = match &state.overlay {
-        Some(Overlay::Help { .. }) => super::panes::help::max_scroll(state.area),
+        Some(Overlay::Help { .. }) => {
+            let area = help_area(state.area);
+            let width = area.width.saturating_sub(2) as usize;
+            max_scroll(area, content::help_lines(width).len())
+        }
         Some(Overlay::ToolDetail { alias, tool, .. }) => {
-            super::panes::overlays::detail_max_scroll(state.area, state, alias, tool)
+            let area = overlay_area(state.area);
+            let width = area.width.saturating_sub(2) as usize;
+            max_scroll(area, content::detail_lines(state, alias, tool, width).len())
         }
         _ => return,
     };
@@ -96,20 +93,17 @@ pub fn open_call_editor(state: &mut AppState) {
             .why_not
             .clone()
             .unwrap_or_else(|| "it is not exposed".into());
-        status(
-            state,
-            format!(
-                "cannot call {}: {why}",
-                crate::sanitize::inert_line(&tool.name, 60)
-            ),
-        );
+        state.say(format!(
+            "cannot call {}: {why}",
+            crate::sanitize::inert_line(&tool.name, 60)
+        ));
         return;
     };
     let text =
         serde_json::to_string_pretty(&prefill(&tool.input_schema)).unwrap_or_else(|_| "{}".into());
-    let validator = jsonschema::validator_for(&tool.input_schema)
-        .map(Arc::new)
-        .map_err(|e| format!("the schema does not compile: {e}"));
+    // The exposed tool's own compiled validator: the editor's verdict is the
+    // call path's.
+    let check = tool.check.clone();
     let mut area = TextArea::default();
     area.set_tab_length(2);
     area.insert_str(&text);
@@ -132,7 +126,7 @@ pub fn open_call_editor(state: &mut AppState) {
     state.overlay = Some(Overlay::CallTool(Box::new(CallEditor {
         tool: exposed,
         area,
-        validator,
+        check,
         problem: None,
     })));
     revalidate(state);
@@ -173,13 +167,14 @@ pub fn revalidate(state: &mut AppState) {
     };
     editor.problem = match serde_json::from_str::<Value>(&editor.text()) {
         Err(e) => Some(format!("not valid JSON yet: {e}")),
-        Ok(args) => match &editor.validator {
-            Err(e) => Some(e.clone()),
-            Ok(validator) => {
-                let errors: Vec<String> = validator
-                    .iter_errors(&args)
+        Ok(args) => match &editor.check {
+            None => Some("this tool is not exposed now: it cannot be called".into()),
+            Some(check) => {
+                let errors: Vec<String> = check
+                    .check(&args)
+                    .into_iter()
                     .take(3)
-                    .map(|e| format!("at `{}`: {e}", e.instance_path()))
+                    .map(|e| format!("at `{}`: {}", e.path, e.message))
                     .collect();
                 (!errors.is_empty()).then(|| errors.join("; "))
             }
@@ -189,7 +184,7 @@ pub fn revalidate(state: &mut AppState) {
 
 fn submit(editor: CallEditor, state: &mut AppState) -> Vec<Effect> {
     if let Some(problem) = &editor.problem {
-        status(state, format!("fix the arguments first: {problem}"));
+        state.say(format!("fix the arguments first: {problem}"));
         return Vec::new();
     }
     let Ok(arguments) = serde_json::from_str(&editor.text()) else {

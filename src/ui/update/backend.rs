@@ -1,74 +1,14 @@
-//! The reducer: every state change goes through `update`. It does no I/O; what
-//! must happen outside (a command to the backend, quitting) comes back as effects.
+//! Backend events and views → state.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crossterm::event::{KeyEvent, MouseEvent};
+use crate::protocol::{BackendEvent, Origin, ToolCallView, ToolOutcomeView, TurnEnd, Views};
+use crate::ui::msg::Effect;
+use crate::ui::state::{
+    AppState, CallStatus, Cell, Prompt, REVOKED_VISIBLE, Revoked, ToolCallCell,
+};
 
-use super::state::{AppState, CallStatus, Cell, Prompt, REVOKED_VISIBLE, Revoked, ToolCallCell};
-use crate::protocol::{BackendEvent, Command, ToolCallView, ToolOutcomeView};
-
-/// How long a status-bar message stays.
-const STATUS_VISIBLE: Duration = Duration::from_secs(6);
-
-/// Everything that can change the state.
-#[derive(Debug, Clone)]
-pub enum Msg {
-    Key(KeyEvent),
-    Paste(String),
-    Mouse(MouseEvent),
-    Backend(BackendEvent),
-    /// Time passed (only sent while something animates).
-    Tick,
-    /// The terminal was resized (the loop has stored the new size).
-    Resize,
-}
-
-/// What the loop must do after an update.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Effect {
-    Send(Command),
-    /// Leave the UI (the backend has stopped).
-    Exit,
-}
-
-/// Applies one message. `state.now` must be set by the caller first.
-pub fn update(state: &mut AppState, msg: Msg) -> Vec<Effect> {
-    let effects = match msg {
-        Msg::Key(key) => super::input::key(state, key),
-        Msg::Paste(text) => super::input::paste(state, &text),
-        Msg::Mouse(mouse) => super::mouse::mouse(state, mouse),
-        Msg::Backend(event) => backend(state, event),
-        Msg::Tick => Vec::new(),
-        // Lines rewrap at the new width: keep the scroll within the content.
-        Msg::Resize => {
-            super::scroll::clamp(state);
-            Vec::new()
-        }
-    };
-    expire(state);
-    effects
-}
-
-/// Drops what has run its time (struck-out tools, status messages).
-fn expire(state: &mut AppState) {
-    let now = state.now;
-    state.revoked.retain(|r| r.until > now);
-    if state
-        .status
-        .as_ref()
-        .is_some_and(|(_, until)| *until <= now)
-    {
-        state.status = None;
-    }
-}
-
-/// Shows a short message in the status bar.
-pub fn status(state: &mut AppState, text: impl Into<String>) {
-    state.status = Some((text.into(), state.now + STATUS_VISIBLE));
-}
-
-fn backend(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
+pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
     match event {
         BackendEvent::Started(info) => {
             state.banner = info.first_run;
@@ -81,7 +21,7 @@ fn backend(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
         BackendEvent::AssistantDelta { agent, text } => delta(state, agent, &text),
         BackendEvent::ToolCallStarted(view) => {
             finish_streaming(state);
-            if view.agent == HAND {
+            if view.by == Origin::Operator {
                 state.hand_calls.push(view.id.clone());
             }
             let mut cell = call_cell(view, state.now);
@@ -120,26 +60,17 @@ fn backend(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
             finish_streaming(state);
             state.cells.push(Cell::Error(text));
         }
-        BackendEvent::TurnEnded { end, failed } => {
+        BackendEvent::TurnEnded(end) => {
             finish_streaming(state);
             state.busy = false;
-            state.can_retry = failed;
+            state.can_retry = end == TurnEnd::Failed;
             settle_interruption(state);
             // An interruption or the step limit was already told by the agent,
-            // in its own notice, just before.
-            let told = end == "interrupted" || end.starts_with("stopped at the step limit");
-            if end != "completed" && !failed && !told {
+            // in its own notice, just before; a failure by its error.
+            if matches!(end, TurnEnd::Crashed) {
                 state.cells.push(Cell::Notice(format!("turn ended: {end}")));
             }
         }
-        BackendEvent::Servers(servers) => {
-            state.servers = servers;
-            state.selected_server = state
-                .selected_server
-                .min(state.servers.len().saturating_sub(1));
-            super::input::clamp_tool(state);
-        }
-        BackendEvent::Snapshot(version) => state.snapshot_version = version,
         BackendEvent::ToolsRevoked {
             alias,
             tools,
@@ -147,15 +78,15 @@ fn backend(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
         } => {
             let until = state.now + REVOKED_VISIBLE;
             let count = tools.len();
+            state.cells.push(Cell::Notice(format!(
+                "revoked {count} tools of `{alias}` ({cause})"
+            )));
             state.revoked.extend(tools.into_iter().map(|tool| Revoked {
                 alias: alias.clone(),
                 tool,
                 cause: cause.clone(),
                 until,
             }));
-            state.cells.push(Cell::Notice(format!(
-                "revoked {count} tools of `{alias}` ({cause})"
-            )));
         }
         BackendEvent::ApprovalRequested(view) => {
             super::approval::opened(state, view.call_id.as_deref());
@@ -170,35 +101,42 @@ fn backend(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
             .elicitations
             .push_back(super::elicit::form(view, state.now)),
         BackendEvent::ElicitationWithdrawn(id) => state.elicitations.retain(|f| f.view.id != id),
-        BackendEvent::Status(text) => status(state, text),
+        BackendEvent::Status(text) => state.say(text),
         BackendEvent::Stopped => return vec![Effect::Exit],
     }
     Vec::new()
 }
 
-/// The agent label of the operator's own hand-made calls.
-const HAND: &str = "operator";
+/// Fresh views: the servers and the registry's version.
+pub fn views(state: &mut AppState, views: Views) {
+    state.servers = views.servers;
+    state.snapshot_version = views.snapshot;
+    state.selected_server = state
+        .selected_server
+        .min(state.servers.len().saturating_sub(1));
+    super::actions::clamp_tool(state);
+}
 
 /// "interrupting…" goes once nothing is left running.
 fn settle_interruption(state: &mut AppState) {
-    if !state.interruptible()
-        && state
+    if state.interrupting && !state.interruptible() {
+        state.interrupting = false;
+        if state
             .status
             .as_ref()
-            .is_some_and(|(text, _)| text == super::input::INTERRUPTING)
-    {
-        state.status = None;
+            .is_some_and(|(text, _)| text == super::keys::INTERRUPTING)
+        {
+            state.status = None;
+        }
     }
 }
 
-fn delta(state: &mut AppState, agent: String, text: &str) {
-    if let Some(Cell::Assistant {
-        agent: a,
-        text: t,
-        streaming: true,
-    }) = state.cells.last_mut()
-        && *a == agent
-    {
+fn delta(state: &mut AppState, agent: Origin, text: &str) {
+    let streaming_here = matches!(
+        state.cells.last(),
+        Some(Cell::Assistant { agent: a, streaming: true, .. }) if *a == agent
+    );
+    if streaming_here && let Some(Cell::Assistant { text: t, .. }) = state.cells.last_mut() {
         t.push_str(text);
         return;
     }
@@ -211,8 +149,16 @@ fn delta(state: &mut AppState, agent: String, text: &str) {
 }
 
 fn finish_streaming(state: &mut AppState) {
-    for cell in state.cells.iter_mut().rev().take(4) {
-        if let Cell::Assistant { streaming, .. } = cell {
+    let len = state.cells.len();
+    for i in (len.saturating_sub(4)..len).rev() {
+        if matches!(
+            state.cells[i],
+            Cell::Assistant {
+                streaming: true,
+                ..
+            }
+        ) && let Some(Cell::Assistant { streaming, .. }) = state.cells.get_mut(i)
+        {
             *streaming = false;
         }
     }
@@ -221,9 +167,9 @@ fn finish_streaming(state: &mut AppState) {
 fn call_cell(view: ToolCallView, now: Instant) -> ToolCallCell {
     ToolCallCell {
         id: view.id,
-        agent: view.agent,
+        by: view.by,
         name: view.name,
-        origin: view.origin,
+        target: view.target,
         effect: view.effect,
         arguments: view.arguments,
         status: CallStatus::Running { since: now },

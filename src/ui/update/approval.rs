@@ -1,13 +1,13 @@
 //! Keys of the approval prompt. The prompt arms itself only after a quiet
-//! moment (see [`super::state::APPROVAL_ARM`]); until then every key goes where
+//! moment (see [`crate::ui::state::APPROVAL_ARM`]); until then every key goes where
 //! it was going, so keys typed for something else never decide a call.
 
 use crossterm::event::KeyEvent;
 
-use super::keymap::{self, Action, Scope};
-use super::state::{AppState, CallStatus};
-use super::update::{Effect, status};
 use crate::protocol::{Command, Decision};
+use crate::ui::keymap::{self, Action, Scope};
+use crate::ui::msg::Effect;
+use crate::ui::state::{AppState, CallStatus};
 
 /// What the armed prompt made of a key.
 pub enum Answer {
@@ -36,9 +36,7 @@ pub fn key(state: &mut AppState, key: &KeyEvent) -> Answer {
             return Answer::Taken(Vec::new());
         }
         _ => {
-            status(
-                state,
-                "an approval is waiting: pause, then y approve once · a always for this tool · n deny",
+            state.say("an approval is waiting: pause, then y approve once · a always for this tool · n deny",
             );
             return Answer::NotForThePrompt;
         }

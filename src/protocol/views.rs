@@ -1,121 +1,23 @@
-//! The two enums that cross the UI/backend boundary, and the plain views they
-//! carry. Nothing else crosses: the UI knows this module and its own state only.
+//! The plain views the backend sends: what the UI shows, built from local
+//! facts; every text that came from a server is marked as such.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// Identifies one approval prompt.
-pub type ApprovalId = u64;
+use super::kinds::{AliasStatus, Origin, PolicyEffect, Target};
+use super::{ApprovalId, ElicitationId};
 
-/// Identifies one elicitation form.
-pub type ElicitationId = u64;
-
-/// UI → backend.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Command {
-    /// Send the operator's message to the Lead.
-    Prompt(String),
-    /// Run the last turn again (after a provider error).
-    Retry,
-    /// Interrupt the running turn (in-flight calls are cancelled).
-    Interrupt,
-    /// Connect this alias.
-    Connect(String),
-    /// Disconnect this alias (its tools are revoked at once).
-    Disconnect(String),
-    /// Disconnect, then connect again.
-    Reconnect(String),
-    /// SIGKILL the server's processes, so the watchdog can be watched at work.
-    KillServer(String),
-    /// The operator's answer to an approval prompt.
-    Approval { id: ApprovalId, decision: Decision },
-    /// Write a policy block for exactly what `alias` publishes into the config file.
-    WritePolicy(String),
-    /// Call a tool by hand through the same pipeline (policy, approval, timeout).
-    CallTool { name: String, arguments: Value },
-    /// Send a fresh view of the servers (stderr tails change without events).
-    Refresh,
-    /// The operator's answer to a server's request for input.
-    Elicitation {
-        id: ElicitationId,
-        answer: ElicitAnswer,
-    },
-    /// Close everything and exit.
-    Quit,
-}
-
-/// An approval answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// Run this call.
-    Once,
-    /// Run this call and every later call of this tool in this session.
-    Always,
-    /// Refuse; the model gets a "denied by operator" envelope.
-    Deny,
-}
-
-/// An answer to an elicitation form.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ElicitAnswer {
-    /// Submitted with these values.
-    Accept(serde_json::Map<String, Value>),
-    /// Refused.
-    Decline,
-    /// Dismissed.
-    Cancel,
-}
-
-/// Backend → UI.
-#[derive(Debug, Clone, PartialEq)]
-pub enum BackendEvent {
-    /// The session is up.
-    Started(SessionInfo),
-    /// The Lead (or a subagent/teammate) started answering.
-    TurnStarted,
-    /// Streamed assistant text.
-    AssistantDelta { agent: String, text: String },
-    /// A tool call is about to run.
-    ToolCallStarted(ToolCallView),
-    /// A tool call finished.
-    ToolCallFinished(ToolOutcomeView),
-    /// A running call's progress, as its server reports it (`message` is the
-    /// server's words: untrusted).
-    CallProgress {
-        id: String,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    },
-    /// Something the operator should know (compaction, interruption, resume).
-    Notice(String),
-    /// The model provider failed; the operator can retry.
-    Error(String),
-    /// The turn is over (`end` is a short label: completed, interrupted, …).
-    TurnEnded { end: String, failed: bool },
-    /// Every configured server as it stands now (sent on every change).
-    Servers(Vec<ServerView>),
-    /// The registry moved to a new snapshot version.
-    Snapshot(u64),
-    /// Tools just left the registry (the UI strikes them out for a moment).
-    ToolsRevoked {
-        alias: String,
-        tools: Vec<String>,
-        cause: String,
-    },
-    /// A `confirm` call waits for the operator.
-    ApprovalRequested(ApprovalView),
-    /// A pending prompt was withdrawn (the turn was interrupted, or shutdown).
-    ApprovalWithdrawn(ApprovalId),
-    /// A server asks the operator for input.
-    ElicitationRequested(ElicitationView),
-    /// A pending form was withdrawn (shutdown, interruption).
-    ElicitationWithdrawn(ElicitationId),
-    /// The result of an operator command (connect, write policy, …).
-    Status(String),
-    /// The backend has closed everything; the UI may exit.
-    Stopped,
+/// What the UI shows that replaces itself whole (sent over a `watch` channel:
+/// a newer value makes every older one irrelevant).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Views {
+    /// Every configured server, in config order. A server whose tools did not
+    /// change shares them (`Arc`) with the previous value.
+    pub servers: Arc<[ServerView]>,
+    /// The registry's snapshot version.
+    pub snapshot: u64,
 }
 
 /// Who the operator is talking to.
@@ -136,24 +38,16 @@ pub struct SessionInfo {
     pub first_run: bool,
 }
 
-/// Where a call goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OriginView {
-    Builtin,
-    Mcp { alias: String, remote_name: String },
-    Unknown,
-}
-
 /// A tool call as the conversation shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCallView {
     pub id: String,
-    pub agent: String,
+    pub by: Origin,
     /// The name the model called (exposed name for MCP tools).
     pub name: String,
-    pub origin: OriginView,
-    /// `allow`, `confirm`, or none when the tool is unknown.
-    pub effect: Option<String>,
+    pub target: Target,
+    /// `allow` or `confirm`; none when the tool is unknown.
+    pub effect: Option<PolicyEffect>,
     pub arguments: Value,
 }
 
@@ -175,8 +69,7 @@ pub struct ToolOutcomeView {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerView {
     pub alias: String,
-    /// disconnected, connecting, ready, rejected, failed, lost.
-    pub state: String,
+    pub state: AliasStatus,
     /// Why it is rejected/failed/lost (locally built).
     pub detail: Option<String>,
     /// The error code for rejected/failed.
@@ -184,7 +77,8 @@ pub struct ServerView {
     /// `stdio: cmd args…` or `http: url` (no secrets: the unexpanded config text).
     pub transport: String,
     pub exposed: usize,
-    pub published: Vec<ToolView>,
+    /// In listing order; shared with earlier views while it does not change.
+    pub published: Arc<[ToolView]>,
     /// For `policy_mismatch`: published tools without a policy, and policies without a tool.
     pub policy_missing: Vec<String>,
     pub policy_extra: Vec<String>,
@@ -200,13 +94,59 @@ pub struct ToolView {
     pub description: Option<String>,
     /// As published: claims, not facts.
     pub annotations: Option<Value>,
-    pub input_schema: Value,
+    /// Shared with the registry (never deep-copied for a view).
+    pub input_schema: Arc<Value>,
     /// `mcp__alias__tool` when exposed.
     pub exposed_as: Option<String>,
-    /// The local effect (`allow`/`confirm`/`deny`), if the policy has one.
-    pub effect: Option<String>,
+    /// The local effect, if the policy has one.
+    pub effect: Option<PolicyEffect>,
     /// Why it is not exposed, when it is not.
     pub why_not: Option<String>,
+    /// The exposed tool's own compiled validator (when exposed): the call-by-hand
+    /// editor checks with exactly what the call path will check.
+    pub check: Option<ArgsCheck>,
+    /// The definition holds invisible code points (SPEC rule 15): shown as
+    /// `<U+XXXX>`, removed for the model.
+    pub hidden_text: bool,
+}
+
+/// One problem with a call's arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgProblem {
+    /// JSON pointer into the arguments (`""` for the whole object).
+    pub path: String,
+    /// Inert text (it may quote the schema).
+    pub message: String,
+}
+
+/// Checks arguments, returning every problem.
+type CheckFn = dyn Fn(&Value) -> Vec<ArgProblem> + Send + Sync;
+
+/// A handle on an exposed tool's compiled argument validator.
+#[derive(Clone)]
+pub struct ArgsCheck(Arc<CheckFn>);
+
+impl ArgsCheck {
+    pub fn new(check: impl Fn(&Value) -> Vec<ArgProblem> + Send + Sync + 'static) -> Self {
+        Self(Arc::new(check))
+    }
+
+    /// Every problem (bounded), or none when the call path would accept them.
+    pub fn check(&self, arguments: &Value) -> Vec<ArgProblem> {
+        (self.0)(arguments)
+    }
+}
+
+impl PartialEq for ArgsCheck {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for ArgsCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ArgsCheck")
+    }
 }
 
 /// How a connection is doing — or, once it ended, how it was doing (kept for
@@ -256,10 +196,9 @@ pub struct ApprovalView {
     pub alias: Option<String>,
     pub remote_name: Option<String>,
     pub arguments: Value,
-    /// Always "confirm": the reason for asking.
-    pub effect: String,
-    /// lead, subagent #1, teammate NAME.
-    pub requested_by: String,
+    /// The reason for asking (`confirm`).
+    pub effect: PolicyEffect,
+    pub requested_by: Origin,
 }
 
 /// A server's request for input, as a form: its words (untrusted) and fields

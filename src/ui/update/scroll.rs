@@ -4,24 +4,14 @@
 //! always on screen. Drawing stays read-only; only keys and the mouse move the
 //! view.
 
-use ratatui::layout::Margin;
-
-use super::panes::conversation;
-use super::panes::layout;
-use super::state::AppState;
-
-/// The conversation's text width and height as laid out now (`None`: hidden).
-fn viewport(state: &AppState) -> Option<(usize, usize)> {
-    let area = layout(state.area, state).conversation?;
-    let inner = area.inner(Margin::new(1, 1));
-    Some((conversation::text_width(inner.width), inner.height as usize))
-}
+use crate::ui::cells;
+use crate::ui::layout::conversation_viewport as viewport;
+use crate::ui::state::AppState;
 
 /// Lines of the cells from `first` to the end (each with its blank line).
 fn lines_from(state: &AppState, first: usize, width: usize) -> usize {
-    state.cells[first.min(state.cells.len())..]
-        .iter()
-        .map(|c| conversation::height(c, width, state.now))
+    (first.min(state.cells.len())..state.cells.len())
+        .map(|i| state.cells.height(i, width))
         .sum()
 }
 
@@ -29,13 +19,18 @@ fn lines_from(state: &AppState, first: usize, width: usize) -> usize {
 /// need to measure a long session past what the view can reach).
 fn content_lines(state: &AppState, width: usize, enough: usize) -> usize {
     let mut total = 0;
-    for cell in state.cells.iter().rev() {
-        total += conversation::height(cell, width, state.now);
+    for i in (0..state.cells.len()).rev() {
+        total += state.cells.height(i, width);
         if total >= enough {
             return total;
         }
     }
-    total + conversation::banner_height(state, width)
+    let banner = if state.banner {
+        cells::banner(width).len()
+    } else {
+        0
+    };
+    total + banner
 }
 
 /// Scrolls by `lines` (up when positive), within the content.
@@ -75,7 +70,7 @@ pub fn follow_selection(state: &mut AppState) {
     };
     // Lines from the bottom: below the cell, and the cell with its blank line.
     let below = lines_from(state, selected + 1, width);
-    let own = conversation::height(&state.cells[selected], width, state.now);
+    let own = state.cells.height(selected, width);
     let mut scroll = state.scroll_back as usize;
     if below < scroll {
         scroll = below;

@@ -5,12 +5,11 @@
 use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
 
-use super::input::{clamp_tool, pane};
-use super::keymap::Action;
-use super::panes::layout;
-use super::state::{AppState, Focus};
-use super::update::Effect;
-use super::view::registry_rows;
+use super::actions::{clamp_tool, select_server, select_tool};
+use crate::ui::layout::{layout, registry_row_at};
+use crate::ui::msg::Effect;
+use crate::ui::rows::registry_rows;
+use crate::ui::state::{AppState, Focus};
 
 pub fn mouse(state: &mut AppState, event: MouseEvent) -> Vec<Effect> {
     if !state.approvals.is_empty() || state.overlay.is_some() {
@@ -22,10 +21,11 @@ pub fn mouse(state: &mut AppState, event: MouseEvent) -> Vec<Effect> {
     match event.kind {
         MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
             let up = event.kind == MouseEventKind::ScrollUp;
+            let step = if up { -1 } else { 1 };
             if hit(areas.servers) {
-                pane_scroll(state, Focus::Servers, up);
+                select_server(state, step);
             } else if hit(areas.registry) {
-                pane_scroll(state, Focus::Registry, up);
+                select_tool(state, step);
             } else {
                 super::scroll::by(state, if up { 3 } else { -3 });
             }
@@ -46,7 +46,7 @@ pub fn mouse(state: &mut AppState, event: MouseEvent) -> Vec<Effect> {
                 }
             } else if let Some(r) = areas.registry.filter(|r| r.contains(at)) {
                 state.focus = Focus::Registry;
-                if let Some(row) = super::panes::registry::row_at(r, state, at.y)
+                if let Some(row) = registry_row_at(r, state, at.y)
                     && row < registry_rows(state).len()
                 {
                     state.selected_tool = row;
@@ -58,11 +58,4 @@ pub fn mouse(state: &mut AppState, event: MouseEvent) -> Vec<Effect> {
         _ => {}
     }
     Vec::new()
-}
-
-fn pane_scroll(state: &mut AppState, focus: Focus, up: bool) {
-    let saved = state.focus;
-    state.focus = focus;
-    pane(state, if up { Action::Up } else { Action::Down });
-    state.focus = saved;
 }

@@ -7,10 +7,10 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Map, Value};
 
-use super::keymap::{self, Action, Scope};
-use super::state::{AppState, ElicitForm};
-use super::update::Effect;
 use crate::protocol::{Command, ElicitAnswer, ElicitationView, FieldKind};
+use crate::ui::keymap::{self, Action, Scope};
+use crate::ui::msg::Effect;
+use crate::ui::state::{AppState, ElicitForm};
 
 /// A new form with the schema's defaults filled in.
 pub fn form(view: ElicitationView, now: Instant) -> ElicitForm {

@@ -1,0 +1,163 @@
+//! The states, effects and reasons the UI matches on, as enums: the backend
+//! says what happened in these types, never in text the UI would have to parse.
+
+use std::fmt;
+
+/// An alias's state, as the side panel shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AliasStatus {
+    Disconnected,
+    Connecting,
+    Ready,
+    /// The server answered, but what it publishes breaks a local rule.
+    Rejected,
+    /// The server could not be started or reached, or did not answer in time.
+    Failed,
+    /// It was ready, then its connection ended without being asked to.
+    Lost,
+}
+
+impl AliasStatus {
+    pub fn label(self) -> &'static str {
+        match self {
+            AliasStatus::Disconnected => "disconnected",
+            AliasStatus::Connecting => "connecting",
+            AliasStatus::Ready => "ready",
+            AliasStatus::Rejected => "rejected",
+            AliasStatus::Failed => "failed",
+            AliasStatus::Lost => "lost",
+        }
+    }
+
+    /// Rejected, failed or lost: something the operator should look at.
+    pub fn is_trouble(self) -> bool {
+        matches!(
+            self,
+            AliasStatus::Rejected | AliasStatus::Failed | AliasStatus::Lost
+        )
+    }
+}
+
+impl fmt::Display for AliasStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// The local effect a policy gives a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PolicyEffect {
+    Allow,
+    Confirm,
+    Deny,
+}
+
+impl PolicyEffect {
+    pub fn label(self) -> &'static str {
+        match self {
+            PolicyEffect::Allow => "allow",
+            PolicyEffect::Confirm => "confirm",
+            PolicyEffect::Deny => "deny",
+        }
+    }
+}
+
+impl fmt::Display for PolicyEffect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// Who made a call or asked for an approval.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Origin {
+    Lead,
+    Subagent(u32),
+    Teammate(String),
+    /// The operator, calling a tool by hand.
+    Operator,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Lead => f.write_str("lead"),
+            Origin::Subagent(n) => write!(f, "subagent #{n}"),
+            Origin::Teammate(name) => write!(f, "teammate {name}"),
+            Origin::Operator => f.write_str("operator"),
+        }
+    }
+}
+
+/// Where a call goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Builtin,
+    Mcp {
+        alias: String,
+        remote_name: String,
+    },
+    /// Not in the tool set of the request it came from.
+    Unknown,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnEnd {
+    Completed,
+    /// The operator interrupted it (the agent said so in a notice).
+    Interrupted,
+    /// It kept calling tools past the step limit (the agent said so).
+    StepLimit {
+        steps: u32,
+    },
+    /// The model provider failed; `r` retries.
+    Failed,
+    /// The agent's task panicked; the conversation is gone with it.
+    Crashed,
+}
+
+impl fmt::Display for TurnEnd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TurnEnd::Completed => f.write_str("completed"),
+            TurnEnd::Interrupted => f.write_str("interrupted"),
+            TurnEnd::StepLimit { steps } => {
+                write!(f, "stopped at the step limit ({steps} requests)")
+            }
+            TurnEnd::Failed => f.write_str("failed"),
+            TurnEnd::Crashed => f.write_str("crashed"),
+        }
+    }
+}
+
+/// Why a connection's tools left the registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndKind {
+    /// The operator or the Lead disconnected it.
+    Disconnected,
+    /// A call did not answer in time; the connection was dropped.
+    Timeout,
+    /// The process exited or the transport closed.
+    ConnectionLost,
+    /// The operator killed its process.
+    Killed,
+    /// The harness is shutting down.
+    Shutdown,
+    /// After a re-list, what it publishes breaks a local rule.
+    PolicyViolation,
+}
+
+/// Why a connection ended: the kind to act on, and the harness's own words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndCause {
+    pub kind: EndKind,
+    /// Locally built (exit status, signal, the rule broken), never the server's words.
+    pub text: String,
+}
+
+impl fmt::Display for EndCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}

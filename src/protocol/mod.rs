@@ -1,0 +1,125 @@
+//! What crosses the UI/backend boundary: two enums (`Command` up, `BackendEvent`
+//! down) and the views that replace each other (`Views`, over a `watch`
+//! channel). Nothing else crosses: the UI knows this module and its own state
+//! only.
+
+mod kinds;
+mod views;
+
+use serde_json::Value;
+
+pub use kinds::{AliasStatus, EndCause, EndKind, Origin, PolicyEffect, Target, TurnEnd};
+pub use views::{
+    ApprovalView, ArgProblem, ArgsCheck, ElicitationView, EndedView, FieldKind, FieldView,
+    HealthView, ServerView, SessionInfo, ToolCallView, ToolOutcomeView, ToolView, Views,
+};
+
+/// Identifies one approval prompt.
+pub type ApprovalId = u64;
+
+/// Identifies one elicitation form.
+pub type ElicitationId = u64;
+
+/// UI → backend.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Send the operator's message to the Lead.
+    Prompt(String),
+    /// Run the last turn again (after a provider error).
+    Retry,
+    /// Interrupt the running turn (in-flight calls are cancelled).
+    Interrupt,
+    /// Connect this alias.
+    Connect(String),
+    /// Disconnect this alias (its tools are revoked at once).
+    Disconnect(String),
+    /// Disconnect, then connect again.
+    Reconnect(String),
+    /// SIGKILL the server's processes, so the watchdog can be watched at work.
+    KillServer(String),
+    /// The operator's answer to an approval prompt.
+    Approval { id: ApprovalId, decision: Decision },
+    /// Write a policy block for exactly what `alias` publishes into the config file.
+    WritePolicy(String),
+    /// Call a tool by hand through the same pipeline (policy, approval, timeout).
+    CallTool { name: String, arguments: Value },
+    /// Send fresh views of the servers (stderr tails change without events).
+    Refresh,
+    /// The operator's answer to a server's request for input.
+    Elicitation {
+        id: ElicitationId,
+        answer: ElicitAnswer,
+    },
+    /// Close everything and exit.
+    Quit,
+}
+
+/// An approval answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Run this call.
+    Once,
+    /// Run this call and every later call of this tool in this session.
+    Always,
+    /// Refuse; the model gets a "denied by operator" envelope.
+    Deny,
+}
+
+/// An answer to an elicitation form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElicitAnswer {
+    /// Submitted with these values.
+    Accept(serde_json::Map<String, Value>),
+    /// Refused.
+    Decline,
+    /// Dismissed.
+    Cancel,
+}
+
+/// Backend → UI.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BackendEvent {
+    /// The session is up.
+    Started(SessionInfo),
+    /// The Lead (or a subagent/teammate) started answering.
+    TurnStarted,
+    /// Streamed assistant text.
+    AssistantDelta { agent: Origin, text: String },
+    /// A tool call is about to run.
+    ToolCallStarted(ToolCallView),
+    /// A tool call finished.
+    ToolCallFinished(ToolOutcomeView),
+    /// A running call's progress, as its server reports it (`message` is the
+    /// server's words: untrusted).
+    CallProgress {
+        id: String,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    /// Something the operator should know (compaction, interruption, resume).
+    Notice(String),
+    /// The model provider failed; the operator can retry.
+    Error(String),
+    /// The turn is over.
+    TurnEnded(TurnEnd),
+    /// Tools just left the registry (the UI strikes them out, in place).
+    ToolsRevoked {
+        alias: String,
+        /// Exposed names.
+        tools: Vec<String>,
+        cause: EndCause,
+    },
+    /// A `confirm` call waits for the operator.
+    ApprovalRequested(ApprovalView),
+    /// A pending prompt was withdrawn (the turn was interrupted, or shutdown).
+    ApprovalWithdrawn(ApprovalId),
+    /// A server asks the operator for input.
+    ElicitationRequested(ElicitationView),
+    /// A pending form was withdrawn (shutdown, interruption).
+    ElicitationWithdrawn(ElicitationId),
+    /// The result of an operator command (connect, write policy, …).
+    Status(String),
+    /// The backend has closed everything; the UI may exit.
+    Stopped,
+}
