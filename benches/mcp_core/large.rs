@@ -43,6 +43,9 @@ pub async fn large_server(tools: usize, distinct: bool) {
         },
         connect_timeout: Duration::from_secs(60),
         call_timeout: Duration::from_secs(60),
+        reset_timeout_on_progress: true,
+        max_call: Duration::from_secs(600),
+        max_message_bytes: mcp_harness::mcp::spec::DEFAULT_MAX_MESSAGE_BYTES,
         policy: policy.clone(),
     };
     let limits = mcp_harness::mcp::Limits {
@@ -57,6 +60,7 @@ pub async fn large_server(tools: usize, distinct: bool) {
         vars: &vars,
         events: EventSink::discard(),
         elicitor: Arc::new(mcp_harness::mcp::DecliningElicitor),
+        spill_dir: std::env::temp_dir().join(format!("mcp-harness-bench-{}", std::process::id())),
     })
     .await
     .expect("open");

@@ -70,6 +70,7 @@ impl LeadTools {
             }
             "disconnect_mcp" => lead_only::disconnect_mcp(&self.hub, str_arg(&arguments, "alias")),
             "list_mcp_servers" => Ok(lead_only::list_mcp_servers(&self.hub)),
+            "read_result" => lead_only::read_result(&self.hub, &arguments),
             "spawn_subagent" => self.crew.spawn(str_arg(&arguments, "task"), cancel).await,
             _ => {
                 self.crew
@@ -130,11 +131,12 @@ impl ToolBox for LeadTools {
             if call.name.starts_with(EXPOSED_PREFIX) {
                 let outcome = self
                     .hub
-                    .call(
+                    .call_as(
                         snapshot,
                         &call.name,
                         call.input.clone(),
                         self.approver.as_ref(),
+                        &call.id,
                     )
                     .await;
                 return toolbox::from_mcp(outcome);

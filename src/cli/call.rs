@@ -42,6 +42,15 @@ pub async fn run(config: Option<PathBuf>, args: CallArgs) -> ExitCode {
         Err(code) => return code,
     };
     let hub = hub_for(&config);
+    // A session directory of its own: a result over max_result_bytes is kept
+    // whole in its results/, as in the TUI.
+    match crate::logging::data_dir().map(|d| crate::store::Store::create(&d)) {
+        Some(Ok(store)) => hub.set_results_dir(store.dir().join("results")),
+        Some(Err(e)) => {
+            eprintln!("mcp-harness: no session directory ({e}); a large result will be cut")
+        }
+        None => {}
+    }
     interruptible(&hub, call(&hub, args, arguments)).await
 }
 
@@ -108,6 +117,11 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
         match &outcome.result {
             Ok(output) => {
                 out::print(&render::content(&output.content));
+                if output.truncated
+                    && let Some(dir) = hub.results_dir()
+                {
+                    eprintln!("mcp-harness: whole results are kept in {}", dir.display());
+                }
                 if let Some(structured) = &output.structured_content {
                     out::println(&format!(
                         "structured content: {}",

@@ -75,6 +75,9 @@ fn hub(url: &str, policy: ToolPolicy) -> Hub {
         },
         connect_timeout: TIMEOUT,
         call_timeout: TIMEOUT,
+        reset_timeout_on_progress: true,
+        max_call: Duration::from_secs(600),
+        max_message_bytes: crate::mcp::spec::DEFAULT_MAX_MESSAGE_BYTES,
         policy,
     };
     let limits = Limits {

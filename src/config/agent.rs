@@ -66,6 +66,7 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "list_mcp_servers",
     "spawn_subagent",
     "ask_teammate",
+    "read_result",
 ];
 
 pub(super) fn agent_config(

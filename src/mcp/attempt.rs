@@ -100,13 +100,15 @@ impl Hub {
     }
 
     async fn open(&self, spec: &ServerSpec) -> Result<Arc<Connection>, ConnectError> {
+        let id = ConnectionId::next();
         connection::open(OpenParams {
-            id: ConnectionId::next(),
+            id,
             spec,
             limits: &self.inner.limits,
             vars: &self.inner.vars,
             events: self.inner.events.clone(),
             elicitor: self.elicitor(),
+            spill_dir: self.spill_dir(id),
         })
         .await
     }

@@ -16,7 +16,7 @@ use super::names::exposed_name;
 use super::policy::Effect;
 use super::registry::{ExposedTool, Snapshot};
 pub use super::result::ToolOutput;
-use super::result::{parse_result, text_of, truncate};
+use super::result::{Saver, finish, parse_result, text_of};
 use super::schema;
 
 /// The whole outcome of one call.
@@ -49,6 +49,23 @@ impl Hub {
         name: &str,
         arguments: Value,
         approver: &dyn Approver,
+    ) -> CallOutcome {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let id = format!("call-{}-{n}", chrono::Utc::now().format("%H%M%S"));
+        self.call_as(snapshot, name, arguments, approver, &id).await
+    }
+
+    /// [`Hub::call`] for the call `call_id` (the model's tool-use id): a result
+    /// over `max_result_bytes` is saved as `results/CALL_ID.txt`, and progress
+    /// events name this id.
+    pub async fn call_as(
+        &self,
+        snapshot: &Snapshot,
+        name: &str,
+        arguments: Value,
+        approver: &dyn Approver,
+        call_id: &str,
     ) -> CallOutcome {
         let Some(tool) = snapshot.resolve(name) else {
             return CallOutcome::local(self.unresolved(snapshot, name));
@@ -102,22 +119,25 @@ impl Hub {
                 "arguments must be an object".into(),
             ));
         };
-        self.send(&tool, arguments).await
+        self.send(&tool, arguments, call_id).await
     }
 
-    async fn send(&self, tool: &ExposedTool, arguments: Map<String, Value>) -> CallOutcome {
+    async fn send(
+        &self,
+        tool: &ExposedTool,
+        arguments: Map<String, Value>,
+        call_id: &str,
+    ) -> CallOutcome {
         let envelope = |code, message: String| {
             ToolError::new(code, message).for_tool(tool.alias.as_str(), &tool.name)
         };
         let conn = &tool.connection;
         let started = Instant::now();
         let params = json!({ "name": tool.remote_name, "arguments": arguments });
-        let response = conn
-            .request("tools/call", params, conn.call_timeout())
-            .await;
+        let response = conn.request_long("tools/call", params, Some(call_id)).await;
         let elapsed = started.elapsed();
         let (result, server_output) = match response {
-            Ok(result) => match parse_result(result) {
+            Ok((result, spilled)) => match parse_result(result) {
                 Ok(parsed) if parsed.is_error => (
                     Err(envelope(
                         Code::McpRemoteError,
@@ -129,7 +149,32 @@ impl Hub {
                     )),
                     Some(text_of(&parsed.content)),
                 ),
-                Ok(parsed) => (Ok(truncate(parsed, self.limits().max_result_bytes)), None),
+                Ok(parsed) => {
+                    // Saving a large result is file work: off the async workers.
+                    let (max, dir, id) = (
+                        self.limits().max_result_bytes,
+                        self.results_dir(),
+                        call_id.to_string(),
+                    );
+                    let finished = tokio::task::spawn_blocking(move || {
+                        let saver = Saver {
+                            dir: dir.as_deref(),
+                            call_id: &id,
+                        };
+                        finish(parsed, spilled, max, saver)
+                    })
+                    .await;
+                    match finished {
+                        Ok(output) => (Ok(output), None),
+                        Err(e) => (
+                            Err(envelope(
+                                Code::McpRemoteError,
+                                format!("the result of `{}` could not be read", tool.name),
+                            )),
+                            Some(format!("mcp-harness: {e}")),
+                        ),
+                    }
+                }
                 Err(problem) => (
                     Err(envelope(
                         Code::McpRemoteError,

@@ -24,6 +24,38 @@ use super::names::ServerAlias;
 /// progress notifications cannot flood the UI.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
+/// Progress token → the call (its id) that asked for progress: lets a
+/// progress notification name its call, however many run at once.
+pub type ProgressRoutes = Arc<Mutex<std::collections::HashMap<String, String>>>;
+
+/// One entry of [`ProgressRoutes`], removed when the request is over.
+pub struct ProgressRoute {
+    routes: ProgressRoutes,
+    token: String,
+}
+
+impl ProgressRoute {
+    pub fn register(routes: &ProgressRoutes, token: String, call: String) -> Self {
+        routes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(token.clone(), call);
+        Self {
+            routes: Arc::clone(routes),
+            token,
+        }
+    }
+}
+
+impl Drop for ProgressRoute {
+    fn drop(&mut self) {
+        self.routes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.token);
+    }
+}
+
 /// The client handler of one connection.
 pub struct HarnessClient {
     alias: ServerAlias,
@@ -34,6 +66,7 @@ pub struct HarnessClient {
     /// watches it (a storm just bumps the counter: re-lists are coalesced).
     list_changed: watch::Sender<u64>,
     elicitor: Arc<dyn Elicitor>,
+    routes: ProgressRoutes,
 }
 
 impl HarnessClient {
@@ -43,6 +76,7 @@ impl HarnessClient {
         events: EventSink,
         list_changed: watch::Sender<u64>,
         elicitor: Arc<dyn Elicitor>,
+        routes: ProgressRoutes,
     ) -> Self {
         Self {
             alias,
@@ -51,6 +85,7 @@ impl HarnessClient {
             last_progress: Mutex::new(None),
             list_changed,
             elicitor,
+            routes,
         }
     }
 
@@ -92,9 +127,16 @@ impl ClientHandler for HarnessClient {
         if !self.progress_due(params.total.is_some_and(|t| params.progress >= t)) {
             return;
         }
+        let call = self
+            .routes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&params.progress_token.0.to_string())
+            .cloned();
         self.events.emit(McpEvent::Progress {
             alias: self.alias.clone(),
             connection: self.id,
+            call,
             progress: params.progress,
             total: params.total,
             message: params.message,

@@ -84,6 +84,12 @@ pub struct Connection {
     /// The notification count the current tool list reflects (read just before
     /// the listing that produced it started).
     pub(super) listed: AtomicU64,
+    /// What was cut from this server's long messages, by response id.
+    pub(super) spills: Arc<super::spill::SpillTable>,
+    pub(super) reset_timeout_on_progress: bool,
+    pub(super) max_call: Duration,
+    /// Progress token → the call it belongs to (read by the client handler).
+    pub(super) progress_routes: super::client::ProgressRoutes,
 }
 
 impl Connection {
@@ -204,6 +210,64 @@ impl Connection {
             return Err(RequestError::Lost(self.lost_detail()));
         }
         result
+    }
+
+    /// A request whose answer may be large or slow (`tools/call`,
+    /// `resources/read`, `prompts/get`): what the stdio gate cut from the
+    /// response comes with it, and, for a call, progress notifications restart
+    /// the timer (bounded by `max_call`) and are told apart by `call`.
+    pub async fn request_long(
+        &self,
+        method: &str,
+        params: Value,
+        call: Option<&str>,
+    ) -> Result<(ServerResult, Option<super::spill::Spilled>), RequestError> {
+        if let Some(reason) = self.end_reason() {
+            return Err(RequestError::Lost(reason.to_string()));
+        }
+        let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
+        let mut options = PeerRequestOptions::with_timeout(self.call_timeout);
+        if call.is_some() && self.reset_timeout_on_progress {
+            options = options
+                .reset_timeout_on_progress()
+                .with_max_total_timeout(self.max_call.max(self.call_timeout));
+        }
+        let handle = self
+            .peer
+            .send_request_with_option(request, options)
+            .await
+            .map_err(|e| self.map_error(e))?;
+        let key = super::spill::lexer::id_key(handle.id.to_string().as_bytes());
+        let _progress = call.map(|call| {
+            super::client::ProgressRoute::register(
+                &self.progress_routes,
+                handle.progress_token.0.to_string(),
+                call.to_string(),
+            )
+        });
+        let mut guard = CancelOnDrop {
+            peer: self.peer.clone(),
+            id: Some(handle.id.clone()),
+        };
+        let started = Instant::now();
+        let result = tokio::select! {
+            result = handle.await_response() => result.map_err(|e| self.map_error(e)),
+            _ = self.ended() => Err(RequestError::Lost(self.lost_detail())),
+        };
+        guard.id = None;
+        let spilled = self.spills.take(&key);
+        match result {
+            Err(RequestError::Lost(_)) => {
+                let _ = tokio::time::timeout(Duration::from_millis(500), self.ended()).await;
+                Err(RequestError::Lost(self.lost_detail()))
+            }
+            // Which bound ended it: the idle timer, or `max_call` after progress.
+            Err(RequestError::Timeout(after)) if started.elapsed() >= self.max_call => {
+                Err(RequestError::Timeout(after.max(self.max_call)))
+            }
+            Err(e) => Err(e),
+            Ok(result) => Ok((result, spilled)),
+        }
     }
 
     fn map_error(&self, error: ServiceError) -> RequestError {

@@ -207,6 +207,8 @@ pub enum McpEvent {
     Progress {
         alias: ServerAlias,
         connection: ConnectionId,
+        /// The call it is about (the id the call was made with), when known.
+        call: Option<String>,
         progress: f64,
         total: Option<f64>,
         message: Option<String>,

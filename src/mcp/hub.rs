@@ -33,6 +33,8 @@ pub(super) struct Inner {
     pub(super) events: EventSink,
     /// Answers elicitation requests of connections opened from now on.
     pub(super) elicitor: Mutex<Arc<dyn Elicitor>>,
+    /// The session's `results/` directory: whole results over `max_result_bytes`.
+    results: Mutex<Option<std::path::PathBuf>>,
     state: Mutex<State>,
 }
 
@@ -103,6 +105,7 @@ impl Hub {
                 registry: Registry::new(reserved, events.clone()),
                 events,
                 elicitor: Mutex::new(Arc::new(DecliningElicitor)),
+                results: Mutex::new(None),
                 state: Mutex::new(State {
                     slots,
                     ..State::default()
@@ -130,6 +133,31 @@ impl Hub {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner()),
         )
+    }
+
+    /// Where whole results over `max_result_bytes` are kept (the session's
+    /// `results/`). Without one, such results are cut and the rest is lost,
+    /// which the notice says.
+    pub fn set_results_dir(&self, dir: std::path::PathBuf) {
+        *self.inner.results.lock().unwrap_or_else(|e| e.into_inner()) = Some(dir);
+    }
+
+    pub fn results_dir(&self) -> Option<std::path::PathBuf> {
+        self.inner
+            .results
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Where connection `id` keeps long texts until a call claims them: inside
+    /// `results/` (so claiming is a rename), else in the temp dir.
+    pub(super) fn spill_dir(&self, id: super::events::ConnectionId) -> std::path::PathBuf {
+        let name = format!(".incoming-{}-{}", std::process::id(), id.0);
+        match self.results_dir() {
+            Some(dir) => dir.join(name),
+            None => std::env::temp_dir().join(format!("mcp-harness{name}")),
+        }
     }
 
     /// The current registry snapshot: O(1).

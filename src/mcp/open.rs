@@ -19,9 +19,12 @@ use super::elicit::Elicitor;
 use super::error::{ConnectError, ConnectErrorCode as Code};
 use super::events::{ConnectionId, EventSink};
 use super::initfail::{self, Via};
-use super::linecap::{LineCap, MAX_MESSAGE_BYTES};
+use super::linecap::LineCap;
 use super::process::{ServerProcess, StderrTail};
 use super::spec::{Limits, ResolvedTransport, ServerSpec};
+use super::spill::SpillTable;
+use super::spill::gate::Gate;
+use super::spill::lexer::{Caps, Lexer};
 use super::vars::Vars;
 use super::watchdog::{self, BoundedReconnect, Lifeline, TransportSignals};
 
@@ -29,6 +32,9 @@ use super::watchdog::{self, BoundedReconnect, Lifeline, TransportSignals};
 const STDERR_TAIL_BYTES: usize = 64 * 1024;
 /// How long a failed start may wait for the server's exit status and last stderr.
 const LAST_WORDS: Duration = Duration::from_millis(500);
+/// A base64 payload (image, audio, blob) larger than this is left out of a
+/// message: no model takes one that large (the Messages API stops at 5 MiB).
+const BINARY_CAP: usize = 8 * 1024 * 1024;
 
 /// Everything `open` needs.
 pub struct OpenParams<'a> {
@@ -39,6 +45,8 @@ pub struct OpenParams<'a> {
     pub events: EventSink,
     /// Answers the server's elicitation requests.
     pub elicitor: Arc<dyn Elicitor>,
+    /// Where long texts cut from this connection's messages wait to be claimed.
+    pub spill_dir: std::path::PathBuf,
 }
 
 /// Starts or reaches the server and runs `initialize` (bounded by the connect timeout).
@@ -52,10 +60,22 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         )
     })?;
     let (list_changed, list_changes) = watch::channel(0u64);
-    let handler = HarnessClient::new(alias.clone(), p.id, p.events, list_changed, p.elicitor);
+    let progress_routes = super::client::ProgressRoutes::default();
+    let handler = HarnessClient::new(
+        alias.clone(),
+        p.id,
+        p.events,
+        list_changed,
+        p.elicitor,
+        Arc::clone(&progress_routes),
+    );
     let timeout = p.spec.connect_timeout;
     let stderr = Arc::new(StderrTail::new(STDERR_TAIL_BYTES));
-    let signals = TransportSignals::default();
+    let signals = TransportSignals {
+        max_message_bytes: p.spec.max_message_bytes,
+        ..TransportSignals::default()
+    };
+    let spills = Arc::new(SpillTable::new(p.spill_dir.clone()));
     let (session, process) = match transport {
         ResolvedTransport::Stdio(launch) => {
             let (mut process, pipes) = ServerProcess::spawn(&launch, Arc::clone(&stderr))
@@ -69,10 +89,18 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
                 })?;
             let stdout = LineCap::new(
                 pipes.stdout,
-                MAX_MESSAGE_BYTES,
+                p.spec.max_message_bytes,
                 Arc::clone(&signals.oversized),
             );
-            let transport = AsyncRwTransport::new_client(stdout, pipes.stdin);
+            // Long strings are cut before rmcp buffers the line (see `spill`).
+            let caps = Caps {
+                text: p.limits.max_result_bytes,
+                binary: BINARY_CAP,
+                other: p.limits.max_result_bytes.max(1024 * 1024),
+            };
+            let stdout = Gate::new(stdout, Lexer::new(caps, Arc::clone(&spills)));
+            let transport = AsyncRwTransport::new_client(stdout, pipes.stdin)
+                .with_max_line_length(p.spec.max_message_bytes);
             let session = tokio::select! {
                 result = tokio::time::timeout(timeout, serve_client(handler, transport)) => result,
                 status = process.wait() => return Err(exited_during_init(status, &stderr).await),
@@ -97,6 +125,8 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         }
         ResolvedTransport::Http { url, headers } => {
             let mut config = http_config(&url, &headers)?;
+            config.max_sse_event_size = p.spec.max_message_bytes;
+            config.max_json_response_size = p.spec.max_message_bytes;
             config.retry_config = Arc::new(BoundedReconnect::new(signals.unreachable.clone()));
             let transport = StreamableHttpClientTransport::from_config(config);
             let session =
@@ -157,6 +187,10 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         life,
         list_changes,
         listed: AtomicU64::new(0),
+        spills,
+        reset_timeout_on_progress: p.spec.reset_timeout_on_progress,
+        max_call: p.spec.max_call,
+        progress_routes,
     }))
 }
 

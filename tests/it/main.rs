@@ -30,6 +30,7 @@ mod orphans;
 mod private_text;
 mod provider_anthropic;
 mod provider_openai;
+mod results;
 mod run;
 mod tui_backend;
 mod tui_e2e;

@@ -121,3 +121,45 @@ pub fn list_mcp_servers(hub: &Hub) -> String {
         lines.join("\n")
     )
 }
+
+/// `read_result {call_id, offset, length}`: a page of a result saved whole.
+/// The text is the server's, so it goes to the model as any result does
+/// (without invisible code points).
+pub fn read_result(hub: &Hub, arguments: &serde_json::Value) -> Result<String, ToolError> {
+    let call_id = arguments
+        .get("call_id")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    let offset = arguments
+        .get("offset")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
+    let max = hub.limits().max_result_bytes;
+    let length = arguments
+        .get("length")
+        .and_then(serde_json::Value::as_u64)
+        .map_or(max, |l| (l as usize).min(max));
+    let failed = |message: String| {
+        let mut e = ToolError::new(ToolErrorCode::ToolFailed, message);
+        e.tool = Some("read_result".into());
+        e
+    };
+    let dir = hub
+        .results_dir()
+        .ok_or_else(|| failed("this session saves no results".into()))?;
+    let page = crate::mcp::results::read(&dir, call_id, offset, length).map_err(failed)?;
+    let stem = crate::mcp::results::file_stem(call_id);
+    let mut text = format!(
+        "[results/{stem}.txt: bytes {}–{} of {}]\n",
+        page.start, page.end, page.total
+    );
+    text.push_str(&crate::sanitize::hidden::strip(&page.text));
+    if page.end < page.total {
+        text.push_str(&format!(
+            "\n[mcp-harness: {} more bytes; read_result {{\"call_id\": \"{stem}\", \"offset\": {}}} reads on]",
+            page.total - page.end,
+            page.end
+        ));
+    }
+    Ok(text)
+}

@@ -111,6 +111,19 @@ fn catalog() -> Vec<(&'static str, &'static str, Value, Effect)> {
             ),
             Effect::Allow,
         ),
+        (
+            "read_result",
+            "Read more of a tool result that was too large to show whole: the harness saved all of it \
+            and its notice names the call_id and the offset where the shown part stops. Returns up to \
+            `length` bytes from `offset` (default: as much as a result may show).",
+            object(
+                json!({"call_id": string("The call_id the notice names"),
+                "offset": {"type": "integer", "minimum": 0},
+                "length": {"type": "integer", "minimum": 1}}),
+                &["call_id"],
+            ),
+            Effect::Allow,
+        ),
     ]
 }
 
@@ -123,6 +136,7 @@ pub const LEAD_ONLY: &[&str] = &[
     "list_mcp_servers",
     "spawn_subagent",
     "ask_teammate",
+    "read_result",
 ];
 
 impl Builtins {
