@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::{exit, hub_for, interruptible, json as out_json, load_config, out, render};
+use super::{exit, interruptible, json as out_json, load_config, out, progress, render};
 use crate::mcp::names::{EXPOSED_PREFIX, exposed_name};
 use crate::mcp::{FlagApprover, Hub, ServerAlias};
 use crate::sanitize::inert_line;
@@ -41,7 +41,13 @@ pub async fn run(config: Option<PathBuf>, args: CallArgs) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let hub = hub_for(&config);
+    let hub = Hub::new(
+        config.servers.clone(),
+        config.limits.clone(),
+        crate::mcp::Vars::from_process(),
+        Vec::new(),
+        crate::mcp::EventSink::forward(progress::printer()),
+    );
     // A session directory of its own: a result over max_result_bytes is kept
     // whole in its results/, as in the TUI.
     match crate::logging::data_dir().map(|d| crate::store::Store::create(&d)) {

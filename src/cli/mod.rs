@@ -8,6 +8,7 @@ mod import;
 pub mod json;
 mod out;
 mod policy;
+mod progress;
 mod render;
 mod run;
 

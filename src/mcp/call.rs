@@ -200,13 +200,28 @@ impl Hub {
                         tool: tool.name.clone(),
                     },
                 );
-                let message = format!(
-                    "`{}` did not answer within {} ms; the call was cancelled, the connection to `{}` dropped \
-                     and its tools revoked",
-                    tool.name,
-                    after.as_millis(),
-                    tool.alias
-                );
+                let message = if after >= conn.max_call() {
+                    format!(
+                        "`{}` was still running after {} ms (max_call_ms), however much progress it reported; \
+                         the call was cancelled, the connection to `{}` dropped and its tools revoked",
+                        tool.name,
+                        after.as_millis(),
+                        tool.alias
+                    )
+                } else {
+                    format!(
+                        "`{}` did not answer within {} ms{}; the call was cancelled, the connection to `{}` \
+                         dropped and its tools revoked",
+                        tool.name,
+                        after.as_millis(),
+                        if conn.resets_on_progress() {
+                            " (nor reported progress)"
+                        } else {
+                            ""
+                        },
+                        tool.alias
+                    )
+                };
                 (Err(envelope(Code::McpTimeout, message)), None)
             }
             Err(lost @ (RequestError::Lost(_) | RequestError::Unauthorized)) => {

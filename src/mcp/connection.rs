@@ -117,6 +117,16 @@ impl Connection {
         self.call_timeout
     }
 
+    /// The longest a call may run, progress or not.
+    pub fn max_call(&self) -> Duration {
+        self.max_call
+    }
+
+    /// Whether progress notifications restart a call's timer.
+    pub fn resets_on_progress(&self) -> bool {
+        self.reset_timeout_on_progress
+    }
+
     /// Whether the server declared the tools capability at all.
     pub fn has_tools(&self) -> bool {
         self.has_tools

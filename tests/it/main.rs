@@ -28,6 +28,7 @@ mod misbehaving;
 mod one_face;
 mod orphans;
 mod private_text;
+mod progress;
 mod provider_anthropic;
 mod provider_openai;
 mod results;
