@@ -67,6 +67,7 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "spawn_subagent",
     "ask_teammate",
     "read_result",
+    "search_tools",
 ];
 
 pub(super) fn agent_config(

@@ -135,6 +135,8 @@ pub struct Limits {
     /// More exposed tools than this in one request: the request carries the
     /// most recently used ones and `search_tools` instead of all of them.
     pub max_tools_in_request: usize,
+    /// …or more than about this many tokens of tool definitions (4 bytes a token).
+    pub max_tool_tokens_in_request: usize,
     /// How long a closing server gets after stdin EOF, and again after SIGTERM.
     pub close_grace: Duration,
     /// `tools/list` stops with `pagination_limit` beyond these.
@@ -152,6 +154,7 @@ impl Default for Limits {
             reset_timeout_on_progress: true,
             max_call: Duration::from_millis(600_000),
             max_tools_in_request: 64,
+            max_tool_tokens_in_request: 20_000,
             close_grace: Duration::from_millis(2_000),
             max_tools: 10_000,
             max_list_pages: 1_000,

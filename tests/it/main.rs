@@ -33,6 +33,7 @@ mod provider_anthropic;
 mod provider_openai;
 mod results;
 mod run;
+mod tool_search;
 mod tui_backend;
 mod tui_e2e;
 mod tui_exits;

@@ -112,6 +112,17 @@ fn catalog() -> Vec<(&'static str, &'static str, Value, Effect)> {
             Effect::Allow,
         ),
         (
+            "search_tools",
+            "Find MCP tools this request does not carry (there are more than one request may hold): \
+            matches words of their names and descriptions. The tools found are offered from your \
+            next request, not in this reply.",
+            object(
+                json!({"query": string("Words to look for, e.g. \"create issue\"")}),
+                &["query"],
+            ),
+            Effect::Allow,
+        ),
+        (
             "read_result",
             "Read more of a tool result that was too large to show whole: the harness saved all of it \
             and its notice names the call_id and the offset where the shown part stops. Returns up to \
@@ -137,6 +148,7 @@ pub const LEAD_ONLY: &[&str] = &[
     "spawn_subagent",
     "ask_teammate",
     "read_result",
+    "search_tools",
 ];
 
 impl Builtins {
