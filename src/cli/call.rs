@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::{exit, interruptible, json as out_json, load_config, out, progress, render};
+use super::{call_progress, exit, interruptible, json as out_json, load_config, out, render};
 use crate::mcp::names::{EXPOSED_PREFIX, exposed_name};
 use crate::mcp::{FlagApprover, Hub, ServerAlias};
 use crate::sanitize::inert_line;
@@ -46,7 +46,7 @@ pub async fn run(config: Option<PathBuf>, args: CallArgs) -> ExitCode {
         config.limits.clone(),
         crate::mcp::Vars::from_process(),
         Vec::new(),
-        crate::mcp::EventSink::forward(progress::printer()),
+        crate::mcp::EventSink::forward(call_progress::printer()),
     );
     // A session directory of its own: a result over max_result_bytes is kept
     // whole in its results/, as in the TUI.

@@ -2,13 +2,13 @@
 //! thin: parse → MCP layer → print.
 
 mod call;
+mod call_progress;
 mod check;
 pub mod conformance;
 mod import;
 pub mod json;
 mod out;
 mod policy;
-mod progress;
 mod render;
 mod run;
 
