@@ -212,6 +212,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
             effect: Some(PolicyEffect::Allow),
             why_not: None,
             check: None,
+            pin: mcp_harness::protocol::PinStatus::Pinned,
             hidden_text: false,
         })
         .collect();
@@ -225,7 +226,12 @@ fn big_state(tools: usize, cells: usize) -> AppState {
         published,
         policy_missing: Vec::new(),
         policy_extra: Vec::new(),
+        sign_in: Default::default(),
+        pin_changes: Arc::from(Vec::new()),
+        pins_at: String::new(),
+        pins_refused: false,
         health: None,
+        server_output: Vec::new(),
     }]);
     state.registry_all = true;
     state.selected_tool = tools / 2;
@@ -252,6 +258,8 @@ fn big_state(tools: usize, cells: usize) -> AppState {
             result: Some("apple = red\n".repeat(5)),
             server_output: None,
             progress: None,
+            task: None,
+            dropped_nulls: Vec::new(),
             expanded: false,
         })),
     }) {

@@ -12,13 +12,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_harness::config::{self, ConfigSource};
-use mcp_harness::mcp::{EventSink, FlagApprover, Hub, McpEvent, Vars};
+use mcp_harness::mcp::{EventSink, FlagApprover, Hub, McpEvent, Vars, bench};
 use serde_json::json;
 
 #[path = "mcp_core/large.rs"]
 mod large;
+#[path = "mcp_core/pins.rs"]
+mod pins;
+#[path = "mcp_core/telemetry.rs"]
+mod telemetry;
 
 use large::large_server;
+use telemetry::telemetry_overhead;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
 
@@ -75,7 +80,7 @@ fn hub_for(text: &str) -> (Hub, tokio::sync::mpsc::UnboundedReceiver<McpEvent>) 
     )
 }
 
-struct Stats {
+pub struct Stats {
     median: Duration,
     p99: Duration,
 }
@@ -110,7 +115,7 @@ async fn call_path() {
         .outcome
         .expect("exposed");
     let snapshot = hub.snapshot();
-    let conn = Arc::clone(&snapshot.resolve("mcp__a__lookup").expect("tool").connection);
+    let conn = bench::connection_of(snapshot.resolve("mcp__a__lookup").expect("tool"));
     let approver = FlagApprover { approve: false };
     let args = json!({"key": "apple"});
     let raw_args = args.as_object().cloned().unwrap_or_default();
@@ -132,7 +137,7 @@ async fn call_path() {
         }
         for _ in 0..50 {
             let t = Instant::now();
-            conn.raw_rmcp_call("lookup", raw_args.clone())
+            bench::raw_rmcp_call(&conn, "lookup", raw_args.clone())
                 .await
                 .expect("raw call");
             raw.push(t.elapsed());
@@ -190,7 +195,7 @@ async fn call_path() {
                         );
                         outcome.await.result.expect("call");
                     } else {
-                        conn.raw_rmcp_call("lookup", raw_args.clone())
+                        bench::raw_rmcp_call(&conn, "lookup", raw_args.clone())
                             .await
                             .expect("raw");
                     }
@@ -288,7 +293,18 @@ fn main() {
             large_server(10_000, false).await;
             return;
         }
+        if only == "pins" {
+            pins::pin_overhead(10_000, false).await;
+            pins::pin_overhead(10_000, true).await;
+            return;
+        }
+        if only == "telemetry" {
+            telemetry_overhead().await;
+            return;
+        }
         call_path().await;
+        println!();
+        telemetry_overhead().await;
         println!();
         for (tools, distinct) in [
             (1_000, false),
@@ -297,6 +313,10 @@ fn main() {
             (10_000, true),
         ] {
             large_server(tools, distinct).await;
+        }
+        println!();
+        for distinct in [false, true] {
+            pins::pin_overhead(10_000, distinct).await;
         }
         println!();
         revocation_latency().await;

@@ -17,4 +17,5 @@ pub mod protocol;
 pub mod sanitize;
 pub mod session;
 pub mod store;
+pub mod telemetry;
 pub mod ui;

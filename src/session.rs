@@ -27,7 +27,8 @@ const MAX_STEPS: u32 = 40;
 pub struct SessionOptions {
     /// `Some(None)`: resume the newest session; `Some(Some(id))`: that one.
     pub resume: Option<Option<String>>,
-    /// Write the transcript and audit log (off in some tests).
+    /// Write the transcript and audit log (off in some tests; then, with the
+    /// embedded default config, the pins stay in memory too).
     pub persist: bool,
     /// The directory the read-only tools may see (default: the current directory).
     pub workspace: Option<PathBuf>,
@@ -75,7 +76,8 @@ pub fn start(
     let mcp_sink = EventSink::forward({
         let tx = events_tx.clone();
         move |event| drop(tx.send(SessionEvent::Mcp(event)))
-    });
+    })
+    .observed_by(crate::telemetry::observer());
     let reserved = crate::config::BUILTIN_TOOLS
         .iter()
         .map(|s| s.to_string())
@@ -87,6 +89,16 @@ pub fn start(
         reserved,
         mcp_sink,
     );
+    if !options.persist {
+        // Nothing of this session is kept: its sign-ins neither.
+        hub.set_token_store(Arc::new(crate::mcp::auth::Store::memory()));
+    }
+    // Pins live in the lock file beside the config. A session that keeps no
+    // files and has no config file of its own (tests) keeps them in memory,
+    // never in the operator's data dir.
+    if options.persist || matches!(config.source, crate::config::ConfigSource::File(_)) {
+        hub.set_pin_book(config.pin_book());
+    }
     let agent_sink =
         AgentEvents::forward(move |event| drop(events_tx.send(SessionEvent::Agent(event))));
     let (store, conversation, connected) = open_store(&options)?;

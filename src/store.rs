@@ -101,10 +101,26 @@ impl Store {
             McpEvent::AliasState { .. }
             | McpEvent::Registered { .. }
             | McpEvent::Revoked { .. }
-            | McpEvent::ToolsChanged { .. } => {
+            | McpEvent::ToolsChanged { .. }
+            | McpEvent::Task { .. } => {
                 self.audit(event);
             }
-            McpEvent::ToolListChanged { .. } | McpEvent::Progress { .. } => {}
+            // One record per tool: alias, tool, old and new sha256.
+            McpEvent::Pins {
+                alias,
+                change,
+                tools,
+            } => {
+                for record in tools {
+                    self.audit(&json!({
+                        "event": change.audit_event(), "alias": alias, "tool": record.tool,
+                        "old_sha256": record.old_sha256, "new_sha256": record.new_sha256,
+                    }));
+                }
+            }
+            McpEvent::ToolListChanged { .. }
+            | McpEvent::OfferingsChanged { .. }
+            | McpEvent::Progress { .. } => {}
         }
     }
 
@@ -257,6 +273,7 @@ mod tests {
         let registered = |alias: &str, id| McpEvent::Registered {
             alias: ServerAlias::new(alias),
             connection: ConnectionId(id),
+            protocol_version: "2026-07-28".into(),
             tools: vec!["t".into()],
             flags: Default::default(),
             version: id,
@@ -308,6 +325,7 @@ mod tests {
                     added: vec!["extra".into()],
                     ..Default::default()
                 },
+                definition_changes: Vec::new(),
             },
             version: 4,
         });

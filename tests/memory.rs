@@ -146,7 +146,7 @@ async fn oversized_output_keeps_the_harness_memory_bounded() {
     let hub = new_hub(&env, &["--fault", "stderr-flood=100000000"]);
     hub.connect("s").await.unwrap().outcome.unwrap();
     let snapshot = hub.snapshot();
-    let connection = &snapshot.connections().next().unwrap().connection;
+    let connection = snapshot.connections().next().unwrap().connection();
     let deadline = Instant::now() + Duration::from_secs(120);
     while connection.stderr().total_bytes() < 100_000_000 {
         assert!(Instant::now() < deadline, "the flood was not drained");

@@ -3,20 +3,18 @@
 //! exposed tool.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_harness::mcp::{
-    EventSink, Hub, ServerAlias, ServerSpec, ToolPolicy, Vars, connection, exposure, listing,
-    validators,
+    EventSink, Hub, ServerAlias, ServerSpec, ToolPolicy, Vars, bench, validators,
 };
 
 use super::{BIN, live_bytes, ms, stats};
 
-/// For a server with `tools` tools, 100 per page: list + validate + expose vs the
-/// raw rmcp listing on one open connection, then the whole connect vs a bare rmcp
-/// client's spawn + initialize + listing.
-pub async fn large_server(tools: usize, distinct: bool) {
+/// `demo-server alpha` publishing `tools` generated tools, 100 per page, every
+/// one allowed (pinning off: the pin benchmark turns it on), and limits that
+/// let it through.
+pub fn big_server(tools: usize, distinct: bool) -> (ServerSpec, mcp_harness::mcp::Limits) {
     let mut args = vec![
         "demo-server".to_string(),
         "alpha".into(),
@@ -46,58 +44,58 @@ pub async fn large_server(tools: usize, distinct: bool) {
         reset_timeout_on_progress: true,
         max_call: Duration::from_secs(600),
         max_message_bytes: mcp_harness::mcp::spec::DEFAULT_MAX_MESSAGE_BYTES,
-        policy: policy.clone(),
+        policy,
+        protocol: Default::default(),
+        tasks: Default::default(),
+        task_timeout: Duration::from_secs(600),
+        pin: mcp_harness::mcp::PinMode::Off,
+        resource_read: mcp_harness::mcp::Effect::Confirm,
     };
     let limits = mcp_harness::mcp::Limits {
         max_tools: 20_000,
         ..Default::default()
     };
+    (spec, limits)
+}
+
+/// For a server with `tools` tools, 100 per page: list + validate + expose vs the
+/// raw rmcp listing on one open connection, then the whole connect vs a bare rmcp
+/// client's spawn + initialize + listing.
+pub async fn large_server(tools: usize, distinct: bool) {
+    let (spec, limits) = big_server(tools, distinct);
+    let policy = spec.policy.clone();
     let vars = Vars::new(PathBuf::from(BIN));
-    let conn = connection::open(connection::OpenParams {
-        id: mcp_harness::mcp::ConnectionId::next(),
-        spec: &spec,
-        limits: &limits,
-        vars: &vars,
-        events: EventSink::discard(),
-        elicitor: Arc::new(mcp_harness::mcp::DecliningElicitor),
-        spill_dir: std::env::temp_dir().join(format!("mcp-harness-bench-{}", std::process::id())),
-    })
-    .await
-    .expect("open");
+    let conn = bench::open(&spec, &limits, &vars).await.expect("open");
     // What the harness holds per exposed tool (published + exposed + validators).
     let before = live_bytes();
     let precompiler = validators::Precompiler::start();
-    let published = listing::list_tools(&conn, &limits, |page| {
-        precompiler.submit(page.iter().map(|t| Arc::clone(&t.input_schema)).collect())
-    })
-    .await
-    .expect("list");
+    let published = bench::list_tools(&conn, &limits, &precompiler)
+        .await
+        .expect("list");
     let exposed =
-        exposure::expose(&conn, &published, &policy, precompiler.finish().await).expect("expose");
+        bench::expose(&conn, &published, &policy, precompiler.finish().await).expect("expose");
     let held = live_bytes() - before;
     drop((published, exposed));
     let (mut ours, mut raw) = (Vec::new(), Vec::new());
     for round in 0..12 {
         let t = Instant::now();
         let precompiler = validators::Precompiler::start();
-        let published = listing::list_tools(&conn, &limits, |page| {
-            precompiler.submit(page.iter().map(|t| Arc::clone(&t.input_schema)).collect())
-        })
-        .await
-        .expect("list");
-        let exposed = exposure::expose(&conn, &published, &policy, precompiler.finish().await)
-            .expect("expose");
+        let published = bench::list_tools(&conn, &limits, &precompiler)
+            .await
+            .expect("list");
+        let exposed =
+            bench::expose(&conn, &published, &policy, precompiler.finish().await).expect("expose");
         assert_eq!(exposed.len(), tools);
         let a = t.elapsed();
         let t = Instant::now();
-        assert_eq!(conn.raw_rmcp_list().await.expect("raw list"), tools);
+        assert_eq!(bench::raw_rmcp_list(&conn).await.expect("raw list"), tools);
         let b = t.elapsed();
         if round >= 2 {
             ours.push(a);
             raw.push(b);
         }
     }
-    conn.close();
+    bench::close(&conn);
     conn.finished().await;
     let (connect_ours, connect_raw) = whole_connect(&spec, &limits, tools).await;
     let (a, b) = (stats(ours), stats(raw));
@@ -152,15 +150,14 @@ async fn whole_connect(
         let report = hub.connect("big").await.expect("connect");
         let a = t.elapsed();
         assert_eq!(report.outcome.expect("exposed").len(), tools);
-        let conn = Arc::clone(
-            &hub.snapshot()
+        let conn = bench::connection_of(
+            hub.snapshot()
                 .resolve("mcp__big__tool_00000")
-                .expect("tool")
-                .connection,
+                .expect("tool"),
         );
         hub.disconnect("big").expect("disconnect");
         conn.finished().await;
-        let (count, b) = connection::raw_rmcp_connect_and_list(command, args)
+        let (count, b) = bench::raw_rmcp_connect_and_list(command, args)
             .await
             .expect("raw connect");
         assert_eq!(count, tools);

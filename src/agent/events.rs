@@ -95,6 +95,10 @@ pub enum AgentEvent {
         server_output: Option<String>,
         #[serde(serialize_with = "millis")]
         elapsed: Duration,
+        /// Arguments the harness left out (`null`s the schema refuses at
+        /// optional properties), as JSON pointers.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        dropped_nulls: Vec<String>,
     },
     /// Something the operator should know (compaction, interruption, resume).
     Notice { agent: AgentId, text: String },

@@ -68,6 +68,20 @@ impl LeadTools {
             Ok(a) => a,
             Err(e) => return Some(ToolRun::local(Err(e))),
         };
+        if tool.name == "read_mcp_resource" {
+            let outcome = self
+                .hub
+                .read_resource(
+                    str_arg(&arguments, "alias"),
+                    str_arg(&arguments, "uri"),
+                    self.approver.as_ref(),
+                    &call.id,
+                )
+                .await;
+            let mut run = toolbox::from_mcp(outcome);
+            run.elapsed = started.elapsed();
+            return Some(run);
+        }
         let mut server_output = None;
         let text = match tool.name {
             "connect_mcp" => {
@@ -78,6 +92,13 @@ impl LeadTools {
             }
             "disconnect_mcp" => lead_only::disconnect_mcp(&self.hub, str_arg(&arguments, "alias")),
             "list_mcp_servers" => Ok(lead_only::list_mcp_servers(&self.hub)),
+            "list_mcp_resources" => {
+                let listed = self.hub.list_resources(str_arg(&arguments, "alias")).await;
+                server_output = listed.server_output;
+                listed
+                    .result
+                    .map(|list| lead_only::resources_text(str_arg(&arguments, "alias"), &list))
+            }
             "read_result" => lead_only::read_result(&self.hub, &arguments),
             "search_tools" => Ok(self.search.search(snapshot, str_arg(&arguments, "query"))),
             "spawn_subagent" => self.crew.spawn(str_arg(&arguments, "task"), cancel).await,
@@ -255,7 +276,11 @@ impl Lead {
 
     async fn run(&mut self, cancel: &CancellationToken) -> TurnEnd {
         let hub = self.hub.clone();
-        let snapshot = move || hub.snapshot();
+        // Lists that expired (`ttlMs`) are re-listed before a request uses them.
+        let snapshot = move || -> futures::future::BoxFuture<'static, Snapshot> {
+            let hub = hub.clone();
+            Box::pin(async move { hub.fresh_snapshot().await })
+        };
         let runner = Runner {
             agent: AgentId::Lead,
             model: self.model.as_ref(),

@@ -3,6 +3,7 @@
 //! of the reply against the same snapshot (in order; all results in one user
 //! turn), and repeat until the model stops.
 
+use futures::future::BoxFuture;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -33,7 +34,8 @@ pub struct Runner<'a> {
     pub model: &'a dyn ModelProvider,
     pub tools: &'a dyn ToolBox,
     /// The current registry snapshot (taken once per model request).
-    pub snapshot: &'a (dyn Fn() -> Snapshot + Send + Sync),
+    /// (A future: lists that expired, `ttlMs`, are re-listed first.)
+    pub snapshot: &'a (dyn Fn() -> BoxFuture<'static, Snapshot> + Send + Sync),
     pub system: &'a str,
     pub max_tokens: u32,
     /// Rough context window in tokens; the conversation is compacted to fit.
@@ -59,7 +61,7 @@ impl Runner<'_> {
 
     async fn steps(&self, conversation: &mut Vec<Message>) -> TurnEnd {
         for _ in 0..self.max_steps {
-            let snapshot = (self.snapshot)();
+            let snapshot = (self.snapshot)().await;
             let tools = self.tools.definitions(&snapshot);
             if let Some(notice) =
                 compaction::fit(conversation, self.system, &tools, self.context_tokens)
@@ -206,6 +208,7 @@ impl Runner<'_> {
                     .map_err(Clone::clone),
                 server_output: run.server_output.clone(),
                 elapsed: run.elapsed,
+                dropped_nulls: run.dropped_nulls.clone(),
             });
             results.push(Block::ToolResult(result_block(call, run)));
         }

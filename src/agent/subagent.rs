@@ -210,7 +210,9 @@ impl Crew {
             approver: Arc::clone(&self.approver),
             agent: agent.clone(),
         };
-        let no_mcp = || Snapshot::default();
+        let no_mcp = || -> futures::future::BoxFuture<'static, Snapshot> {
+            Box::pin(std::future::ready(Snapshot::default()))
+        };
         let runner = Runner {
             agent,
             model: self.model.as_ref(),

@@ -18,6 +18,9 @@ pub struct ToolRun {
     /// What the server said that the model must not see.
     pub server_output: Option<String>,
     pub elapsed: Duration,
+    /// Arguments left out before validation (`null`s the schema refuses at
+    /// optional properties), as JSON pointers.
+    pub dropped_nulls: Vec<String>,
 }
 
 impl ToolRun {
@@ -26,6 +29,7 @@ impl ToolRun {
             outcome,
             server_output: None,
             elapsed: Duration::ZERO,
+            dropped_nulls: Vec::new(),
         }
     }
 
@@ -78,6 +82,7 @@ pub fn from_mcp(outcome: CallOutcome) -> ToolRun {
         outcome: parts,
         server_output: outcome.server_output,
         elapsed: outcome.elapsed,
+        dropped_nulls: outcome.dropped_nulls,
     }
 }
 

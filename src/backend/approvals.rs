@@ -102,7 +102,7 @@ impl Approvals {
         let identity = match &request.alias {
             None => Some(Identity::Builtin(request.tool.clone())),
             Some(_) => snapshot.resolve(&request.tool).map(|t| Identity::Mcp {
-                connection: t.connection.id(),
+                connection: t.connection_id(),
                 name: t.name.clone(),
                 description: t.description.clone(),
                 schema: Arc::clone(&t.input_schema),

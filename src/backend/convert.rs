@@ -2,8 +2,11 @@
 //! matches on these enums, never on the text they display as.
 
 use crate::agent::events::{AgentId, Origin as CallOrigin, TurnEnd as AgentTurnEnd};
-use crate::mcp::{AliasState, Effect, RevokeCause};
-use crate::protocol::{AliasStatus, EndCause, EndKind, Origin, PolicyEffect, Target, TurnEnd};
+use crate::mcp::{AliasState, DefinitionChange, Effect, PinState, RevokeCause};
+use crate::protocol::{
+    AliasStatus, EndCause, EndKind, Origin, PinChangeView, PinStatus, PolicyEffect, Target,
+    TaskStatus, TurnEnd,
+};
 
 pub fn origin(agent: &AgentId) -> Origin {
     match agent {
@@ -18,6 +21,25 @@ pub fn effect(effect: Effect) -> PolicyEffect {
         Effect::Allow => PolicyEffect::Allow,
         Effect::Confirm => PolicyEffect::Confirm,
         Effect::Deny => PolicyEffect::Deny,
+    }
+}
+
+pub fn pin(state: PinState) -> PinStatus {
+    match state {
+        PinState::Pinned => PinStatus::Pinned,
+        PinState::New => PinStatus::New,
+        PinState::Changed => PinStatus::Changed,
+        PinState::Off => PinStatus::Off,
+    }
+}
+
+pub fn pin_change(change: &DefinitionChange) -> PinChangeView {
+    PinChangeView {
+        tool: change.tool.clone(),
+        old_sha256: change.old_sha256.clone(),
+        new_sha256: change.new_sha256.clone(),
+        diff: change.diff.clone(),
+        renamed_from: change.renamed_from.clone(),
     }
 }
 
@@ -48,6 +70,7 @@ pub fn cause(cause: &RevokeCause) -> EndCause {
         RevokeCause::Killed => EndKind::Killed,
         RevokeCause::Shutdown => EndKind::Shutdown,
         RevokeCause::PolicyViolation { .. } => EndKind::PolicyViolation,
+        RevokeCause::AuthRequired { .. } => EndKind::AuthRequired,
     };
     EndCause {
         kind,
@@ -61,5 +84,16 @@ pub fn turn_end(end: &AgentTurnEnd) -> TurnEnd {
         AgentTurnEnd::Interrupted => TurnEnd::Interrupted,
         AgentTurnEnd::StepLimit { steps } => TurnEnd::StepLimit { steps: *steps },
         AgentTurnEnd::Failed { .. } => TurnEnd::Failed,
+    }
+}
+
+pub fn task_status(state: crate::mcp::tasks::TaskState) -> TaskStatus {
+    use crate::mcp::tasks::TaskState as S;
+    match state {
+        S::Working => TaskStatus::Working,
+        S::InputRequired => TaskStatus::InputRequired,
+        S::Completed => TaskStatus::Completed,
+        S::Failed => TaskStatus::Failed,
+        S::Cancelled => TaskStatus::Cancelled,
     }
 }

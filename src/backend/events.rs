@@ -28,7 +28,7 @@ impl Backend {
                 effect,
             } => {
                 if let Origin::Mcp { alias, .. } = &origin {
-                    self.calls.insert(id.clone(), alias.clone());
+                    self.calls.insert(id.clone(), (alias.clone(), name.clone()));
                 }
                 self.approvals.call_started(&agent, &id);
                 BackendEvent::ToolCallStarted(ToolCallView {
@@ -46,6 +46,7 @@ impl Backend {
                 outcome,
                 server_output,
                 elapsed,
+                dropped_nulls,
                 ..
             } => {
                 self.approvals.call_finished(&agent, &id);
@@ -53,8 +54,10 @@ impl Backend {
                     outcome: outcome.map(|text| vec![ResultPart::Text { text }]),
                     server_output,
                     elapsed,
+                    dropped_nulls,
                 };
-                if let Some(alias) = self.calls.remove(&id) {
+                self.tasks.remove(&id);
+                if let Some((alias, _)) = self.calls.remove(&id) {
                     self.count(&alias, &run);
                 }
                 BackendEvent::ToolCallFinished(outcome_view(id, &run))
@@ -149,6 +152,32 @@ impl Backend {
                 self.send(BackendEvent::Notice(text));
             }
             McpEvent::AliasState { .. } => {}
+            McpEvent::Pins {
+                alias,
+                change,
+                tools,
+            } => {
+                let names: Vec<String> = tools
+                    .iter()
+                    .map(|r| crate::sanitize::inert_line(&r.tool, 60))
+                    .collect();
+                let text = match change {
+                    crate::mcp::PinChange::Created => format!(
+                        "pinned the definitions of {} tools of `{alias}` (first use): {}",
+                        names.len(),
+                        names.join(", ")
+                    ),
+                    crate::mcp::PinChange::Accepted => format!(
+                        "accepted the definitions of `{alias}`: {}",
+                        names.join(", ")
+                    ),
+                    crate::mcp::PinChange::Violated => format!(
+                        "`{alias}` publishes tools that differ from their pins: {}",
+                        names.join(", ")
+                    ),
+                };
+                self.send(BackendEvent::Notice(text));
+            }
             McpEvent::Progress {
                 alias,
                 call,
@@ -160,7 +189,7 @@ impl Backend {
                 // The call the progress token was given to; failing that (a
                 // server that makes up its own token), the running call of
                 // that server's when there is exactly one.
-                let mut running = self.calls.iter().filter(|(_, a)| *a == alias.as_str());
+                let mut running = self.calls.iter().filter(|(_, (a, _))| *a == alias.as_str());
                 let id = match call {
                     Some(call) if self.calls.contains_key(call) => Some(call.clone()),
                     _ => match (running.next(), running.next()) {
@@ -178,7 +207,32 @@ impl Backend {
                 }
                 return;
             }
-            McpEvent::ToolListChanged { .. } => return,
+            McpEvent::ToolListChanged { .. } | McpEvent::OfferingsChanged { .. } => return,
+            McpEvent::Task {
+                alias,
+                tool,
+                state,
+                message,
+                ..
+            } => {
+                // A task names its tool: the running call of that tool.
+                let call = self
+                    .calls
+                    .iter()
+                    .find(|(_, (a, name))| a == alias.as_str() && name == tool)
+                    .map(|(id, _)| id.clone());
+                if let Some(id) = call {
+                    if self.tasks.insert(id.clone(), ()).is_none() {
+                        // A new task: counted in its server's Health.
+                        self.stats.entry(alias.to_string()).or_default().tasks += 1;
+                    }
+                    self.send(BackendEvent::CallTask {
+                        id,
+                        status: convert::task_status(*state),
+                        message: message.clone(),
+                    });
+                }
+            }
         }
         self.servers();
     }
@@ -216,5 +270,6 @@ pub(super) fn outcome_view(id: String, run: &ToolRun) -> ToolOutcomeView {
         code,
         server_output: run.server_output.clone(),
         elapsed_ms: run.elapsed.as_millis() as u64,
+        dropped_nulls: run.dropped_nulls.clone(),
     }
 }

@@ -8,6 +8,8 @@ mod convert;
 mod elicitor;
 mod events;
 mod operator;
+mod pins;
+mod signin;
 mod views;
 
 use std::collections::HashMap;
@@ -56,6 +58,11 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
     session
         .hub
         .set_elicitor(Arc::clone(&elicitor) as Arc<dyn crate::mcp::elicit::Elicitor>);
+    // A server asking for a sign-in gets the sign-in window (when the operator asks).
+    let sign_in: signin::SignInAgent = Arc::new(signin::TuiSignIn::new(events.clone()));
+    session.hub.set_sign_in_agent(Some(
+        Arc::clone(&sign_in) as Arc<dyn crate::mcp::auth::UserAgent>
+    ));
     let first_run = config.source == ConfigSource::Embedded && session.lead.model.is_replay();
     let info = SessionInfo {
         provider: session.lead.model.name().to_string(),
@@ -81,9 +88,11 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         internal,
         approver,
         elicitor,
+        sign_in,
         config,
         stats: HashMap::new(),
         calls: HashMap::new(),
+        tasks: HashMap::new(),
         cancel: CancellationToken::new(),
         hand_cancel: CancellationToken::new(),
     };
@@ -131,11 +140,14 @@ struct Backend {
     approver: Arc<TuiApprover>,
     approvals: Approvals,
     elicitor: Arc<elicitor::TuiElicitor>,
+    sign_in: signin::SignInAgent,
     config: Config,
     /// Call statistics of each alias's current (or last) connection.
     stats: HashMap<String, Stats>,
-    /// Call id → alias, for the statistics of MCP calls.
-    calls: HashMap<String, String>,
+    /// Call id → alias and exposed name, for the statistics of MCP calls.
+    calls: HashMap<String, (String, String)>,
+    /// Calls that run as tasks (by call id).
+    tasks: HashMap<String, ()>,
     /// The running turn's.
     cancel: CancellationToken,
     /// The operator's hand-made calls' (Ctrl-C cancels them as it does a turn).
@@ -202,7 +214,8 @@ impl Backend {
             Internal::Asked(asked) => self.approvals.ask(asked, &self.hub.snapshot()),
             Internal::Settled(id) => self.approvals.settled(id),
             Internal::HandCallDone { id, run } => {
-                if let Some(alias) = self.calls.remove(&id) {
+                self.tasks.remove(&id);
+                if let Some((alias, _)) = self.calls.remove(&id) {
                     self.count(&alias, &run);
                 }
                 self.send(BackendEvent::ToolCallFinished(events::outcome_view(
@@ -244,7 +257,12 @@ impl Backend {
             Command::Approval { id, decision } => self.approvals.answer(id, decision),
             Command::Elicitation { id, answer } => self.elicitor.answer(id, answer),
             Command::WritePolicy(alias) => self.write_policy(&alias),
+            Command::AcceptPins { alias, seen } => self.accept_pins(alias, seen),
             Command::CallTool { name, arguments } => self.manual_call(name, arguments),
+            Command::SignIn(alias) => self.sign_in(alias),
+            Command::SignInPaste(text) => self.sign_in.paste(text),
+            Command::SignInCancel => self.sign_in.cancel(),
+            Command::SignOut(alias) => self.sign_out(alias),
             Command::Refresh => {
                 // A hidden test hook: the exit-path tests need a panic in a task.
                 if std::env::var("MCP_HARNESS_TEST_PANIC").is_ok_and(|v| v == "backend") {
@@ -305,6 +323,7 @@ impl Backend {
 
     /// Interrupts the turn, denies open prompts, closes every server.
     async fn shutdown(mut self, turn: Option<Turn>) {
+        self.sign_in.cancel();
         self.cancel.cancel();
         self.hand_cancel.cancel();
         self.approvals.withdraw_all();

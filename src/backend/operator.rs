@@ -15,20 +15,7 @@ impl Backend {
     pub(super) fn spawn_connect(&self, alias: String, reconnect: bool) {
         let (hub, events) = (self.hub.clone(), self.events.clone());
         tokio::spawn(async move {
-            if reconnect {
-                let _ = hub.disconnect(&alias);
-            }
-            let text = match hub.connect(&alias).await {
-                Ok(report) => match report.outcome {
-                    Ok(tools) => format!("connected `{alias}`: {} tools exposed", tools.len()),
-                    Err(e) => format!(
-                        "`{alias}` {}: {}",
-                        e.code,
-                        crate::sanitize::inert_line(&e.message, 200)
-                    ),
-                },
-                Err(e) => e.to_string(),
-            };
+            let text = connect(&hub, &alias, reconnect).await;
             let _ = events.send(BackendEvent::Notice(text.clone()));
             let _ = events.send(BackendEvent::Status(text));
         });
@@ -52,9 +39,9 @@ impl Backend {
                 match crate::config::edit::write_policy(path, alias, &published, &spec.policy) {
                     Ok(policy) => {
                         let _ = self.hub.set_policy(alias, policy);
-                        self.spawn_connect(alias.to_string(), true);
+                        self.pin_listed_and_reconnect(alias.to_string(), report.published);
                         format!(
-                            "wrote [servers.{alias}.tools] to {}; reconnecting",
+                            "wrote [servers.{alias}.tools] to {}; pinning the tools it lists, reconnecting",
                             path.display()
                         )
                     }
@@ -77,7 +64,7 @@ impl Backend {
             .resolve(&name)
             .map(|t| (t.alias.to_string(), t.remote_name.clone(), t.effect));
         if let Some((alias, ..)) = &origin {
-            self.calls.insert(id.clone(), alias.clone());
+            self.calls.insert(id.clone(), (alias.clone(), name.clone()));
         }
         self.send(BackendEvent::ToolCallStarted(ToolCallView {
             id: id.clone(),
@@ -124,6 +111,24 @@ impl Backend {
     pub(super) fn tell(&self, text: String) {
         self.send(BackendEvent::Notice(text.clone()));
         self.send(BackendEvent::Status(text));
+    }
+}
+
+/// Connects `alias` (after disconnecting it, to reconnect) and says how it went.
+pub(super) async fn connect(hub: &crate::mcp::Hub, alias: &str, reconnect: bool) -> String {
+    if reconnect {
+        let _ = hub.disconnect(alias);
+    }
+    match hub.connect(alias).await {
+        Ok(report) => match report.outcome {
+            Ok(tools) => format!("connected `{alias}`: {} tools exposed", tools.len()),
+            Err(e) => format!(
+                "`{alias}` {}: {}",
+                e.code,
+                crate::sanitize::inert_line(&e.message, 200)
+            ),
+        },
+        Err(e) => e.to_string(),
     }
 }
 

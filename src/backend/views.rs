@@ -10,16 +10,21 @@ use std::time::Instant;
 use super::convert;
 use crate::mcp::registry::ConnectionEntry;
 use crate::mcp::{
-    AliasState, ConnectErrorCode, Connection, Effect, ExposedTool, Hub, PublishedTool, ServerSpec,
-    connection::Endpoint, schema,
+    AliasState, ConnectErrorCode, ConnectReport, Connection, Effect, ExposedTool, Hub, PinMode,
+    PublishedTool, ServerSpec, connection::Endpoint, schema,
 };
-use crate::protocol::{ArgProblem, ArgsCheck, EndedView, HealthView, ServerView, ToolView, Views};
+use crate::protocol::{
+    ArgProblem, ArgsCheck, EndedView, HealthView, PinStatus, ServerView, SignInStatus, TokenInfo,
+    ToolView, Views,
+};
 
 /// Call statistics per alias, kept by the backend.
 #[derive(Debug, Clone, Default)]
 pub struct Stats {
     pub ok: u64,
     pub failed: u64,
+    /// Calls that ran as tasks (counted when the task was created).
+    pub tasks: u64,
     pub last_latency_ms: Option<u64>,
     pub last_error: Option<(String, String)>,
 }
@@ -93,9 +98,20 @@ impl ViewBuilder {
                     published: Arc::from(Vec::new()),
                     policy_missing: Vec::new(),
                     policy_extra: Vec::new(),
+                    pin_changes: Arc::from(Vec::new()),
+                    pins_at: hub.pins_location(),
+                    pins_refused: false,
                     health: None,
+                    sign_in: SignInStatus::NotUsed,
+                    server_output: Vec::new(),
                 };
                 describe(&state, &mut view);
+                let token = snapshot.connection_for(&alias).and_then(|e| {
+                    e.connection()
+                        .auth()
+                        .and_then(|a| a.view().borrow().clone())
+                });
+                view.sign_in = sign_in_status(spec.as_ref(), &state, token.is_some());
                 let key = alias.to_string();
                 let stats = stats.get(alias.as_str());
                 if let Some(entry) = snapshot.connection_for(&alias) {
@@ -104,17 +120,17 @@ impl ViewBuilder {
                     let current = self
                         .last
                         .get(&key)
-                        .is_some_and(|l| l.connection.id() == entry.connection.id());
+                        .is_some_and(|l| l.connection.id() == entry.connection().id());
                     if !current {
                         self.last.insert(
                             key.clone(),
                             LastConnection {
-                                connection: Arc::clone(&entry.connection),
+                                connection: Arc::clone(entry.connection()),
                                 ended: None,
                             },
                         );
                     }
-                    view.health = Some(health(&entry.connection, stats, None));
+                    view.health = Some(health(entry.connection(), stats, None));
                 } else {
                     if let Some(ended) = self.last.get_mut(&key) {
                         // Not live any more (an end the revocation did not tell).
@@ -129,10 +145,18 @@ impl ViewBuilder {
                         && let Err(error) = &report.outcome
                         && !matches!(state, AliasState::Disconnected | AliasState::Connecting)
                     {
+                        // The server's own words on why: the operator's only.
+                        view.server_output = error.server_output.clone();
                         // Rejected: what was published and why none of it is exposed.
                         let why = format!("rejected ({})", error.code);
-                        view.published =
-                            self.rejected_tools(&key, &report.published, spec.as_ref(), &why);
+                        view.published = self.rejected_tools(&key, &report, spec.as_ref(), &why);
+                        view.pin_changes =
+                            error.changes().iter().map(convert::pin_change).collect();
+                        view.pins_refused = matches!(
+                            error.code,
+                            ConnectErrorCode::DefinitionChanged
+                                | ConnectErrorCode::DefinitionUnpinned
+                        );
                         if error.code == ConnectErrorCode::PolicyMismatch
                             && let Some(diff) = &error.policy_diff
                         {
@@ -181,6 +205,11 @@ impl ViewBuilder {
                     (None, _) => Some("not in the local policy".to_string()),
                 };
                 let mut view = tool_view(t, effect, why_not);
+                // Connected: every checked tool matched its pin (or was just pinned).
+                view.pin = match (spec.map(|s| s.pin), effect) {
+                    (Some(PinMode::Off) | None, _) | (_, Some(Effect::Deny)) => PinStatus::Off,
+                    _ => PinStatus::Pinned,
+                };
                 if let Some(exposed) = exposed {
                     view.exposed_as = Some(exposed.name.clone());
                     view.check = Some(args_check(exposed));
@@ -199,10 +228,11 @@ impl ViewBuilder {
     fn rejected_tools(
         &mut self,
         alias: &str,
-        published: &Arc<[PublishedTool]>,
+        report: &ConnectReport,
         spec: Option<&ServerSpec>,
         why: &str,
     ) -> Arc<[ToolView]> {
+        let published = &report.published;
         if let Some((listing, tools)) = self.tools.get(alias)
             && listing.is_rejected(published)
         {
@@ -210,9 +240,16 @@ impl ViewBuilder {
         }
         let tools: Arc<[ToolView]> = published
             .iter()
-            .map(|t| {
+            .enumerate()
+            .map(|(i, t)| {
                 let effect = spec.and_then(|s| s.policy.effect(&t.name));
-                tool_view(t, effect, Some(why.to_string()))
+                let mut view = tool_view(t, effect, Some(why.to_string()));
+                view.pin = report
+                    .pins
+                    .states
+                    .get(i)
+                    .map_or(PinStatus::Off, |s| convert::pin(*s));
+                view
             })
             .collect();
         self.tools.insert(
@@ -251,6 +288,7 @@ fn tool_view(t: &PublishedTool, effect: Option<Effect>, why_not: Option<String>)
         effect: effect.map(convert::effect),
         why_not,
         check: None,
+        pin: PinStatus::Off,
         hidden_text: t.has_hidden_text(),
     }
 }
@@ -264,6 +302,37 @@ fn describe(state: &AliasState, view: &mut ServerView) {
         AliasState::Lost { cause } => view.detail = Some(cause.to_string()),
         _ => {}
     }
+}
+
+/// What `s` means for a server: nothing (stdio, `auth = "none"`), a sign-in it
+/// may ask for, one it asked for, or the sign-in its connection uses.
+fn sign_in_status(spec: Option<&ServerSpec>, state: &AliasState, token: bool) -> SignInStatus {
+    let oauth = spec
+        .and_then(|s| s.transport.auth())
+        .is_some_and(|a| a.mode != crate::mcp::auth::AuthMode::Off);
+    match state {
+        _ if !oauth => SignInStatus::NotUsed,
+        _ if token => SignInStatus::SignedIn,
+        AliasState::Failed {
+            code: ConnectErrorCode::AuthRequired,
+            ..
+        } => SignInStatus::Needed,
+        _ => SignInStatus::Possible,
+    }
+}
+
+/// The token a live connection sends (issuer, scopes, expiry; never the token).
+fn token_info(connection: &Connection) -> Option<TokenInfo> {
+    let view = connection.auth()?.view().borrow().clone()?;
+    let now = crate::mcp::auth::crypto::now_secs();
+    Some(TokenInfo {
+        issuer: view.issuer,
+        scopes: view.scopes,
+        token_type: view.token_type.to_string(),
+        expires: view
+            .expires_at
+            .map(|at| Instant::now() + std::time::Duration::from_secs(at.saturating_sub(now))),
+    })
 }
 
 fn transport(spec: &ServerSpec) -> String {
@@ -297,9 +366,16 @@ fn health(connection: &Connection, stats: Option<&Stats>, ended: Option<EndedVie
         server_version: connection.server().version.clone(),
         calls_ok: stats.ok,
         calls_failed: stats.failed,
+        tasks_running: connection.running_tasks(),
+        tasks_total: stats.tasks,
         last_latency_ms: stats.last_latency_ms,
         last_error: stats.last_error,
         stderr_tail: connection.stderr().last_lines(STDERR_LINES),
+        token: if ended.is_none() {
+            token_info(connection)
+        } else {
+            None
+        },
         ended,
     }
 }

@@ -9,7 +9,10 @@ use serde_json::{Value, json};
 
 use super::{call_progress, exit, interruptible, json as out_json, load_config, out, render};
 use crate::mcp::names::{EXPOSED_PREFIX, exposed_name};
-use crate::mcp::{FlagApprover, Hub, ServerAlias};
+use crate::mcp::{
+    CallOutcome, ConnectError, ConnectReport, FlagApprover, Hub, ServerAlias, ToolError,
+    ToolErrorCode,
+};
 use crate::sanitize::inert_line;
 
 #[derive(Debug, Args)]
@@ -41,11 +44,8 @@ pub async fn run(config: Option<PathBuf>, args: CallArgs) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let hub = Hub::new(
-        config.servers.clone(),
-        config.limits.clone(),
-        crate::mcp::Vars::from_process(),
-        Vec::new(),
+    let hub = super::hub_with_events(
+        &config,
         crate::mcp::EventSink::forward(call_progress::printer()),
     );
     // A session directory of its own: a result over max_result_bytes is kept
@@ -68,26 +68,10 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
     };
+    eprint!("{}", render::pinned_note(&args.alias, &report.pins));
     if let Err(e) = &report.outcome {
         hub.shutdown().await;
-        if args.json {
-            let mut error = json!({
-                "code": e.code, "message": e.message, "hint": e.hint,
-                "alias": report.alias.as_str(), "tools": e.tools,
-            });
-            if let Some(diff) = &e.policy_diff {
-                error["policy_diff"] = json!(diff);
-            }
-            let mut line = json!({ "ok": false, "error": error });
-            // One shape for server output in `call`: a string, present only when
-            // the server said something.
-            if !e.server_output.is_empty() {
-                line["server_output"] = json!(e.server_output.join("\n"));
-            }
-            out::println(&out_json::to_line(&line));
-        } else {
-            eprint!("{}", render::connect_error(&args.alias, e));
-        }
+        print_connect_error(&report, e, args.json);
         return ExitCode::from(exit::FAILURE);
     }
     let name = if args.tool.starts_with(EXPOSED_PREFIX) {
@@ -118,8 +102,17 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
         if let Some(server) = &outcome.server_output {
             line["server_output"] = json!(server);
         }
+        if !outcome.dropped_nulls.is_empty() {
+            line["dropped_nulls"] = json!(outcome.dropped_nulls);
+        }
         out::println(&out_json::to_line(&line));
     } else {
+        if !outcome.dropped_nulls.is_empty() {
+            eprintln!(
+                "note: left out before validation (null where the schema admits none): {}",
+                inert_line(&outcome.dropped_nulls.join(", "), 300)
+            );
+        }
         match &outcome.result {
             Ok(output) => {
                 out::print(&render::content(&output.content));
@@ -135,31 +128,7 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
                     ));
                 }
             }
-            Err(error) => {
-                eprintln!("error: {}: {}", error.code, error.message);
-                for e in &error.errors {
-                    eprintln!(
-                        "  at `{}`: {}",
-                        e.instance_path,
-                        inert_line(&e.message, 300)
-                    );
-                }
-                if error.code == crate::mcp::ToolErrorCode::McpPermissionDenied && !args.yes {
-                    eprintln!("  (pass --yes to approve tools whose policy is \"confirm\")");
-                }
-                if error.code == crate::mcp::ToolErrorCode::McpUnknownTool {
-                    let names: Vec<String> = report
-                        .published
-                        .iter()
-                        .map(|t| inert_line(&t.name, 80))
-                        .collect();
-                    eprintln!("  `{}` publishes: {}", args.alias, names.join(", "));
-                }
-                eprint!(
-                    "{}",
-                    render::server_output(outcome.server_output.as_deref().unwrap_or_default())
-                );
-            }
+            Err(error) => print_tool_error(&report, error, &outcome, args.yes),
         }
     }
     if ok {
@@ -167,4 +136,65 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
     } else {
         ExitCode::from(exit::FAILURE)
     }
+}
+
+/// A connection that was rejected or failed, as `call` (and `bench`) report it.
+pub(super) fn print_connect_error(report: &ConnectReport, e: &ConnectError, json: bool) {
+    if json {
+        let mut error = json!({
+            "code": e.code, "message": e.message, "hint": e.hint,
+            "alias": report.alias.as_str(), "tools": e.tools,
+        });
+        if let Some(diff) = &e.policy_diff {
+            error["policy_diff"] = json!(diff);
+        }
+        if !e.changes().is_empty() {
+            error["changes"] = json!(e.changes());
+        }
+        let mut line = json!({ "ok": false, "error": error });
+        // One shape for server output in `call`: a string, present only when
+        // the server said something.
+        if !e.server_output.is_empty() {
+            line["server_output"] = json!(e.server_output.join("\n"));
+        }
+        out::println(&out_json::to_line(&line));
+    } else {
+        eprint!("{}", render::connect_error(report.alias.as_str(), e));
+    }
+}
+
+/// A call's error envelope on stderr, with what the operator can do about it.
+pub(super) fn print_tool_error(
+    report: &ConnectReport,
+    error: &ToolError,
+    outcome: &CallOutcome,
+    yes: bool,
+) {
+    eprintln!("error: {}: {}", error.code, error.message);
+    for e in &error.errors {
+        eprintln!(
+            "  at `{}`: {}",
+            e.instance_path,
+            inert_line(&e.message, 300)
+        );
+    }
+    if error.code == ToolErrorCode::McpPermissionDenied && !yes {
+        eprintln!("  (pass --yes to approve tools whose policy is \"confirm\")");
+    }
+    if error.code == ToolErrorCode::McpUnknownTool {
+        let names: Vec<String> = report
+            .published
+            .iter()
+            .map(|t| inert_line(&t.name, 80))
+            .collect();
+        eprintln!(
+            "  `{}` publishes: {}",
+            report.alias.as_str(),
+            names.join(", ")
+        );
+    }
+    eprint!(
+        "{}",
+        render::server_output(outcome.server_output.as_deref().unwrap_or_default())
+    );
 }

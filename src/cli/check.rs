@@ -13,7 +13,7 @@ use crate::config::Config;
 use crate::mcp::Hub;
 use crate::mcp::policy::PolicyMismatch;
 use crate::mcp::published::ToolFlag;
-use crate::mcp::{ConnectReport, Effect, FailureKind, ServerIdentity};
+use crate::mcp::{ConnectReport, DefinitionChange, Effect, FailureKind, PinState, ServerIdentity};
 use crate::sanitize::inert_line;
 
 #[derive(Debug, Args)]
@@ -38,6 +38,11 @@ struct ServerReport {
     exposed: Vec<ExposedReport>,
     /// What the server said (stderr tail, its error text): untrusted, operator-only.
     server_output: Vec<String>,
+    /// Tools this connect pinned (trust on first use), and where.
+    #[serde(skip)]
+    pinned: Vec<String>,
+    #[serde(skip)]
+    lock: String,
 }
 
 #[derive(Serialize)]
@@ -48,6 +53,9 @@ struct ErrorReport {
     tools: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     policy_diff: Option<PolicyMismatch>,
+    /// For `definition_changed`: each changed tool with its diff.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    changes: Vec<DefinitionChange>,
 }
 
 #[derive(Serialize)]
@@ -57,6 +65,8 @@ struct PublishedReport {
     description: String,
     /// What the harness noticed about the definition (`hidden_text`).
     flags: Vec<ToolFlag>,
+    /// Against its pin: pinned, new, changed, or off (not checked).
+    pin: PinState,
 }
 
 #[derive(Serialize)]
@@ -93,11 +103,14 @@ async fn report(hub: &Hub, config: &Config, args: CheckArgs) -> ExitCode {
                     hint: String::new(),
                     tools: Vec::new(),
                     policy_diff: None,
+                    changes: Vec::new(),
                 }),
                 server: None,
                 published: Vec::new(),
                 exposed: Vec::new(),
                 server_output: Vec::new(),
+                pinned: Vec::new(),
+                lock: String::new(),
             },
         })
         .collect();
@@ -119,10 +132,12 @@ fn server_report(report: ConnectReport) -> ServerReport {
     let published = report
         .published
         .iter()
-        .map(|t| PublishedReport {
+        .enumerate()
+        .map(|(i, t)| PublishedReport {
             name: t.name.clone(),
             description: t.description.clone().unwrap_or_default(),
             flags: t.flags(),
+            pin: report.pins.states.get(i).copied().unwrap_or(PinState::Off),
         })
         .collect();
     let (status, error, exposed, server_output) = match report.outcome {
@@ -150,6 +165,7 @@ fn server_report(report: ConnectReport) -> ServerReport {
                 hint: e.hint.clone(),
                 tools: e.tools.clone(),
                 policy_diff: e.policy_diff.as_deref().cloned(),
+                changes: e.changes().to_vec(),
             }),
             Vec::new(),
             e.server_output.clone(),
@@ -163,6 +179,8 @@ fn server_report(report: ConnectReport) -> ServerReport {
         published,
         exposed,
         server_output,
+        pinned: report.pins.created,
+        lock: report.pins.location,
     }
 }
 
@@ -191,13 +209,14 @@ fn human(report: &Report, source: &str) -> String {
             if !e.hint.is_empty() {
                 out.push_str(&format!("  what to do: {}\n", e.hint));
             }
+            out.push_str(&render::definition_changes(&e.changes));
         }
         if !s.published.is_empty() {
             let mut table = Table::new();
             table.load_style(
                 TableStyle::new().header_separator(LineStyle::none().fill('─').junction(' ')),
             );
-            table.set_header(["published tool", "exposed as", "effect"]);
+            table.set_header(["published tool", "exposed as", "effect", "pin"]);
             for p in &s.published {
                 let exposed = s.exposed.iter().find(|x| x.remote_name == p.name);
                 let (name, effect) = match (exposed, s.status) {
@@ -209,7 +228,7 @@ fn human(report: &Report, source: &str) -> String {
                 if p.flags.contains(&ToolFlag::HiddenText) {
                     published.push_str(" [hidden text]");
                 }
-                table.add_row([published, name, effect]);
+                table.add_row([published, name, effect, p.pin.label().to_string()]);
             }
             for line in table.to_string().lines() {
                 out.push_str(&format!("  {}\n", line.trim_end()));
@@ -234,6 +253,14 @@ fn human(report: &Report, source: &str) -> String {
                     ));
                 }
             }
+        }
+        if !s.pinned.is_empty() {
+            out.push_str(&format!(
+                "  pinned {} new tool definition{} in {} (trust on first use)\n",
+                s.pinned.len(),
+                if s.pinned.len() == 1 { "" } else { "s" },
+                s.lock
+            ));
         }
         out.push_str(&render::server_output(&s.server_output.join("\n")));
         out.push('\n');

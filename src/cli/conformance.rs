@@ -4,8 +4,11 @@
 //! with the product's own connection code (a hub with one in-memory server spec,
 //! the same connect → list → expose → call pipeline as every other command).
 //!
-//! Elicitation requests are accepted with the requested schema's defaults — the
-//! stand-in for an operator who submits a pre-filled form.
+//! Which calls it makes and at which revision is `conformance_calls`' business
+//! (the scenario's context, else every tool with schema-made arguments).
+//! Elicitation requests — and a server's input requests on 2026-07-28 — are
+//! accepted with the requested schema's defaults: the stand-in for an operator
+//! who submits a pre-filled form.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -13,13 +16,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{exit, interruptible};
+use super::{conformance_auth, conformance_calls, exit, interruptible};
+use crate::mcp::auth::{AuthSpec, Store};
 use crate::mcp::names::exposed_name;
 use crate::mcp::{
-    DefaultsElicitor, Effect, EventSink, FlagApprover, Hub, Limits, ServerAlias, ServerSpec,
-    ToolPolicy, TransportSpec, Vars,
+    DefaultsElicitor, Effect, EventSink, FlagApprover, Hub, Limits, ProtocolChoice, ServerAlias,
+    ServerSpec, ToolPolicy, TransportSpec, Vars,
 };
 use crate::sanitize::inert_line;
 
@@ -35,43 +39,66 @@ pub struct ConformanceArgs {
     pub url: String,
 }
 
-/// The tool a scenario's server publishes and the arguments to call it with.
-fn scenario_call(scenario: &str) -> Option<(&'static str, Value)> {
-    match scenario {
-        "tools_call" => Some(("add_numbers", json!({"a": 5, "b": 3}))),
-        "elicitation-sep1034-client-defaults" => {
-            Some(("test_client_elicitation_defaults", json!({})))
+/// What the suite asked for.
+struct Scenario {
+    name: String,
+    context: Value,
+    protocol: ProtocolChoice,
+}
+
+impl Scenario {
+    fn from_env() -> Self {
+        let var = |name| std::env::var(name).ok();
+        Self {
+            name: var(SCENARIO_VAR).unwrap_or_default(),
+            context: conformance_auth::context(),
+            protocol: conformance_calls::protocol(var(conformance_calls::PROTOCOL_VAR).as_deref()),
         }
-        "sse-retry" => Some(("test_reconnection", json!({}))),
-        _ => None,
     }
 }
 
 pub async fn run(args: ConformanceArgs) -> ExitCode {
-    let scenario = std::env::var(SCENARIO_VAR).unwrap_or_default();
-    println!("conformance scenario `{}` against {}", scenario, args.url);
-    // Known scenarios carry their server's tool in the local policy, as an
-    // operator's config would; others (auth/…) are probed first and every
-    // published tool is put in the policy as `confirm` (what `policy ALIAS`
-    // prints), then approved — the operator's explicit step, automated.
-    let policy = match scenario_call(&scenario) {
-        Some((tool, _)) => BTreeMap::from([(tool.to_string(), Effect::Allow)]),
-        None if scenario == "initialize" => BTreeMap::new(),
-        None => match probe(&args.url).await {
-            Ok(tools) => tools.into_iter().map(|t| (t, Effect::Confirm)).collect(),
-            Err(code) => return code,
-        },
+    let scenario = Scenario::from_env();
+    println!(
+        "conformance scenario `{}` against {} (protocol {})",
+        scenario.name,
+        args.url,
+        scenario.protocol.as_str()
+    );
+    // The server's tools are probed first and every published tool is put in
+    // the policy as `confirm` (what `policy ALIAS` prints), then approved —
+    // the operator's explicit step, automated. Tokens live in memory, shared
+    // by the probe and the real connection.
+    let setup = Setup {
+        url: args.url,
+        auth: conformance_auth::auth_spec(&scenario.name, &scenario.context),
+        store: Arc::new(Store::memory()),
+        protocol: scenario.protocol,
     };
-    let hub = hub(&args.url, ToolPolicy::new(policy.clone()));
-    interruptible(&hub, perform(&hub, &scenario, policy)).await
+    let policy = match probe(&setup).await {
+        Ok(tools) => tools.into_iter().map(|t| (t, Effect::Confirm)).collect(),
+        Err(code) => return code,
+    };
+    let hub = hub(&setup, ToolPolicy::new(policy));
+    interruptible(&hub, perform(&hub, &scenario)).await
 }
 
-fn hub(url: &str, policy: ToolPolicy) -> Hub {
+/// The scenario's server as the operator would configure it: its URL, the
+/// sign-in settings, where tokens go, and the revision to speak.
+struct Setup {
+    url: String,
+    auth: AuthSpec,
+    store: Arc<Store>,
+    protocol: ProtocolChoice,
+}
+
+fn hub(setup: &Setup, policy: ToolPolicy) -> Hub {
     let spec = ServerSpec {
         alias: ServerAlias::new(ALIAS),
         transport: TransportSpec::Http {
-            url: url.to_string(),
+            url: setup.url.clone(),
             headers: Vec::new(),
+            auth: Box::new(setup.auth.clone()),
         },
         connect_timeout: TIMEOUT,
         call_timeout: TIMEOUT,
@@ -79,6 +106,11 @@ fn hub(url: &str, policy: ToolPolicy) -> Hub {
         max_call: Duration::from_secs(600),
         max_message_bytes: crate::mcp::spec::DEFAULT_MAX_MESSAGE_BYTES,
         policy,
+        protocol: setup.protocol,
+        tasks: Default::default(),
+        task_timeout: TIMEOUT,
+        pin: Default::default(),
+        resource_read: crate::mcp::Effect::Confirm,
     };
     let limits = Limits {
         connect_timeout: TIMEOUT,
@@ -94,11 +126,12 @@ fn hub(url: &str, policy: ToolPolicy) -> Hub {
         EventSink::discard(),
     );
     hub.set_elicitor(Arc::new(DefaultsElicitor));
+    conformance_auth::prepare(&hub, &setup.store);
     hub
 }
 
-async fn probe(url: &str) -> Result<Vec<String>, ExitCode> {
-    let hub = hub(url, ToolPolicy::new(BTreeMap::new()));
+async fn probe(setup: &Setup) -> Result<Vec<String>, ExitCode> {
+    let hub = hub(setup, ToolPolicy::new(BTreeMap::new()));
     let result = hub.probe(ALIAS).await;
     hub.shutdown().await;
     match result {
@@ -114,7 +147,7 @@ async fn probe(url: &str) -> Result<Vec<String>, ExitCode> {
     }
 }
 
-async fn perform(hub: &Hub, scenario: &str, policy: BTreeMap<String, Effect>) -> ExitCode {
+async fn perform(hub: &Hub, scenario: &Scenario) -> ExitCode {
     let report = match hub.connect(ALIAS).await {
         Ok(report) => report,
         Err(e) => {
@@ -139,12 +172,15 @@ async fn perform(hub: &Hub, scenario: &str, policy: BTreeMap<String, Effect>) ->
         hub.shutdown().await;
         return ExitCode::from(exit::FAILURE);
     }
-    let calls: Vec<(String, Value)> = match scenario_call(scenario) {
-        Some((tool, args)) => vec![(tool.to_string(), args)],
-        None => policy.into_keys().map(|t| (t, json!({}))).collect(),
-    };
     let mut ok = true;
-    for (tool, arguments) in calls {
+    for (tool, arguments) in conformance_calls::plan(&scenario.context, &report.published) {
+        let Some(arguments) = arguments else {
+            println!(
+                "{}: skipped: no arguments fit its schema",
+                inert_line(&tool, 60)
+            );
+            continue;
+        };
         let name = exposed_name(&ServerAlias::new(ALIAS), &tool);
         let outcome = hub
             .call(

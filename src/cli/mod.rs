@@ -1,14 +1,24 @@
 //! The command line: the TUI (default) and the headless commands. Each command is
 //! thin: parse → MCP layer → print.
 
+mod bench;
 mod call;
 mod call_progress;
 mod check;
+#[cfg(feature = "test-fixtures")]
 pub mod conformance;
+#[cfg(feature = "test-fixtures")]
+mod conformance_auth;
+#[cfg(feature = "test-fixtures")]
+mod conformance_calls;
 mod import;
 pub mod json;
+mod login;
+mod offerings;
 mod out;
+mod pin;
 mod policy;
+mod progress;
 mod render;
 mod run;
 
@@ -52,8 +62,20 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Call one tool through the full pipeline (schema check, policy, timeout, error envelope)
     Call(call::CallArgs),
+    /// Load-test one tool through the full pipeline: latency percentiles, calls/s, errors by code
+    Bench(bench::BenchArgs),
     /// Print the [servers.ALIAS.tools] policy block for what the server publishes (every tool "confirm")
     Policy(policy::PolicyArgs),
+    /// Sign in to an HTTP server with OAuth (prints the URL; opens a browser when there is one)
+    Login(login::LoginArgs),
+    /// Sign out of an HTTP server: revoke its token where the server supports it, and delete it
+    Logout(login::LogoutArgs),
+    /// Accept what the server publishes now: pin its tools' definitions in mcp-harness.lock (prints the diff)
+    Pin(pin::PinArgs),
+    /// List a connected server's resources and templates, or read one (--read URI)
+    Resources(offerings::ResourcesArgs),
+    /// List a server's prompts, or get one's messages (--get NAME key=value …)
+    Prompts(offerings::PromptsArgs),
     /// Import servers configured in another host (Claude Desktop, Claude Code, Cursor, VS Code, Codex, Gemini CLI); secrets are never copied
     Import(import::ImportArgs),
     /// Run the Lead agent headless on one prompt (events as text, or JSON lines)
@@ -61,19 +83,68 @@ pub enum Command {
     /// Run a demo MCP server (stdio by default)
     DemoServer(DemoServerArgs),
     /// The client side of the official MCP conformance suite (scenario from
-    /// MCP_CONFORMANCE_SCENARIO); test only
+    /// MCP_CONFORMANCE_SCENARIO); test builds only
+    #[cfg(feature = "test-fixtures")]
     #[command(hide = true)]
     ConformanceClient(conformance::ConformanceArgs),
 }
 
-/// Runs a headless command on the current runtime.
+/// Runs a headless command (or the TUI) on the current runtime, then flushes
+/// telemetry, when it is on.
 pub async fn run(cli: Cli) -> ExitCode {
+    let code = dispatch(cli).await;
+    if let Some(delivery) = crate::telemetry::flush().await {
+        report_delivery(&delivery);
+    }
+    code
+}
+
+/// Says on stderr (after the command's own output) what telemetry could not deliver.
+fn report_delivery(d: &crate::telemetry::Delivery) {
+    if d.dropped() == 0 {
+        return;
+    }
+    let mut why = Vec::new();
+    if d.failed > 0 {
+        let error = d.last_error.as_deref().unwrap_or("export failed");
+        why.push(crate::sanitize::inert_line(error, 300));
+    }
+    if d.unsent() > 0 {
+        why.push(format!(
+            "{} dropped unsent (more than {} waiting, or no time left at exit)",
+            d.unsent(),
+            crate::telemetry::QUEUE
+        ));
+    }
+    let why = if why.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", why.join("; "))
+    };
+    eprintln!(
+        "mcp-harness: telemetry: {} of {} spans and {} of {} events did not reach {}{why}",
+        d.spans - d.spans_sent.min(d.spans),
+        d.spans,
+        d.events - d.events_sent.min(d.events),
+        d.events,
+        d.endpoint
+    );
+}
+
+async fn dispatch(cli: Cli) -> ExitCode {
     match cli.command {
         Some(Command::Check(args)) => check::run(cli.config, args).await,
         Some(Command::Call(args)) => call::run(cli.config, args).await,
+        Some(Command::Bench(args)) => bench::run(cli.config, args).await,
         Some(Command::Policy(args)) => policy::run(cli.config, args).await,
+        Some(Command::Login(args)) => login::login(cli.config, args).await,
+        Some(Command::Logout(args)) => login::logout(cli.config, args).await,
+        Some(Command::Pin(args)) => pin::run(cli.config, args).await,
         Some(Command::Run(args)) => run::run(cli.config, args).await,
         Some(Command::Import(args)) => import::run(cli.config, args).await,
+        Some(Command::Resources(args)) => offerings::resources(cli.config, args).await,
+        Some(Command::Prompts(args)) => offerings::prompts(cli.config, args).await,
+        #[cfg(feature = "test-fixtures")]
         Some(Command::ConformanceClient(args)) => conformance::run(args).await,
         Some(Command::DemoServer(args)) => match crate::mcp::demo_server::run(args).await {
             Ok(()) => ExitCode::SUCCESS,
@@ -122,12 +193,20 @@ async fn tui(config: Option<PathBuf>, resume: Option<String>) -> ExitCode {
     }
 }
 
-/// Loads the config or prints why not (the caller exits with status 2).
+/// Loads the config (and starts telemetry when it says so), or prints why not
+/// (the caller exits with status 2).
 fn load_config(explicit: Option<PathBuf>) -> Result<Config, ExitCode> {
-    config::load(config::locate(explicit.as_deref())).map_err(|e| {
+    let config = config::load(config::locate(explicit.as_deref())).map_err(|e| {
         eprintln!("mcp-harness: {e}");
         ExitCode::from(exit::USAGE)
-    })
+    })?;
+    if let Some(telemetry) = &config.telemetry {
+        crate::telemetry::install(telemetry, &Vars::from_process()).map_err(|e| {
+            eprintln!("mcp-harness: {e}");
+            ExitCode::from(exit::USAGE)
+        })?;
+    }
+    Ok(config)
 }
 
 /// Runs `work` until it finishes, or until Ctrl-C / SIGTERM: then every
@@ -154,13 +233,21 @@ async fn interrupted() -> u8 {
     }
 }
 
-/// A hub for a headless command (nobody listens to its events).
+/// A hub for a headless command (nobody listens to its events), with the
+/// config's lock file.
 fn hub_for(config: &Config) -> Hub {
-    Hub::new(
+    hub_with_events(config, EventSink::discard())
+}
+
+/// [`hub_for`] whose MCP events also go to `events`.
+fn hub_with_events(config: &Config, events: EventSink) -> Hub {
+    let hub = Hub::new(
         config.servers.clone(),
         config.limits.clone(),
         Vars::from_process(),
         Vec::new(),
-        EventSink::discard(),
-    )
+        events.observed_by(crate::telemetry::observer()),
+    );
+    hub.set_pin_book(config.pin_book());
+    hub
 }

@@ -8,6 +8,18 @@ use serde_json::Value;
 use crate::mcp::ConnectError;
 use crate::sanitize::{inert, inert_line};
 
+/// Says that a connect pinned tools (trust on first use), for stderr.
+pub fn pinned_note(alias: &str, pins: &crate::mcp::pins::PinSummary) -> String {
+    match pins.created.len() {
+        0 => String::new(),
+        n => format!(
+            "mcp-harness: pinned {n} new tool definition{} of `{alias}` in {} (trust on first use)\n",
+            if n == 1 { "" } else { "s" },
+            pins.location
+        ),
+    }
+}
+
 /// Lines of server output shown under an error.
 const SERVER_OUTPUT_LINES: usize = 8;
 
@@ -17,8 +29,41 @@ pub fn connect_error(alias: &str, e: &ConnectError) -> String {
     let _ = writeln!(out, "{alias}: {} ({})", kind_label(e), e.code);
     let _ = writeln!(out, "  {}", inert_line(&e.message, 2000));
     let _ = writeln!(out, "  what to do: {}", e.hint);
+    out.push_str(&definition_changes(e.changes()));
     out.push_str(&server_output(&e.server_output.join("\n")));
     out
+}
+
+/// Each changed definition as a diff (already inert, hidden characters
+/// visible), indented under the error.
+pub fn definition_changes(changes: &[crate::mcp::DefinitionChange]) -> String {
+    let mut out = String::new();
+    for change in changes {
+        let tool = inert_line(&change.tool, 80);
+        let _ = match &change.renamed_from {
+            Some(from) => writeln!(
+                out,
+                "  `{tool}` is `{}` renamed (sha256 {} → {}):",
+                inert_line(from, 80),
+                short(&change.old_sha256),
+                short(&change.new_sha256)
+            ),
+            None => writeln!(
+                out,
+                "  `{tool}` changed (sha256 {} → {}):",
+                short(&change.old_sha256),
+                short(&change.new_sha256)
+            ),
+        };
+        for line in change.diff.lines() {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    out
+}
+
+fn short(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
 }
 
 pub fn kind_label(e: &ConnectError) -> &'static str {

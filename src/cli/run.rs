@@ -158,9 +158,13 @@ fn print_agent(out: &mut Out, event: &AgentEvent, json_mode: bool) {
                 outcome,
                 server_output,
                 elapsed,
+                dropped_nulls,
             } => {
                 let mut line = json!({"event": "tool_result", "agent": agent, "id": id, "name": name,
                     "elapsed_ms": elapsed.as_millis() as u64});
+                if !dropped_nulls.is_empty() {
+                    line["dropped_nulls"] = json!(dropped_nulls);
+                }
                 match outcome {
                     Ok(text) => {
                         line["ok"] = json!(true);
@@ -215,8 +219,15 @@ fn print_agent(out: &mut Out, event: &AgentEvent, json_mode: bool) {
         AgentEvent::ToolResult {
             outcome,
             server_output,
+            dropped_nulls,
             ..
         } => {
+            if !dropped_nulls.is_empty() {
+                out.line(&format!(
+                    "  (left out: null for {})",
+                    inert_line(&dropped_nulls.join(", "), 200)
+                ));
+            }
             match outcome {
                 Ok(text) => out.line(&format!("  ← {}", inert_line(text, 200))),
                 Err(e) => out.line(&format!("  ← {}: {}", e.code, inert_line(&e.message, 300))),
@@ -252,17 +263,41 @@ fn with_flags(mut line: Value, flags: &crate::mcp::events::ToolFlags) -> Value {
 }
 
 fn print_mcp(out: &mut Out, event: &McpEvent, json_mode: bool) {
+    if let McpEvent::Pins {
+        alias,
+        change,
+        tools,
+    } = event
+    {
+        if json_mode {
+            out.line(&out_json::to_line(
+                &json!({"event": "pins", "change": change, "alias": alias, "tools": tools}),
+            ));
+        } else {
+            let what = match change {
+                crate::mcp::PinChange::Created => "pinned (first use)",
+                crate::mcp::PinChange::Accepted => "accepted",
+                crate::mcp::PinChange::Violated => "differ from their pins",
+            };
+            out.line(&format!(
+                "  [pins] {} tool definitions of {alias}: {what}",
+                tools.len()
+            ));
+        }
+        return;
+    }
     let line: Value = match event {
         McpEvent::Registered {
             alias,
             connection,
+            protocol_version,
             tools,
             flags,
             version,
         } => with_flags(
             json!({
                 "event": "registry", "change": "registered", "alias": alias, "connection": connection,
-                "tools": tools, "version": version,
+                "protocol_version": protocol_version, "tools": tools, "version": version,
             }),
             flags,
         ),

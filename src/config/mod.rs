@@ -4,7 +4,9 @@
 mod agent;
 pub mod edit;
 pub mod import;
+mod oauth;
 mod servers;
+mod telemetry;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -15,6 +17,8 @@ use thiserror::Error;
 
 pub use agent::{AgentConfig, BUILTIN_TOOLS, ModelSection, ProviderKind, TeammateConfig};
 use servers::{RawLimits, RawServer};
+use telemetry::RawTelemetry;
+pub use telemetry::TelemetryConfig;
 
 use crate::mcp::names::normalize;
 use crate::mcp::{Effect, Limits, ServerSpec};
@@ -46,6 +50,8 @@ pub struct Config {
     /// In file order.
     pub servers: Vec<ServerSpec>,
     pub agent: AgentConfig,
+    /// `[telemetry]`, when present: OTLP export of calls and events.
+    pub telemetry: Option<TelemetryConfig>,
 }
 
 /// A config that cannot be used. The CLI exits with status 2.
@@ -70,6 +76,7 @@ struct RawConfig {
     builtin_tools: BTreeMap<String, Effect>,
     #[serde(default)]
     teammates: Vec<TeammateConfig>,
+    telemetry: Option<RawTelemetry>,
 }
 
 /// Picks the config: `--config` (must exist), else `config.toml` in the platform
@@ -81,6 +88,29 @@ pub fn locate(explicit: Option<&Path>) -> ConfigSource {
     match default_path() {
         Some(path) if path.is_file() => ConfigSource::File(path),
         _ => ConfigSource::Embedded,
+    }
+}
+
+impl Config {
+    /// `mcp-harness.lock`, where the tools' pins live: beside the config file,
+    /// or in the data dir for the embedded default.
+    pub fn lock_path(&self) -> Option<PathBuf> {
+        let lock = crate::mcp::pins::book::LOCK_FILE;
+        match &self.source {
+            ConfigSource::File(path) => Some(match path.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => dir.join(lock),
+                _ => PathBuf::from(lock),
+            }),
+            ConfigSource::Embedded => crate::logging::data_dir().map(|d| d.join(lock)),
+        }
+    }
+
+    /// The pin book for this config (in memory only if there is no data dir).
+    pub fn pin_book(&self) -> crate::mcp::PinBook {
+        match self.lock_path() {
+            Some(path) => crate::mcp::PinBook::file(path),
+            None => crate::mcp::PinBook::in_memory(),
+        }
     }
 }
 
@@ -134,7 +164,11 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
                 ),
             ));
         }
-        let spec = servers::server_spec(&alias, server, &limits)
+        let base = match &source {
+            ConfigSource::File(file) => file.parent(),
+            ConfigSource::Embedded => None,
+        };
+        let spec = servers::server_spec(&alias, server, &limits, base)
             .map_err(|(key, m)| fail(Some(format!("servers.{alias}{key}")), m))?;
         servers.push(spec);
     }
@@ -149,11 +183,17 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
     {
         *scenario = dir.join(&*scenario);
     }
+    let telemetry = raw
+        .telemetry
+        .map(telemetry::telemetry)
+        .transpose()
+        .map_err(|(key, m)| fail(Some(key), m))?;
     Ok(Config {
         source,
         limits,
         servers,
         agent,
+        telemetry,
     })
 }
 
@@ -174,6 +214,7 @@ fn toml_message(text: &str, error: &toml::de::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::PinMode;
     use std::time::Duration;
 
     fn err(text: &str) -> ConfigError {
@@ -192,12 +233,26 @@ mod tests {
         let text = include_str!("../../config.example.toml");
         let config = parse(text, ConfigSource::File("config.example.toml".into())).unwrap();
         let aliases: Vec<&str> = config.servers.iter().map(|s| s.alias.as_str()).collect();
-        assert_eq!(aliases, ["demo_alpha", "demo_beta", "remote"]);
+        assert_eq!(
+            aliases,
+            [
+                "demo_alpha",
+                "demo_beta",
+                "remote",
+                "hosted",
+                "machine",
+                "workload",
+                "enterprise"
+            ]
+        );
         assert_eq!(config.limits, Limits::default());
         let model = config.agent.model.as_ref().expect("[model]");
         assert_eq!(model.provider, Some(ProviderKind::Anthropic));
         assert_eq!(config.agent.builtin_tools.len(), BUILTIN_TOOLS.len());
         assert_eq!(config.agent.teammates[0].name, "reviewer");
+        let telemetry = config.telemetry.as_ref().expect("[telemetry]");
+        assert_eq!(telemetry.otlp_endpoint, "http://localhost:4318");
+        assert!(!telemetry.include_arguments);
     }
 
     #[test]
@@ -210,6 +265,32 @@ mod tests {
         assert_eq!(e.path.as_deref(), Some("servers.a.comand"), "{e}");
         let e = err("[limits]\ncall_timeout_ms = 0\n");
         assert_eq!(e.path.as_deref(), Some("limits.call_timeout_ms"), "{e}");
+    }
+
+    #[test]
+    fn pin_modes_default_to_tofu_and_are_checked() {
+        let text =
+            "[servers.a]\ncommand = \"x\"\n[servers.b]\ncommand = \"x\"\npin = \"required\"\n";
+        let config = parse(text, ConfigSource::Embedded).unwrap();
+        let modes: Vec<PinMode> = config.servers.iter().map(|s| s.pin).collect();
+        assert_eq!(modes, [PinMode::Tofu, PinMode::Required]);
+        let e = err("[servers.a]\ncommand = \"x\"\npin = \"sometimes\"\n");
+        assert_eq!(e.path.as_deref(), Some("servers.a.pin"), "{e}");
+        assert!(
+            e.message.contains("tofu") && e.message.contains("required"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_lock_file_is_beside_the_config_file() {
+        let config = parse("", ConfigSource::File("/etc/mcph/config.toml".into())).unwrap();
+        assert_eq!(
+            config.lock_path(),
+            Some(PathBuf::from("/etc/mcph/mcp-harness.lock"))
+        );
+        let config = parse("", ConfigSource::File("config.toml".into())).unwrap();
+        assert_eq!(config.lock_path(), Some(PathBuf::from("mcp-harness.lock")));
     }
 
     #[test]

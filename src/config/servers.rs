@@ -6,7 +6,11 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::mcp::{Effect, Limits, ServerAlias, ServerSpec, ToolPolicy, TransportSpec, vars};
+use super::oauth::{RawAlg, RawEndpointAuth, RawGrant, RawMode, RawOAuth, auth_spec};
+use crate::mcp::spec::{ProtocolChoice, TaskMode};
+use crate::mcp::{
+    Effect, Limits, PinMode, ServerAlias, ServerSpec, ToolPolicy, TransportSpec, vars,
+};
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -22,6 +26,10 @@ pub(super) struct RawLimits {
     close_grace_ms: Option<u64>,
     max_tools: Option<usize>,
     max_list_pages: Option<usize>,
+    task_timeout_ms: Option<u64>,
+    max_input_rounds: Option<usize>,
+    max_request_state_bytes: Option<usize>,
+    discover_timeout_ms: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -38,7 +46,57 @@ pub(super) struct RawServer {
     reset_timeout_on_progress: Option<bool>,
     max_call_ms: Option<u64>,
     max_message_bytes: Option<usize>,
+    task_timeout_ms: Option<u64>,
+    protocol: Option<ProtocolChoice>,
+    tasks: Option<TaskMode>,
+    pin: Option<PinMode>,
     tools: Option<BTreeMap<String, Effect>>,
+    resources: Option<RawResources>,
+    // OAuth (see `oauth.rs`).
+    auth: Option<RawMode>,
+    client_id: Option<String>,
+    client_secret_env: Option<String>,
+    client_metadata_url: Option<String>,
+    scopes: Option<Vec<String>>,
+    callback_port: Option<u16>,
+    grant: Option<RawGrant>,
+    token_endpoint_auth: Option<RawEndpointAuth>,
+    private_key_file: Option<String>,
+    private_key_alg: Option<RawAlg>,
+    assertion_env: Option<String>,
+    idp_token_endpoint: Option<String>,
+    idp_client_id: Option<String>,
+    idp_client_secret_env: Option<String>,
+    id_token_env: Option<String>,
+}
+
+/// `[servers.ALIAS.resources]`: the local policy for the server's resources.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawResources {
+    read: Option<Effect>,
+}
+
+impl RawServer {
+    fn take_oauth(&mut self) -> RawOAuth {
+        RawOAuth {
+            auth: self.auth.take(),
+            client_id: self.client_id.take(),
+            client_secret_env: self.client_secret_env.take(),
+            client_metadata_url: self.client_metadata_url.take(),
+            scopes: self.scopes.take(),
+            callback_port: self.callback_port.take(),
+            grant: self.grant.take(),
+            token_endpoint_auth: self.token_endpoint_auth.take(),
+            private_key_file: self.private_key_file.take(),
+            private_key_alg: self.private_key_alg.take(),
+            assertion_env: self.assertion_env.take(),
+            idp_token_endpoint: self.idp_token_endpoint.take(),
+            idp_client_id: self.idp_client_id.take(),
+            idp_client_secret_env: self.idp_client_secret_env.take(),
+            id_token_env: self.id_token_env.take(),
+        }
+    }
 }
 
 pub(super) type KeyError = (String, String);
@@ -85,6 +143,18 @@ pub(super) fn limits(raw: &RawLimits) -> Result<Limits, KeyError> {
         close_grace: ms("close_grace_ms", raw.close_grace_ms, d.close_grace)?,
         max_tools: count("max_tools", raw.max_tools, d.max_tools)?,
         max_list_pages: count("max_list_pages", raw.max_list_pages, d.max_list_pages)?,
+        task_timeout: ms("task_timeout_ms", raw.task_timeout_ms, d.task_timeout)?,
+        max_input_rounds: count("max_input_rounds", raw.max_input_rounds, d.max_input_rounds)?,
+        max_request_state_bytes: count(
+            "max_request_state_bytes",
+            raw.max_request_state_bytes,
+            d.max_request_state_bytes,
+        )?,
+        discover_timeout: ms(
+            "discover_timeout_ms",
+            raw.discover_timeout_ms,
+            d.discover_timeout,
+        )?,
     })
 }
 
@@ -104,10 +174,12 @@ fn message_bytes(key: &str, v: Option<usize>, default: usize) -> Result<usize, K
 
 pub(super) fn server_spec(
     alias: &str,
-    raw: RawServer,
+    mut raw: RawServer,
     limits: &Limits,
+    base: Option<&std::path::Path>,
 ) -> Result<ServerSpec, KeyError> {
     let key = |k: &str| format!(".{k}");
+    let oauth = raw.take_oauth();
     let transport = match (raw.command, raw.url) {
         (Some(_), Some(_)) => {
             return Err((
@@ -130,6 +202,12 @@ pub(super) fn server_spec(
             }
             if command.trim().is_empty() {
                 return Err((key("command"), "must not be empty".into()));
+            }
+            if let Some(k) = oauth.any() {
+                return Err((
+                    key(k),
+                    "OAuth settings only apply to `url` servers (stdio servers take credentials from `env`)".into(),
+                ));
             }
             TransportSpec::Stdio {
                 command,
@@ -158,6 +236,7 @@ pub(super) fn server_spec(
             TransportSpec::Http {
                 url,
                 headers: raw.headers.unwrap_or_default().into_iter().collect(),
+                auth: Box::new(auth_spec(oauth, base)?),
             }
         }
     };
@@ -186,6 +265,14 @@ pub(super) fn server_spec(
             limits.max_message_bytes,
         )?,
         policy: ToolPolicy::new(raw.tools.unwrap_or_default()),
+        protocol: raw.protocol.unwrap_or_default(),
+        tasks: raw.tasks.unwrap_or_default(),
+        task_timeout: timeout("task_timeout_ms", raw.task_timeout_ms, limits.task_timeout)?,
+        pin: raw.pin.unwrap_or_default(),
+        resource_read: raw
+            .resources
+            .and_then(|r| r.read)
+            .unwrap_or(Effect::Confirm),
     })
 }
 
@@ -210,7 +297,7 @@ fn check_templates(transport: &TransportSpec) -> Result<(), KeyError> {
                 check(".cwd".into(), cwd)?;
             }
         }
-        TransportSpec::Http { url, headers } => {
+        TransportSpec::Http { url, headers, .. } => {
             check(".url".into(), url)?;
             for (k, v) in headers {
                 check(format!(".headers.{k}"), v)?;

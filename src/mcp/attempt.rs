@@ -12,6 +12,8 @@ use super::exposure;
 use super::hub::Hub;
 use super::listing;
 use super::names::ServerAlias;
+use super::pins::fingerprints::Fingerprinter;
+use super::pins::{PinHash, PinMode, PinSummary};
 use super::policy::Effect;
 use super::published::PublishedTool;
 use super::registry::ExposedTool;
@@ -27,37 +29,85 @@ pub struct ConnectReport {
     pub published: Arc<[PublishedTool]>,
     /// The exposed tools, or why there are none.
     pub outcome: Result<Vec<Arc<ExposedTool>>, ConnectError>,
+    /// Each published tool against its pin, and what this connect pinned.
+    pub pins: PinSummary,
+}
+
+/// A listing run through the local rules.
+pub(super) struct Listed {
+    /// `None` if the listing itself failed or missed its deadline.
+    pub published: Option<Arc<[PublishedTool]>>,
+    pub outcome: Result<Vec<Arc<ExposedTool>>, ConnectError>,
+    /// Fingerprints computed while the listing arrived (listing order).
+    pub hashes: Vec<Option<PinHash>>,
+}
+
+/// Closes a connection nobody took over.
+struct CloseUnclaimed(Option<Arc<Connection>>);
+
+impl Drop for CloseUnclaimed {
+    fn drop(&mut self) {
+        if let Some(conn) = self.0.take() {
+            conn.close();
+        }
+    }
 }
 
 impl Hub {
     pub(super) async fn attempt(
         &self,
         spec: &ServerSpec,
+        interactive: bool,
     ) -> (Option<Arc<Connection>>, ConnectReport) {
         let mut report = ConnectReport {
             alias: spec.alias.clone(),
             server: None,
             published: Arc::from(Vec::new()),
             outcome: Ok(Vec::new()),
+            pins: PinSummary::default(),
         };
+        // The pins are read while the server starts and lists its tools.
+        let loading = self.load_pins(spec);
         // One deadline for the whole attempt: a server that answers `initialize`
         // and then trickles out `tools/list` pages must not hold a connect for hours.
         let deadline = Instant::now() + spec.connect_timeout;
-        let conn = match self.open(spec).await {
+        let conn = match self.open(spec, interactive).await {
             Ok(c) => c,
             Err(e) => {
                 report.outcome = Err(e);
                 return (None, report);
             }
         };
+        // A connect given up half-way (disconnect, Ctrl-C) drops this future:
+        // the connection must close then, or the tasks that follow it (the
+        // subscription) would keep it, and its server, alive.
+        let mut unclaimed = CloseUnclaimed(Some(Arc::clone(&conn)));
         report.server = Some(conn.server().clone());
-        let (published, outcome) = self.list_and_expose(&conn, spec, deadline).await;
-        report.published = published.unwrap_or_else(|| Arc::from(Vec::new()));
-        report.outcome = outcome;
+        // Subscribe to tool-list changes (2026-07-28) before the first listing,
+        // so no change made after it goes unannounced.
+        super::listen::start(&conn, deadline.saturating_duration_since(Instant::now())).await;
+        let listed = self.list_and_expose(&conn, spec, deadline).await;
+        // Whatever the server asks for later, a person is not asked behind a call.
+        if let Some(auth) = conn.auth() {
+            auth.allow_interaction(false);
+        }
+        report.outcome = listed.outcome;
+        if let Some(published) = listed.published {
+            let enforce = report.outcome.is_ok();
+            let (pins, verdict) = self
+                .check_pins(spec, &published, listed.hashes, loading, enforce)
+                .await;
+            report.pins = pins;
+            if let Err(e) = verdict {
+                report.outcome = Err(e);
+            }
+            report.published = published;
+        }
         if report.outcome.is_err() {
             conn.close();
             return (None, report);
         }
+        unclaimed.0 = None;
         (Some(conn), report)
     }
 
@@ -70,38 +120,73 @@ impl Hub {
         conn: &Arc<Connection>,
         spec: &ServerSpec,
         deadline: Instant,
-    ) -> (
-        Option<Arc<[PublishedTool]>>,
-        Result<Vec<Arc<ExposedTool>>, ConnectError>,
-    ) {
-        // Schemas compile on a blocking thread while later pages are in flight.
+    ) -> Listed {
+        // Schemas compile, and pins are computed, on blocking threads while
+        // later pages are in flight.
         let precompiler = Precompiler::start();
+        let fingerprints = (spec.pin != PinMode::Off).then(Fingerprinter::start);
         conn.listing_starts();
+        let mut listed_so_far = 0;
         let listing = listing::list_tools(conn, &self.inner.limits, |page| {
             let policy = &spec.policy;
             let schemas = page
                 .iter()
                 .filter(|t| policy.effect(&t.name) != Some(Effect::Deny));
             precompiler.submit(schemas.map(|t| Arc::clone(&t.input_schema)).collect());
+            if let Some(fingerprints) = &fingerprints {
+                let tools = page
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| policy.effect(&t.name) != Some(Effect::Deny))
+                    .map(|(i, t)| (listed_so_far + i, t.clone()));
+                fingerprints.submit(tools.collect());
+            }
+            listed_so_far += page.len();
         });
         // Dropping the listing on the deadline cancels its request in flight.
-        let listed = tokio::time::timeout_at(deadline, listing)
+        // The clock stops while a person signs in (a server may ask at tools/list).
+        let listed = conn
+            .budget
+            .until(deadline, listing)
             .await
-            .unwrap_or_else(|_| Err(listing::missed_deadline(spec.connect_timeout)));
+            .unwrap_or_else(|_| {
+                Err(
+                    match conn.auth().and_then(|a| a.cut_short(spec.connect_timeout)) {
+                        Some(failure) => super::open::auth_failed(spec.alias.as_str(), failure),
+                        None => listing::missed_deadline(spec.connect_timeout),
+                    },
+                )
+            });
         let cache = precompiler.finish().await;
+        let hashes = match fingerprints {
+            Some(fingerprints) => fingerprints.finish().await,
+            None => Vec::new(),
+        };
         match listed {
             Ok(published) => {
                 let published: Arc<[PublishedTool]> = published.into();
                 let outcome = exposure::expose(conn, &published, &spec.policy, cache);
-                (Some(published), outcome)
+                Listed {
+                    published: Some(published),
+                    outcome,
+                    hashes,
+                }
             }
-            Err(e) => (None, Err(e)),
+            Err(e) => Listed {
+                published: None,
+                outcome: Err(e),
+                hashes: Vec::new(),
+            },
         }
     }
 
-    async fn open(&self, spec: &ServerSpec) -> Result<Arc<Connection>, ConnectError> {
+    async fn open(
+        &self,
+        spec: &ServerSpec,
+        interactive: bool,
+    ) -> Result<Arc<Connection>, ConnectError> {
         let id = ConnectionId::next();
-        connection::open(OpenParams {
+        let opened = connection::open(OpenParams {
             id,
             spec,
             limits: &self.inner.limits,
@@ -109,8 +194,14 @@ impl Hub {
             events: self.inner.events.clone(),
             elicitor: self.elicitor(),
             spill_dir: self.spill_dir(id),
+            known_era: self.known_era(&spec.alias),
+            auth: self.auth_context(interactive),
         })
-        .await
+        .await;
+        // Remember the era for the next connect; forget it when negotiation
+        // failed (the server may have been replaced).
+        self.remember_era(&spec.alias, opened.as_ref().ok().map(|c| c.era()));
+        opened
     }
 
     /// Connects without registering anything, lists what the server publishes,
@@ -118,6 +209,14 @@ impl Hub {
     pub async fn probe(
         &self,
         alias: &str,
+    ) -> Result<(ServerIdentity, Vec<PublishedTool>), ConnectError> {
+        self.probe_with(alias, false).await
+    }
+
+    pub(super) async fn probe_with(
+        &self,
+        alias: &str,
+        interactive: bool,
     ) -> Result<(ServerIdentity, Vec<PublishedTool>), ConnectError> {
         let spec = self.spec(alias).map_err(|e| {
             ConnectError::new(
@@ -127,9 +226,11 @@ impl Hub {
             )
         })?;
         let deadline = Instant::now() + spec.connect_timeout;
-        let conn = self.open(&spec).await?;
+        let conn = self.open(&spec, interactive).await?;
         let listing = listing::list_tools(&conn, &self.inner.limits, |_| {});
-        let listed = tokio::time::timeout_at(deadline, listing)
+        let listed = conn
+            .budget
+            .until(deadline, listing)
             .await
             .unwrap_or_else(|_| Err(listing::missed_deadline(spec.connect_timeout)));
         conn.close();

@@ -3,21 +3,25 @@
 //! locally built error envelope.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::approver::{ApprovalDecision, ApprovalRequest, Approver};
 use super::connection::RequestError;
 use super::envelope::{ToolError, ToolErrorCode as Code};
 use super::events::RevokeCause;
+use super::exchange::{self, CallFailure};
 use super::hub::Hub;
 use super::names::exposed_name;
+use super::nulls;
+use super::observe::{CallRecord, Decision};
 use super::policy::Effect;
 use super::registry::{ExposedTool, Snapshot};
 pub use super::result::ToolOutput;
-use super::result::{Saver, finish, parse_result, text_of};
+use super::result::{Saver, finish as finish_output, parse_value, text_of};
 use super::schema;
+use super::spill::Spilled;
 
 /// The whole outcome of one call.
 #[derive(Debug, Clone)]
@@ -28,6 +32,9 @@ pub struct CallOutcome {
     pub server_output: Option<String>,
     /// Time spent on the wire (zero when nothing was sent).
     pub elapsed: Duration,
+    /// Arguments the harness left out before validation: `null`s the schema
+    /// does not admit at optional properties (JSON pointers).
+    pub dropped_nulls: Vec<String>,
 }
 
 impl CallOutcome {
@@ -36,6 +43,7 @@ impl CallOutcome {
             result: Err(error),
             server_output: None,
             elapsed: Duration::ZERO,
+            dropped_nulls: Vec::new(),
         }
     }
 }
@@ -67,6 +75,51 @@ impl Hub {
         approver: &dyn Approver,
         call_id: &str,
     ) -> CallOutcome {
+        let mut decision = Decision::None;
+        let Some(observer) = self.inner.events.observer().cloned() else {
+            return self
+                .decide_and_send(snapshot, name, arguments, approver, call_id, &mut decision)
+                .await;
+        };
+        let kept = observer.wants_arguments().then(|| arguments.clone());
+        let (started, clock) = (SystemTime::now(), Instant::now());
+        let outcome = self
+            .decide_and_send(snapshot, name, arguments, approver, call_id, &mut decision)
+            .await;
+        let latency = clock.elapsed();
+        let tool = snapshot.resolve(name);
+        let error = outcome.result.as_ref().err();
+        let denied_by_policy =
+            tool.is_none() && error.is_some_and(|e| e.code == Code::McpPermissionDenied);
+        observer.call(&CallRecord {
+            tool: name,
+            alias: tool
+                .map(|t| t.alias.as_str())
+                .or_else(|| error.and_then(|e| e.alias.as_deref())),
+            remote_name: tool.map(|t| t.remote_name.as_str()),
+            effect: tool
+                .map(|t| t.effect)
+                .or(denied_by_policy.then_some(Effect::Deny)),
+            decision,
+            requested_by: &approver.requester(),
+            outcome: error.map_or(Ok(()), |e| Err(e.code)),
+            started,
+            latency,
+            arguments: kept.as_ref(),
+        });
+        outcome
+    }
+
+    /// The pipeline; `decision` says how far the policy and the operator got.
+    async fn decide_and_send(
+        &self,
+        snapshot: &Snapshot,
+        name: &str,
+        arguments: Value,
+        approver: &dyn Approver,
+        call_id: &str,
+        decision: &mut Decision,
+    ) -> CallOutcome {
         let Some(tool) = snapshot.resolve(name) else {
             return CallOutcome::local(self.unresolved(snapshot, name));
         };
@@ -74,11 +127,12 @@ impl Hub {
         let envelope = |code, message: String| {
             ToolError::new(code, message).for_tool(tool.alias.as_str(), &tool.name)
         };
-        let arguments = if arguments.is_null() {
+        let mut arguments = if arguments.is_null() {
             Value::Object(Map::new())
         } else {
             arguments
         };
+        let dropped = nulls::drop_refused_nulls(&tool.validator, &mut arguments);
         let errors = schema::validate(&tool.validator, &arguments);
         if !errors.is_empty() {
             let mut error = envelope(
@@ -89,7 +143,9 @@ impl Hub {
                 ),
             );
             error.errors = errors;
-            return CallOutcome::local(error);
+            let mut outcome = CallOutcome::local(error);
+            outcome.dropped_nulls = dropped;
+            return outcome;
         }
         // Never ask the operator about a call that cannot happen.
         if let Some(error) = self.gone(&tool) {
@@ -104,9 +160,14 @@ impl Hub {
                 effect: tool.effect,
                 requested_by: approver.requester(),
             };
+            let decider = approver.decider();
             if let ApprovalDecision::Denied { reason } = approver.approve(request).await {
+                *decision = Decision::Denied { decider };
                 return CallOutcome::local(envelope(Code::McpPermissionDenied, reason));
             }
+            *decision = Decision::Approved { decider };
+        } else {
+            *decision = Decision::Allow;
         }
         // The connection may have ended while the operator was deciding.
         if let Some(error) = self.gone(&tool) {
@@ -119,7 +180,9 @@ impl Hub {
                 "arguments must be an object".into(),
             ));
         };
-        self.send(&tool, arguments, call_id).await
+        let mut outcome = self.send(&tool, arguments, call_id).await;
+        outcome.dropped_nulls = dropped;
+        outcome
     }
 
     async fn send(
@@ -133,57 +196,166 @@ impl Hub {
         };
         let conn = &tool.connection;
         let started = Instant::now();
-        let params = json!({ "name": tool.remote_name, "arguments": arguments });
-        let response = conn.request_long("tools/call", params, Some(call_id)).await;
+        let settled = exchange::call(conn, tool, arguments, self.limits(), call_id).await;
         let elapsed = started.elapsed();
-        let (result, server_output) = match response {
-            Ok((result, spilled)) => match parse_result(result) {
-                Ok(parsed) if parsed.is_error => (
-                    Err(envelope(
-                        Code::McpRemoteError,
-                        format!(
-                            "`{}` reported an error. Its error text is withheld from the model; \
-                             the operator can see it. The connection is kept.",
-                            tool.name
-                        ),
-                    )),
-                    Some(text_of(&parsed.content)),
-                ),
-                Ok(parsed) => {
-                    // Saving a large result is file work: off the async workers.
-                    let (max, dir, id) = (
-                        self.limits().max_result_bytes,
-                        self.results_dir(),
-                        call_id.to_string(),
-                    );
-                    let finished = tokio::task::spawn_blocking(move || {
-                        let saver = Saver {
-                            dir: dir.as_deref(),
-                            call_id: &id,
-                        };
-                        finish(parsed, spilled, max, saver)
-                    })
-                    .await;
-                    match finished {
-                        Ok(output) => (Ok(output), None),
-                        Err(e) => (
-                            Err(envelope(
-                                Code::McpRemoteError,
-                                format!("the result of `{}` could not be read", tool.name),
-                            )),
-                            Some(format!("mcp-harness: {e}")),
-                        ),
-                    }
-                }
-                Err(problem) => (
+        let (result, server_output) = match settled {
+            Ok((raw, spilled)) => self.finish(tool, raw, spilled, call_id).await,
+            Err(CallFailure::Request(error)) => self.request_failed(tool, error),
+            Err(CallFailure::Protocol(problem)) => (
+                Err(envelope(
+                    Code::McpRemoteError,
+                    format!(
+                        "the call to `{}` broke the protocol: {problem}; the connection is kept",
+                        tool.name
+                    ),
+                )),
+                None,
+            ),
+            Err(CallFailure::TaskTimeout(after)) => (
+                Err(envelope(
+                    Code::McpTaskTimeout,
+                    format!(
+                        "`{}` ran as a task and did not finish within {} ms (task_timeout_ms); the task \
+                         was cancelled, the connection is kept",
+                        tool.name,
+                        after.as_millis()
+                    ),
+                )),
+                None,
+            ),
+            Err(CallFailure::TaskFailed { code, message }) => (
+                Err(envelope(
+                    Code::McpRemoteError,
+                    format!(
+                        "`{}` ran as a task and the task failed (JSON-RPC error {code}); the connection \
+                         is kept",
+                        tool.name
+                    ),
+                )),
+                (!message.is_empty()).then_some(message),
+            ),
+        };
+        CallOutcome {
+            result,
+            server_output,
+            elapsed,
+            dropped_nulls: Vec::new(),
+        }
+    }
+
+    /// A result: the tool's error, a result that breaks its `outputSchema`, or
+    /// what the model gets (capped at `max_result_bytes`; the whole text saved
+    /// as `results/CALL_ID.txt` when it is longer).
+    async fn finish(
+        &self,
+        tool: &ExposedTool,
+        raw: Value,
+        spilled: Option<Spilled>,
+        call_id: &str,
+    ) -> (Result<ToolOutput, ToolError>, Option<String>) {
+        let envelope = |code, message: String| {
+            ToolError::new(code, message).for_tool(tool.alias.as_str(), &tool.name)
+        };
+        let parsed = match parse_value(raw) {
+            Ok(parsed) => parsed,
+            Err(problem) => {
+                return (
                     Err(envelope(
                         Code::McpRemoteError,
                         format!("`{}` returned a malformed result", tool.name),
                     )),
                     Some(problem),
-                ),
-            },
-            Err(RequestError::Remote { code, message }) => (
+                );
+            }
+        };
+        if parsed.is_error {
+            return (
+                Err(envelope(
+                    Code::McpRemoteError,
+                    format!(
+                        "`{}` reported an error. Its error text is withheld from the model; \
+                         the operator can see it. The connection is kept.",
+                        tool.name
+                    ),
+                )),
+                Some(text_of(&parsed.content)),
+            );
+        }
+        if let Some(validator) = &tool.output_validator {
+            let problems = match &parsed.structured {
+                None => vec!["(no structuredContent at all)".to_string()],
+                Some(structured) => schema::validate(validator, structured)
+                    .into_iter()
+                    .map(|e| {
+                        format!(
+                            "{}: {}",
+                            if e.instance_path.is_empty() {
+                                "/"
+                            } else {
+                                &e.instance_path
+                            },
+                            e.message
+                        )
+                    })
+                    .collect(),
+            };
+            if !problems.is_empty() {
+                return (
+                    Err(envelope(
+                        Code::McpRemoteError,
+                        format!(
+                            "the structured result of `{}` does not match the outputSchema it declares \
+                             ({} problem{}); the result was withheld, the connection is kept",
+                            tool.name,
+                            problems.len(),
+                            if problems.len() == 1 { "" } else { "s" }
+                        ),
+                    )),
+                    Some(format!(
+                        "structuredContent does not match the outputSchema:\n{}",
+                        problems.join("\n")
+                    )),
+                );
+            }
+        }
+        // Saving a large result is file work: off the async workers.
+        let (max, dir, id) = (
+            self.limits().max_result_bytes,
+            self.results_dir(),
+            call_id.to_string(),
+        );
+        let finished = tokio::task::spawn_blocking(move || {
+            let saver = Saver {
+                dir: dir.as_deref(),
+                call_id: &id,
+            };
+            finish_output(parsed, spilled, max, saver)
+        })
+        .await;
+        match finished {
+            Ok(output) => (Ok(output), None),
+            Err(e) => (
+                Err(envelope(
+                    Code::McpRemoteError,
+                    format!("the result of `{}` could not be read", tool.name),
+                )),
+                Some(format!("mcp-harness: {e}")),
+            ),
+        }
+    }
+
+    /// A request of the call failed: rule 8's transitions.
+    fn request_failed(
+        &self,
+        tool: &ExposedTool,
+        error: RequestError,
+    ) -> (Result<ToolOutput, ToolError>, Option<String>) {
+        let envelope = |code, message: String| {
+            ToolError::new(code, message).for_tool(tool.alias.as_str(), &tool.name)
+        };
+        let conn = &tool.connection;
+        match error {
+            RequestError::Remote { code, message } => (
                 Err(envelope(
                     Code::McpRemoteError,
                     format!(
@@ -193,7 +365,7 @@ impl Hub {
                 )),
                 Some(message),
             ),
-            Err(RequestError::Timeout(after)) => {
+            RequestError::Timeout(after) => {
                 self.drop_connection(
                     conn,
                     RevokeCause::Timeout {
@@ -224,7 +396,36 @@ impl Hub {
                 };
                 (Err(envelope(Code::McpTimeout, message)), None)
             }
-            Err(lost @ (RequestError::Lost(_) | RequestError::Unauthorized)) => {
+            RequestError::Unauthorized(denial) if denial.more_scope => {
+                // Only this operation needs more permission: the connection stays.
+                let message = format!(
+                    "`{}` needs more permission than the current sign-in to `{}` grants; \
+                     the operator has to sign in again. The connection is kept.",
+                    tool.name, tool.alias
+                );
+                (
+                    Err(envelope(Code::McpAuthRequired, message)),
+                    server_words(&denial),
+                )
+            }
+            RequestError::Unauthorized(denial) => {
+                self.drop_connection(
+                    conn,
+                    RevokeCause::AuthRequired {
+                        detail: denial.message.clone(),
+                    },
+                );
+                let message = format!(
+                    "`{}` refused the call for want of a valid sign-in; its tools were revoked \
+                     until the operator signs in again",
+                    tool.alias
+                );
+                (
+                    Err(envelope(Code::McpAuthRequired, message)),
+                    server_words(&denial),
+                )
+            }
+            lost @ RequestError::Lost(_) => {
                 let detail = lost.lost_detail().unwrap_or_default();
                 self.drop_connection(
                     conn,
@@ -238,11 +439,6 @@ impl Hub {
                 );
                 (Err(envelope(Code::McpConnectionLost, message)), None)
             }
-        };
-        CallOutcome {
-            result,
-            server_output,
-            elapsed,
         }
     }
 
@@ -342,4 +538,9 @@ impl Hub {
             .for_tool(tool.alias.as_str(), &tool.name),
         )
     }
+}
+
+/// What the authorization server said about a refusal (operator-only).
+fn server_words(denial: &super::connection::AuthDenial) -> Option<String> {
+    (!denial.server_output.is_empty()).then(|| denial.server_output.join("\n"))
 }

@@ -9,15 +9,16 @@ use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
-    ProtocolVersion,
+    ProtocolVersion, TASKS_EXTENSION_ID,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::elicit::{ElicitationRequest, ElicitationResponse, Elicitor};
-use super::events::{ConnectionId, EventSink, McpEvent};
+use super::elicit::Elicitor;
+use super::events::{ConnectionId, EventSink, McpEvent, Offering};
 use super::names::ServerAlias;
+use super::negotiate::Era;
 
 /// At most one progress event per connection in this interval (the last one of
 /// a call — progress == total — always goes through): a server that floods
@@ -56,37 +57,62 @@ impl Drop for ProgressRoute {
     }
 }
 
-/// The client handler of one connection.
-pub struct HarnessClient {
-    alias: ServerAlias,
-    id: ConnectionId,
-    events: EventSink,
-    last_progress: Mutex<Option<Instant>>,
+/// What every client handler of one connection shares. Negotiation may make
+/// two (the `server/discover` probe, then the handshake), so they are built
+/// from this.
+#[derive(Clone)]
+pub struct HandlerParts {
+    pub alias: ServerAlias,
+    pub id: ConnectionId,
+    pub events: EventSink,
     /// Counts `tools/list_changed` notifications; the hub's re-list task
     /// watches it (a storm just bumps the counter: re-lists are coalesced).
-    list_changed: watch::Sender<u64>,
-    elicitor: Arc<dyn Elicitor>,
-    routes: ProgressRoutes,
+    pub list_changed: Arc<watch::Sender<u64>>,
+    pub elicitor: Arc<dyn Elicitor>,
+    /// Progress token → the call it belongs to.
+    pub routes: ProgressRoutes,
+}
+
+impl HandlerParts {
+    pub(super) fn alias(&self) -> &ServerAlias {
+        &self.alias
+    }
+
+    /// The handler for one lifecycle attempt in `era`.
+    pub(super) fn client(&self, era: Era) -> HarnessClient {
+        HarnessClient {
+            parts: self.clone(),
+            era,
+            last_progress: Mutex::new(None),
+        }
+    }
+}
+
+/// The client handler of one connection.
+pub struct HarnessClient {
+    parts: HandlerParts,
+    era: Era,
+    last_progress: Mutex<Option<Instant>>,
 }
 
 impl HarnessClient {
-    pub fn new(
-        alias: ServerAlias,
-        id: ConnectionId,
-        events: EventSink,
-        list_changed: watch::Sender<u64>,
-        elicitor: Arc<dyn Elicitor>,
-        routes: ProgressRoutes,
-    ) -> Self {
-        Self {
-            alias,
-            id,
-            events,
-            last_progress: Mutex::new(None),
-            list_changed,
-            elicitor,
-            routes,
-        }
+    /// `resources/list_changed` or `prompts/list_changed` (from a notification
+    /// or a subscription).
+    pub(super) fn note_offerings_changed(parts: &HandlerParts, what: Offering) {
+        parts.events.emit(McpEvent::OfferingsChanged {
+            alias: parts.alias.clone(),
+            connection: parts.id,
+            what,
+        });
+    }
+
+    /// Counts one `tools/list_changed` (from a notification or a subscription).
+    pub(super) fn note_list_changed(parts: &HandlerParts) {
+        parts.list_changed.send_modify(|n| *n = n.wrapping_add(1));
+        parts.events.emit(McpEvent::ToolListChanged {
+            alias: parts.alias.clone(),
+            connection: parts.id,
+        });
     }
 
     fn progress_due(&self, done: bool) -> bool {
@@ -100,23 +126,41 @@ impl HarnessClient {
     }
 }
 
+/// The client capabilities of a connection in `era`: the same in every mode
+/// (SPEC rule 16); 2026-07-28 adds the tasks extension.
+pub(super) fn capabilities(era: Era) -> ClientCapabilities {
+    let mut capabilities = client_capabilities();
+    if era == Era::Stateless {
+        // The tasks extension (2026-07-28): the server may answer a call with a task.
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(TASKS_EXTENSION_ID.to_string(), Default::default());
+    }
+    capabilities
+}
+
 impl ClientHandler for HarnessClient {
     fn get_info(&self) -> ClientConfig {
-        // rmcp's default asks for 2026-07-28, a revision without the `initialize`
-        // handshake; we ask for the newest revision that has one.
+        // The handshake offers the newest revision that has one; a stateless
+        // attempt names its revision in `server/discover` instead.
         ClientConfig::new(
-            client_capabilities(),
+            capabilities(self.era),
             Implementation::new("mcp-harness", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.list_changed.send_modify(|n| *n = n.wrapping_add(1));
-        self.events.emit(McpEvent::ToolListChanged {
-            alias: self.alias.clone(),
-            connection: self.id,
-        });
+        Self::note_list_changed(&self.parts);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        Self::note_offerings_changed(&self.parts, Offering::Resources);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        Self::note_offerings_changed(&self.parts, Offering::Prompts);
     }
 
     async fn on_progress(
@@ -128,14 +172,15 @@ impl ClientHandler for HarnessClient {
             return;
         }
         let call = self
+            .parts
             .routes
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&params.progress_token.0.to_string())
             .cloned();
-        self.events.emit(McpEvent::Progress {
-            alias: self.alias.clone(),
-            connection: self.id,
+        self.parts.events.emit(McpEvent::Progress {
+            alias: self.parts.alias.clone(),
+            connection: self.parts.id,
             call,
             progress: params.progress,
             total: params.total,
@@ -148,56 +193,26 @@ impl ClientHandler for HarnessClient {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, rmcp::ErrorData> {
-        let decline = Ok(ElicitResult::new(ElicitationAction::Decline));
-        // URL mode is never offered; a server that asks for it anyway gets a
-        // refusal, not the operator's attention.
-        let ElicitRequestParams::FormElicitationParams {
-            message,
-            requested_schema,
-            ..
-        } = request
-        else {
-            return decline;
-        };
-        let schema = serde_json::to_value(&requested_schema).unwrap_or(Value::Null);
-        let request = ElicitationRequest {
-            alias: self.alias.clone(),
-            connection: self.id,
-            message,
-            requested_schema: schema.clone(),
-        };
-        Ok(match self.elicitor.elicit(request).await {
-            ElicitationResponse::Accept { content } => {
-                let content = Value::Object(content);
-                if satisfies(&schema, &content) {
-                    ElicitResult::new(ElicitationAction::Accept).with_content(content)
-                } else {
-                    // Never send the server something its own schema refuses.
-                    tracing::warn!(alias = %self.alias, "elicitation answer does not match the requested schema; cancelled");
-                    ElicitResult::new(ElicitationAction::Cancel)
-                }
-            }
-            ElicitationResponse::Decline => ElicitResult::new(ElicitationAction::Decline),
-            ElicitationResponse::Cancel => ElicitResult::new(ElicitationAction::Cancel),
-        })
+        let params = serde_json::to_value(&request).unwrap_or(Value::Null);
+        let answer = super::elicit::answer_form(
+            self.parts.elicitor.as_ref(),
+            &self.parts.alias,
+            self.parts.id,
+            &params,
+        )
+        .await;
+        Ok(serde_json::from_value(answer)
+            .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Cancel)))
     }
 }
 
-/// What the harness advertises in `initialize`: one set for every mode (SPEC
-/// rule 16), so a server publishes the same tools to `policy`, `check`, `call`,
-/// `run` and the TUI. Elicitation is form mode only: URL mode would send the
+/// What the harness advertises (in `initialize`, or in every request's `_meta`):
+/// one set for every mode (SPEC rule 16), so a server publishes the same tools to
+/// `policy`, `check`, `call`, `run` and the TUI. Elicitation is form mode only: URL mode would send the
 /// operator to a server-chosen page.
 pub fn client_capabilities() -> ClientCapabilities {
     let mut capabilities = ClientCapabilities::default();
     capabilities.elicitation =
         Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
     capabilities
-}
-
-/// Whether `content` satisfies the requested schema (compiled offline, like every
-/// server schema: no external `$ref` is ever fetched).
-fn satisfies(schema: &Value, content: &Value) -> bool {
-    super::schema::compile(schema)
-        .map(|validator| super::schema::validate(&validator, content).is_empty())
-        .unwrap_or(false)
 }

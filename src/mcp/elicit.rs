@@ -6,7 +6,7 @@
 //! The server's message and schema are untrusted.
 
 use futures::future::BoxFuture;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::events::ConnectionId;
 use super::names::ServerAlias;
@@ -50,6 +50,58 @@ impl Elicitor for DecliningElicitor {
     fn elicit(&self, _request: ElicitationRequest) -> BoxFuture<'_, ElicitationResponse> {
         Box::pin(std::future::ready(ElicitationResponse::Decline))
     }
+}
+
+/// Answers one `elicitation/create` (its `params`, raw: from a server request
+/// or from an `InputRequiredResult`) through `elicitor`, returning the
+/// `ElicitResult` to send back. URL mode is never offered: a server that asks for
+/// it is declined without reaching the operator; an accepted answer that does
+/// not satisfy the requested schema is sent as `cancel`, never as content the
+/// server's own schema refuses.
+pub(super) async fn answer_form(
+    elicitor: &dyn Elicitor,
+    alias: &ServerAlias,
+    connection: ConnectionId,
+    params: &Value,
+) -> Value {
+    let decline = json!({"action": "decline"});
+    let form = params.get("mode").is_none_or(|m| m == "form");
+    let (Some(message), Some(schema)) = (
+        params.get("message").and_then(Value::as_str),
+        params.get("requestedSchema").filter(|s| s.is_object()),
+    ) else {
+        return decline;
+    };
+    if !form {
+        return decline;
+    }
+    let request = ElicitationRequest {
+        alias: alias.clone(),
+        connection,
+        message: message.to_string(),
+        requested_schema: schema.clone(),
+    };
+    match elicitor.elicit(request).await {
+        ElicitationResponse::Accept { content } => {
+            let content = Value::Object(content);
+            if satisfies(schema, &content) {
+                json!({"action": "accept", "content": content})
+            } else {
+                tracing::warn!(%alias, "elicitation answer does not match the requested schema; cancelled");
+                json!({"action": "cancel"})
+            }
+        }
+        ElicitationResponse::Decline => decline,
+        ElicitationResponse::Cancel => json!({"action": "cancel"}),
+    }
+}
+
+/// Whether `content` satisfies the requested schema (compiled offline, like every
+/// server schema: no external `$ref` is ever fetched).
+fn satisfies(schema: &Value, content: &Value) -> bool {
+    super::schema::compile(schema)
+        .map(|validator| super::schema::validate(&validator, content).is_empty())
+        .unwrap_or(false)
 }
 
 /// Accepts every request with the requested schema's defaults (see
@@ -105,7 +157,6 @@ fn usable_default(property: &Value, default: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn defaults_fill_the_form_when_they_fit_their_type() {

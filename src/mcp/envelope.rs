@@ -24,8 +24,14 @@ pub enum ToolErrorCode {
     McpRemoteError,
     /// No answer in time; the call was cancelled and the connection dropped.
     McpTimeout,
+    /// A call that ran as a task did not finish within `task_timeout_ms`; the
+    /// task was cancelled and the connection kept.
+    McpTaskTimeout,
     /// The server died or the transport closed; the connection was dropped.
     McpConnectionLost,
+    /// The server refused the call for want of a (sufficient) sign-in; the
+    /// operator has to sign in again.
+    McpAuthRequired,
     /// `connect_mcp` did not end with exposed tools (rejected or failed).
     McpConnectFailed,
     /// A built-in tool's arguments do not match its schema.

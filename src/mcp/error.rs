@@ -6,6 +6,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use super::names::ServerAlias;
+use super::pins::DefinitionChange;
 use super::policy::PolicyMismatch;
 
 /// Codes of the `check --json` contract. The first group *rejects* a connection
@@ -23,12 +24,22 @@ pub enum ConnectErrorCode {
     PolicyMismatch,
     PaginationLimit,
     InvalidToolDefinition,
+    /// A tool's definition differs from its pin (rule 14).
+    DefinitionChanged,
+    /// `pin = "required"` and a tool has no pin.
+    DefinitionUnpinned,
     SpawnFailed,
     InitializeFailed,
     McpTimeout,
     McpConnectionLost,
     /// An HTTP server answered 401/403: it wants credentials we did not send.
     AuthRequired,
+    /// The server answered a protocol revision the harness did not offer, or
+    /// speaks none the harness does (SPEC rule 17).
+    ProtocolVersionMismatch,
+    /// The lock file with the pins cannot be read or written, so the tools
+    /// cannot be checked against them.
+    LockFileError,
 }
 
 /// Where an alias ends up after a connection attempt that did not succeed.
@@ -45,9 +56,13 @@ impl ConnectErrorCode {
     pub fn kind(self) -> FailureKind {
         use ConnectErrorCode::*;
         match self {
-            SpawnFailed | InitializeFailed | McpTimeout | McpConnectionLost | AuthRequired => {
-                FailureKind::Failed
-            }
+            SpawnFailed
+            | InitializeFailed
+            | McpTimeout
+            | McpConnectionLost
+            | AuthRequired
+            | LockFileError
+            | ProtocolVersionMismatch => FailureKind::Failed,
             _ => FailureKind::Rejected,
         }
     }
@@ -64,11 +79,15 @@ impl ConnectErrorCode {
             PolicyMismatch => "policy_mismatch",
             PaginationLimit => "pagination_limit",
             InvalidToolDefinition => "invalid_tool_definition",
+            DefinitionChanged => "definition_changed",
+            DefinitionUnpinned => "definition_unpinned",
             SpawnFailed => "spawn_failed",
             InitializeFailed => "initialize_failed",
             McpTimeout => "mcp_timeout",
             McpConnectionLost => "mcp_connection_lost",
             AuthRequired => "auth_required",
+            ProtocolVersionMismatch => "protocol_version_mismatch",
+            LockFileError => "lock_file_error",
         }
     }
 }
@@ -94,6 +113,10 @@ pub struct ConnectError {
     pub tools: Vec<String>,
     /// For `policy_mismatch`: what differs.
     pub policy_diff: Option<Box<PolicyMismatch>>,
+    /// For `definition_changed` (and renames under `definition_unpinned`):
+    /// each tool's change, with its diff (see [`ConnectError::changes`];
+    /// boxed thin: this error travels in every `Result` of the connect path).
+    changes: Option<Box<Changes>>,
     /// What the server itself said (stderr tail, its error text), raw.
     /// Operator-only: shown inert, never put into anything the model sees.
     pub server_output: Vec<String>,
@@ -111,6 +134,7 @@ impl ConnectError {
             hint: hint.into(),
             tools: Vec::new(),
             policy_diff: None,
+            changes: None,
             server_output: Vec::new(),
         }
     }
@@ -122,6 +146,16 @@ impl ConnectError {
 
     pub fn kind(&self) -> FailureKind {
         self.code.kind()
+    }
+
+    /// Each changed definition, with its diff (empty unless the pins broke).
+    pub fn changes(&self) -> &[DefinitionChange] {
+        self.changes.as_deref().map_or(&[], |c| c.0.as_slice())
+    }
+
+    pub fn with_changes(mut self, changes: Vec<DefinitionChange>) -> Self {
+        self.changes = (!changes.is_empty()).then(|| Box::new(Changes(changes)));
+        self
     }
 
     /// What happened, for the model: the harness's words only (SPEC rules 9 and
@@ -139,9 +173,13 @@ impl ConnectError {
             }
         };
         match self.code {
-            SpawnFailed | InitializeFailed | McpTimeout | McpConnectionLost | AuthRequired => {
-                self.message.clone()
-            }
+            SpawnFailed
+            | InitializeFailed
+            | McpTimeout
+            | McpConnectionLost
+            | AuthRequired
+            | LockFileError
+            | ProtocolVersionMismatch => self.message.clone(),
             NameTooLong => format!(
                 "{} of the server would get an exposed name longer than 64 characters",
                 tools(n)
@@ -168,9 +206,23 @@ impl ConnectError {
             },
             PaginationLimit => "the server's tools/list did not end within the local limits".into(),
             InvalidToolDefinition => "the server published malformed tool definitions".into(),
+            DefinitionChanged => format!(
+                "the definitions of {} differ from what the operator pinned (approved); \
+                 the operator must review the change and accept it",
+                tools(n)
+            ),
+            DefinitionUnpinned => format!(
+                "{} of the server have no pinned (approved) definition, and this server \
+                 requires one; the operator must review and pin them",
+                tools(n)
+            ),
         }
     }
 }
+
+/// The definition changes of a [`ConnectError`].
+#[derive(Debug, Clone)]
+struct Changes(Vec<DefinitionChange>);
 
 /// Errors of the connection manager itself (before any server is involved).
 #[derive(Debug, Clone, Error, PartialEq, Eq)]

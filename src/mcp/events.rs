@@ -8,6 +8,8 @@ use tokio::sync::mpsc;
 
 use super::error::ConnectErrorCode;
 use super::names::ServerAlias;
+use super::observe::Observer;
+use super::pins::{DefinitionChange, PinRecord};
 
 /// Unique for the life of the process; never reused, so a late event about an old
 /// connection can never be mistaken for the current one.
@@ -43,6 +45,9 @@ pub enum RevokeCause {
     Killed,
     /// The harness is shutting down.
     Shutdown,
+    /// An HTTP server refused the sign-in and it could not be renewed, or the
+    /// operator signed out: the alias needs a new sign-in.
+    AuthRequired { detail: String },
     /// After `notifications/tools/list_changed`, the re-listed tools break a
     /// local rule (exact equality with the policy, names, schemas): the whole
     /// connection was rejected. `changes` says what the server changed.
@@ -50,6 +55,9 @@ pub enum RevokeCause {
         code: ConnectErrorCode,
         message: String,
         changes: ToolChanges,
+        /// For `definition_changed`: each changed tool with its diff.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        definition_changes: Vec<DefinitionChange>,
     },
 }
 
@@ -104,12 +112,33 @@ impl std::fmt::Display for RevokeCause {
             RevokeCause::ConnectionLost { detail } => write!(f, "connection lost: {detail}"),
             RevokeCause::Killed => f.write_str("server process killed by the operator"),
             RevokeCause::Shutdown => f.write_str("harness shutting down"),
+            RevokeCause::AuthRequired { detail } => write!(f, "sign-in required: {detail}"),
             RevokeCause::PolicyViolation {
                 message, changes, ..
             } => write!(
                 f,
                 "the server changed its tools ({changes}) and they break a local rule: {message}"
             ),
+        }
+    }
+}
+
+/// What happened to an alias's pins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PinChange {
+    Created,
+    Accepted,
+    Violated,
+}
+
+impl PinChange {
+    /// The audit log's event name.
+    pub fn audit_event(self) -> &'static str {
+        match self {
+            PinChange::Created => "pin_created",
+            PinChange::Accepted => "pin_accepted",
+            PinChange::Violated => "pin_violated",
         }
     }
 }
@@ -154,6 +183,14 @@ impl AliasState {
 /// Exposed name → what the harness noticed about that tool's definition.
 pub type ToolFlags = std::collections::BTreeMap<String, Vec<super::published::ToolFlag>>;
 
+/// Which of a server's offerings besides tools changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Offering {
+    Resources,
+    Prompts,
+}
+
 /// One thing that happened in the MCP layer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -169,6 +206,8 @@ pub enum McpEvent {
     Registered {
         alias: ServerAlias,
         connection: ConnectionId,
+        /// The protocol revision the connection speaks.
+        protocol_version: String,
         tools: Vec<String>,
         #[serde(skip_serializing_if = "ToolFlags::is_empty")]
         flags: ToolFlags,
@@ -187,6 +226,13 @@ pub enum McpEvent {
         alias: ServerAlias,
         connection: ConnectionId,
     },
+    /// The server says its resources or its prompts changed: views of them
+    /// list again (nothing is cached in `mcp/`: every listing asks the server).
+    OfferingsChanged {
+        alias: ServerAlias,
+        connection: ConnectionId,
+        what: Offering,
+    },
     /// A re-list after `tools/list_changed` still satisfies every local rule: the
     /// connection's exposed tools were replaced at once (snapshot `version`). All
     /// names are exposed names; `changed` are tools whose schema or description
@@ -202,6 +248,25 @@ pub enum McpEvent {
         #[serde(skip_serializing_if = "ToolFlags::is_empty")]
         flags: ToolFlags,
         version: u64,
+    },
+    /// A call runs as a task on the server; its status changed (`task` and
+    /// `message` are the server's words: untrusted).
+    Task {
+        alias: ServerAlias,
+        connection: ConnectionId,
+        /// The exposed name of the tool.
+        tool: String,
+        task: String,
+        state: super::tasks::TaskState,
+        message: Option<String>,
+    },
+    /// Pins were written or found broken: `created` by trust on first use,
+    /// `accepted` by the operator, `violated` by a definition that differs
+    /// from its pin (or, under `pin = "required"`, has none).
+    Pins {
+        alias: ServerAlias,
+        change: PinChange,
+        tools: Vec<PinRecord>,
     },
     /// Progress of a running call, as reported by the server.
     Progress {
@@ -222,8 +287,13 @@ impl Serialize for ServerAlias {
 }
 
 /// Where events go. Sending never blocks; events are dropped if nobody listens.
-#[derive(Clone)]
-pub struct EventSink(Option<Arc<dyn Fn(McpEvent) + Send + Sync>>);
+/// An [`Observer`] (telemetry) may ride along: it sees every event, and the hub
+/// reports every call to it.
+#[derive(Clone, Default)]
+pub struct EventSink {
+    forward: Option<Arc<dyn Fn(McpEvent) + Send + Sync>>,
+    observer: Option<Arc<dyn Observer>>,
+}
 
 impl EventSink {
     pub fn new() -> (Self, mpsc::UnboundedReceiver<McpEvent>) {
@@ -234,16 +304,32 @@ impl EventSink {
     /// Hands every event to `f` (which must not block): lets a session put MCP
     /// and agent events on one channel, so they are read in the order they happened.
     pub fn forward(f: impl Fn(McpEvent) + Send + Sync + 'static) -> Self {
-        Self(Some(Arc::new(f)))
+        Self {
+            forward: Some(Arc::new(f)),
+            observer: None,
+        }
     }
 
     /// A sink for callers that do not listen (headless commands).
     pub fn discard() -> Self {
-        Self(None)
+        Self::default()
+    }
+
+    /// The same sink, with `observer` watching (or without one for `None`).
+    pub fn observed_by(mut self, observer: Option<Arc<dyn Observer>>) -> Self {
+        self.observer = observer;
+        self
+    }
+
+    pub fn observer(&self) -> Option<&Arc<dyn Observer>> {
+        self.observer.as_ref()
     }
 
     pub fn emit(&self, event: McpEvent) {
-        if let Some(f) = &self.0 {
+        if let Some(observer) = &self.observer {
+            observer.event(&event);
+        }
+        if let Some(f) = &self.forward {
             f(event);
         }
     }
@@ -251,10 +337,14 @@ impl EventSink {
 
 impl std::fmt::Debug for EventSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
+        f.write_str(if self.forward.is_some() {
             "EventSink"
         } else {
             "EventSink(discard)"
-        })
+        })?;
+        if self.observer.is_some() {
+            f.write_str(" + observer")?;
+        }
+        Ok(())
     }
 }

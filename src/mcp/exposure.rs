@@ -8,13 +8,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::connection::Connection;
+use super::connection::{Connection, Endpoint};
 use super::error::{ConnectError, ConnectErrorCode as Code};
+use super::mcpheader;
 use super::names::{MAX_EXPOSED_NAME_LEN, ServerAlias, exposed_name, quote};
 use super::policy::{Effect, ToolPolicy};
 use super::published::PublishedTool;
 use super::registry::ExposedTool;
-use super::schema::SchemaProblem;
+use super::schema::{self, SchemaProblem};
 use super::validators::{Precompiled, ValidatorCache};
 
 /// Validates `published` against the local rules and builds the exposed tools
@@ -31,22 +32,35 @@ pub fn expose(
         .filter(|t| policy.effect(&t.name) != Some(Effect::Deny))
         .collect();
     let names = check_names(alias, &candidates)?;
+    if conn.is_stateless() && *conn.endpoint() == Endpoint::Http {
+        check_headers(&candidates)?;
+    }
     // Normally every schema was compiled while the listing was in flight; the
     // local cache covers anything that was not.
     let mut cache = ValidatorCache::default();
     let mut validators = Vec::with_capacity(candidates.len());
+    let mut outputs = Vec::with_capacity(candidates.len());
     for (i, tool) in candidates.iter().enumerate() {
         let compiled = precompiled
             .get(i, &tool.input_schema)
             .unwrap_or_else(|| cache.get_or_compile(&tool.input_schema));
-        validators.push(compiled.map_err(|p| schema_error(tool, p))?);
+        validators.push(compiled.map_err(|p| schema_error(tool, Which::Input, p))?);
+        let output = match &tool.output_schema {
+            Some(schema) => Some(
+                schema::compile_output(schema)
+                    .map(Arc::new)
+                    .map_err(|p| schema_error(tool, Which::Output, p))?,
+            ),
+            None => None,
+        };
+        outputs.push(output);
     }
     check_policy(alias, published, policy)?;
     Ok(candidates
         .into_iter()
         .zip(names)
-        .zip(validators)
-        .map(|((tool, name), validator)| {
+        .zip(validators.into_iter().zip(outputs))
+        .map(|((tool, name), (validator, output_validator))| {
             let hidden_text = tool.has_hidden_text();
             // The model reads the schema too: without invisible code points.
             // (Arguments are still validated against the schema as published.)
@@ -67,6 +81,8 @@ pub fn expose(
                 hidden_text,
                 effect: policy.effect(&tool.name).unwrap_or(Effect::Confirm),
                 validator,
+                output_validator,
+                task_support: tool.task_support,
                 connection: Arc::clone(conn),
             })
         })
@@ -131,21 +147,57 @@ fn check_names(alias: &ServerAlias, tools: &[&PublishedTool]) -> Result<Vec<Stri
     Ok(names)
 }
 
-fn schema_error(tool: &PublishedTool, problem: SchemaProblem) -> ConnectError {
+/// `x-mcp-header` (2026-07-28 over HTTP): every invalid definition, by name.
+fn check_headers(tools: &[&PublishedTool]) -> Result<(), ConnectError> {
+    let invalid: Vec<(&PublishedTool, String)> = tools
+        .iter()
+        .filter_map(|t| mcpheader::check(&t.input_schema).err().map(|why| (*t, why)))
+        .collect();
+    if invalid.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = invalid
+        .iter()
+        .map(|(t, why)| format!("{}: {why}", quote(&t.name)))
+        .collect();
+    Err(ConnectError::new(
+        Code::InvalidToolDefinition,
+        format!(
+            "header rule: tools with invalid `x-mcp-header` annotations cannot be called over \
+             Streamable HTTP: {}",
+            list.join("; ")
+        ),
+        "set these tools to \"deny\" in the policy, or ask the server's authors to fix them",
+    )
+    .with_tools(invalid.iter().map(|(t, _)| t.name.clone()).collect()))
+}
+
+/// Which of a tool's schemas broke the schema rule.
+#[derive(Clone, Copy)]
+enum Which {
+    Input,
+    Output,
+}
+
+fn schema_error(tool: &PublishedTool, which: Which, problem: SchemaProblem) -> ConnectError {
     let hint =
         "set this tool to \"deny\" in the policy, or ask the server's authors to fix its schema";
     let tools = vec![tool.name.clone()];
     let t = quote(&tool.name);
+    let field = match which {
+        Which::Input => "inputSchema",
+        Which::Output => "outputSchema",
+    };
     match problem {
         SchemaProblem::NotObject(detail) => ConnectError::new(
             Code::SchemaNotObject,
-            format!("schema rule: the inputSchema of {t} must have top-level \"type\": \"object\" ({detail})"),
+            format!("schema rule: the {field} of {t} must have top-level \"type\": \"object\" ({detail})"),
             hint,
         ),
         SchemaProblem::ExternalRef(reference) => ConnectError::new(
             Code::SchemaExternalRef,
             format!(
-                "schema rule: the inputSchema of {t} references {}, which is not a local `#…` pointer; \
+                "schema rule: the {field} of {t} references {}, which is not a local `#…` pointer; \
                  external schemas are never fetched",
                 quote(&reference)
             ),
@@ -153,7 +205,7 @@ fn schema_error(tool: &PublishedTool, problem: SchemaProblem) -> ConnectError {
         ),
         SchemaProblem::Invalid(detail) => ConnectError::new(
             Code::SchemaInvalid,
-            format!("schema rule: the inputSchema of {t} does not compile: {}", crate::sanitize::inert_line(&detail, 300)),
+            format!("schema rule: the {field} of {t} does not compile: {}", crate::sanitize::inert_line(&detail, 300)),
             hint,
         ),
     }

@@ -8,11 +8,14 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::auth::{AuthContext, Store};
 use super::connection::Connection;
 use super::elicit::{DecliningElicitor, Elicitor};
 use super::error::{ConnectError, HubError};
 use super::events::{AliasState, EventSink, McpEvent, RevokeCause};
 use super::names::ServerAlias;
+use super::negotiate::Era;
+use super::pins::PinBook;
 use super::registry::{ConnectionEntry, Registry, Snapshot};
 use super::spec::{Limits, ServerSpec};
 use super::vars::Vars;
@@ -35,6 +38,12 @@ pub(super) struct Inner {
     pub(super) elicitor: Mutex<Arc<dyn Elicitor>>,
     /// The session's `results/` directory: whole results over `max_result_bytes`.
     results: Mutex<Option<std::path::PathBuf>>,
+    /// The protocol era each alias's server was last found to speak.
+    eras: Mutex<BTreeMap<ServerAlias, Era>>,
+    /// Where the tools' pins are kept (rule 14).
+    pub(super) pins: Mutex<Arc<PinBook>>,
+    /// OAuth: the token store and who takes sign-ins to a person.
+    pub(super) auth: Mutex<AuthContext>,
     state: Mutex<State>,
 }
 
@@ -71,7 +80,7 @@ pub(super) struct Slot {
     pub(super) connection: Option<Arc<Connection>>,
     /// The outcome of the last connection attempt (for the operator's views);
     /// after a success only the server's identity (its tools are in the registry).
-    last_report: Option<ConnectReport>,
+    pub(super) last_report: Option<ConnectReport>,
 }
 
 impl Hub {
@@ -106,6 +115,9 @@ impl Hub {
                 events,
                 elicitor: Mutex::new(Arc::new(DecliningElicitor)),
                 results: Mutex::new(None),
+                eras: Mutex::new(BTreeMap::new()),
+                pins: Mutex::new(Arc::new(PinBook::in_memory())),
+                auth: Mutex::new(AuthContext::new(Arc::new(Store::default_location()))),
                 state: Mutex::new(State {
                     slots,
                     ..State::default()
@@ -160,14 +172,26 @@ impl Hub {
         }
     }
 
+    pub(super) fn known_era(&self, alias: &ServerAlias) -> Option<Era> {
+        self.inner
+            .eras
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(alias)
+            .copied()
+    }
+
+    pub(super) fn remember_era(&self, alias: &ServerAlias, era: Option<Era>) {
+        let mut eras = self.inner.eras.lock().unwrap_or_else(|e| e.into_inner());
+        match era {
+            Some(era) => eras.insert(alias.clone(), era),
+            None => eras.remove(alias),
+        };
+    }
+
     /// The current registry snapshot: O(1).
     pub fn snapshot(&self) -> Snapshot {
         self.inner.registry.snapshot()
-    }
-
-    /// The registry itself (to revoke by connection id).
-    pub fn registry(&self) -> &Registry {
-        &self.inner.registry
     }
 
     pub fn limits(&self) -> &Limits {
@@ -227,6 +251,14 @@ impl Hub {
     /// Connects an alias: start/reach the server, initialize, list, validate,
     /// expose, register — or report why not. Takes only an alias, by design.
     pub async fn connect(&self, alias: &str) -> Result<ConnectReport, HubError> {
+        self.connect_with(alias, false).await
+    }
+
+    pub(super) async fn connect_with(
+        &self,
+        alias: &str,
+        interactive: bool,
+    ) -> Result<ConnectReport, HubError> {
         let spec = self.spec(alias)?;
         let alias = spec.alias.clone();
         let token = CancellationToken::new();
@@ -245,7 +277,7 @@ impl Hub {
             self.set_state(&alias, slot, AliasState::Connecting);
         }
         let attempt = tokio::select! {
-            attempt = self.attempt(&spec) => attempt,
+            attempt = self.attempt(&spec, interactive) => attempt,
             _ = token.cancelled() => return Err(HubError::ConnectCancelled(alias)),
         };
         let (connection, mut report) = attempt;
@@ -288,6 +320,10 @@ impl Hub {
                     server: report.server.clone(),
                     published: Arc::from(Vec::new()),
                     outcome: Ok(Vec::new()),
+                    pins: super::pins::PinSummary {
+                        states: Vec::new(),
+                        ..report.pins.clone()
+                    },
                 });
                 self.set_state(&alias, slot, ready);
                 drop(state);
@@ -308,6 +344,11 @@ impl Hub {
 
     /// Revokes the alias's tools at once and closes its connection in the background.
     pub fn disconnect(&self, alias: &str) -> Result<(), HubError> {
+        self.disconnect_with(alias, RevokeCause::Disconnected)
+    }
+
+    /// Disconnects, revoking with `cause` (a sign-out says so).
+    pub(super) fn disconnect_with(&self, alias: &str, cause: RevokeCause) -> Result<(), HubError> {
         let alias = self.spec(alias)?.alias.clone();
         let mut state = self.lock();
         let slot = state.slots.get_mut(&alias).ok_or(HubError::ShuttingDown)?;
@@ -320,10 +361,15 @@ impl Hub {
             .connection
             .take()
             .ok_or_else(|| HubError::NotConnected(alias.clone()))?;
-        self.inner
-            .registry
-            .revoke(connection.id(), RevokeCause::Disconnected);
-        self.set_state(&alias, slot, AliasState::Disconnected);
+        let next = match &cause {
+            RevokeCause::AuthRequired { detail } => AliasState::Failed {
+                code: super::error::ConnectErrorCode::AuthRequired,
+                message: detail.clone(),
+            },
+            _ => AliasState::Disconnected,
+        };
+        self.inner.registry.revoke(connection.id(), cause);
+        self.set_state(&alias, slot, next);
         connection.close();
         state.closing(connection);
         Ok(())

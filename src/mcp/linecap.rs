@@ -12,6 +12,8 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, ReadBuf};
 
+use super::rawtap::RawTap;
+
 /// Wraps the server's stdout.
 pub struct LineCap<R> {
     inner: R,
@@ -20,6 +22,8 @@ pub struct LineCap<R> {
     /// Set when a line passed the limit; read by the watchdog to say why the
     /// connection ended.
     tripped: Arc<AtomicBool>,
+    /// Copies what is read while a listing wants the raw answer.
+    tap: Option<Arc<RawTap>>,
 }
 
 impl<R> LineCap<R> {
@@ -29,7 +33,14 @@ impl<R> LineCap<R> {
             line: 0,
             limit,
             tripped,
+            tap: None,
         }
+    }
+
+    /// Also hands what is read to `tap` (when it is armed).
+    pub fn with_tap(mut self, tap: Arc<RawTap>) -> Self {
+        self.tap = Some(tap);
+        self
     }
 }
 
@@ -47,6 +58,9 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineCap<R> {
         let this = &mut *self;
         let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = polled {
+            if let Some(tap) = &this.tap {
+                tap.stream(&buf.filled()[before..]);
+            }
             let mut segments = buf.filled()[before..].split(|b| *b == b'\n');
             // The first segment continues the current line; every later one starts anew.
             let mut current = this

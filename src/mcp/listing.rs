@@ -23,6 +23,10 @@ pub async fn list_tools(
     if !conn.has_tools() {
         return Ok(Vec::new());
     }
+    // One listing at a time: the raw answers are tapped per connection.
+    let _one = conn.listing.lock().await;
+    let started = tokio::time::Instant::now();
+    let mut ttl: Option<u64> = None;
     let mut tools = Vec::new();
     let mut malformed = Vec::new();
     let mut seen_cursors = HashSet::new();
@@ -38,11 +42,23 @@ pub async fn list_tools(
             Some(c) => json!({ "cursor": c }),
             None => json!({}),
         };
-        let result = conn
-            .request("tools/list", params, conn.call_timeout())
+        let (result, raw) = conn
+            .request_raw("tools/list", params, conn.call_timeout())
             .await
             .map_err(|e| request_failed(e, "tools/list"))?;
-        let (page_tools, next) = parse_page(result, page)?;
+        // The raw answer is what the server published; rmcp's typed one may
+        // lack fields (`execution`) or, over HTTP on 2026-07-28, whole tools.
+        let (page_tools, next) = match &raw {
+            Some(raw) => parse_raw_page(raw, page)?,
+            None => parse_page(result, page)?,
+        };
+        if let Some(page_ttl) = raw
+            .as_ref()
+            .and_then(|r| r.get("ttlMs"))
+            .and_then(Value::as_u64)
+        {
+            ttl = Some(ttl.map_or(page_ttl, |t| t.min(page_ttl)));
+        }
         let page_start = tools.len();
         for raw in page_tools {
             match raw {
@@ -81,6 +97,11 @@ pub async fn list_tools(
         ));
     }
     check_duplicates(&tools)?;
+    // `ttlMs` (2026-07-28): the list must be re-listed before it is used after this.
+    let expires = ttl
+        .filter(|_| conn.is_stateless())
+        .map(|ms| started + std::time::Duration::from_millis(ms));
+    *conn.list_expires.lock().unwrap_or_else(|e| e.into_inner()) = expires;
     Ok(tools)
 }
 
@@ -124,7 +145,11 @@ fn from_rmcp(tool: rmcp::model::Tool) -> PublishedTool {
         input_schema: std::sync::Arc::new(Value::Object(std::sync::Arc::unwrap_or_clone(
             tool.input_schema,
         ))),
+        output_schema: tool
+            .output_schema
+            .map(|s| std::sync::Arc::new(Value::Object(std::sync::Arc::unwrap_or_clone(s)))),
         annotations: tool.annotations.and_then(|a| serde_json::to_value(a).ok()),
+        task_support: Default::default(),
     }
 }
 
@@ -187,15 +212,15 @@ pub fn request_failed(error: RequestError, method: &str) -> ConnectError {
             format!("{method} got no answer within {} ms", t.as_millis()),
             "the server hangs; check it, or raise call_timeout_ms",
         ),
-        RequestError::Unauthorized => ConnectError::new(
-            Code::AuthRequired,
-            format!(
-                "{method}: {}",
-                RequestError::Unauthorized.lost_detail().unwrap_or_default()
-            ),
-            "give this server a token: headers = { Authorization = \"Bearer ${TOKEN}\" }; \
-             OAuth sign-in is not supported yet",
-        ),
+        RequestError::Unauthorized(denial) => {
+            let mut error = ConnectError::new(
+                Code::AuthRequired,
+                format!("{method}: {}", denial.message),
+                denial.hint,
+            );
+            error.server_output = denial.server_output;
+            error
+        }
         RequestError::Lost(detail) => ConnectError::new(
             Code::McpConnectionLost,
             format!("{method}: {detail}"),

@@ -10,9 +10,58 @@
 //! `shim` (the per-server subreaper that makes sure nothing outlives the harness),
 //! `relist` (coalesced re-listing after `tools/list_changed`), `elicit` (servers
 //! asking the operator for input) and `linecap` (the size cap of one message).
+//!
+//! # The boundary is a type
+//!
+//! From outside `mcp/`, the only way to reach a server is [`Hub::call`]: the
+//! snapshot, the schema, the policy, the approval. What would go around it is
+//! private to this module (the benchmarks get a few stages behind the
+//! `bench-internals` feature, see `bench`). Each of these fails to compile:
+//!
+//! A raw request on a connection (a snapshot hands out connections to look at):
+//! ```compile_fail,E0624
+//! # async fn f(connection: &mcp_harness::mcp::Connection) {
+//! let params = serde_json::json!({"name": "delete_everything", "arguments": {}});
+//! let _ = connection.request("tools/call", params, std::time::Duration::from_secs(1)).await;
+//! # }
+//! ```
+//! An exposed tool's connection:
+//! ```compile_fail,E0616
+//! # fn f(hub: mcp_harness::mcp::Hub) {
+//! let snapshot = hub.snapshot();
+//! let _ = &snapshot.resolve("mcp__a__lookup").unwrap().connection;
+//! # }
+//! ```
+//! Closing a connection behind the hub's back (its tools would stay registered):
+//! ```compile_fail,E0624
+//! # fn f(connection: &mcp_harness::mcp::Connection) {
+//! connection.close();
+//! # }
+//! ```
+//! The registry, to register or revoke by hand:
+//! ```compile_fail,E0599
+//! # fn f(hub: mcp_harness::mcp::Hub) {
+//! let _ = hub.registry();
+//! # }
+//! ```
+//! The raw rmcp call, which skips every local rule:
+//! ```compile_fail,E0599
+//! # async fn f(connection: &mcp_harness::mcp::Connection) {
+//! let _ = connection.raw_rmcp_call("lookup", Default::default()).await;
+//! # }
+//! ```
+//! …also through the benchmarks' module, which the product is built without:
+//! ```compile_fail,E0433
+//! # async fn f(connection: &mcp_harness::mcp::Connection) {
+//! let _ = mcp_harness::mcp::bench::raw_rmcp_call(connection, "lookup", Default::default()).await;
+//! # }
+//! ```
 
 pub mod approver;
 mod attempt;
+pub mod auth;
+#[cfg(feature = "bench-internals")]
+pub mod bench;
 pub mod call;
 mod client;
 pub mod connection;
@@ -22,26 +71,40 @@ pub mod elicit;
 pub mod envelope;
 pub mod error;
 pub mod events;
-pub mod exposure;
+mod exchange;
+mod exposure;
 pub mod hub;
 mod initfail;
 pub mod linecap;
-pub mod listing;
+mod listen;
+mod listing;
+mod mcpheader;
 pub mod names;
+pub mod negotiate;
+mod nulls;
+pub mod observe;
+pub mod offerings;
 mod open;
+pub mod pins;
 pub mod policy;
+mod probe;
 pub mod process;
 pub mod published;
+mod rawhttp;
+pub mod rawtap;
 pub mod registry;
 mod relist;
 mod result;
 pub mod results;
 mod revoke;
 pub mod schema;
+mod serve;
 pub mod shim;
+mod signin;
 pub mod spec;
 pub mod spill;
 mod tail;
+pub mod tasks;
 pub mod validators;
 pub mod vars;
 pub mod watchdog;
@@ -54,12 +117,18 @@ pub use elicit::{
 };
 pub use envelope::{ToolError, ToolErrorCode};
 pub use error::{ConnectError, ConnectErrorCode, FailureKind, HubError};
-pub use events::{AliasState, ConnectionId, EventSink, McpEvent, RevokeCause, ToolChanges};
+pub use events::{
+    AliasState, ConnectionId, EventSink, McpEvent, Offering, PinChange, RevokeCause, ToolChanges,
+};
 pub use hub::{ConnectReport, Hub};
 pub use names::ServerAlias;
+pub use negotiate::Era;
+pub use observe::{CallRecord, Decision, Observer};
+pub use offerings::{Offered, Prompt, PromptMessages, Resource, ResourceList, ResourceTemplate};
+pub use pins::{DefinitionChange, PinBook, PinMode, PinState};
 pub use policy::{Effect, ToolPolicy};
 pub use published::PublishedTool;
 pub use registry::{ExposedTool, Snapshot};
 pub use relist::RELIST_INTERVAL;
-pub use spec::{Limits, ServerSpec, TransportSpec};
+pub use spec::{Limits, ProtocolChoice, ServerSpec, TaskMode, TransportSpec};
 pub use vars::Vars;

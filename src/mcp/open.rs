@@ -7,26 +7,32 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
-use rmcp::service::{ClientInitializeError, serve_client};
+use rmcp::service::ClientInitializeError;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::sync::{mpsc, watch};
 
-use super::client::HarnessClient;
+use super::auth::{AuthContext, AuthSession, Budget, Failure};
+use super::client::HandlerParts;
 use super::connection::{Connection, Endpoint, ServerIdentity};
 use super::elicit::Elicitor;
 use super::error::{ConnectError, ConnectErrorCode as Code};
 use super::events::{ConnectionId, EventSink};
 use super::initfail::{self, Via};
 use super::linecap::LineCap;
+use super::listen::ListenSlot;
+use super::negotiate::{self, Era, Failure as Unnegotiated, Plan};
 use super::process::{ServerProcess, StderrTail};
+use super::rawhttp::RawHttpClient;
+use super::rawtap::RawTap;
 use super::spec::{Limits, ResolvedTransport, ServerSpec};
 use super::spill::SpillTable;
 use super::spill::gate::Gate;
 use super::spill::lexer::{Caps, Lexer};
+use super::tasks::TaskBook;
 use super::vars::Vars;
-use super::watchdog::{self, BoundedReconnect, Lifeline, TransportSignals};
+use super::watchdog::{self, BoundedReconnect, Closing, Lifeline, TransportSignals};
 
 /// Bytes of stderr kept per connection.
 const STDERR_TAIL_BYTES: usize = 64 * 1024;
@@ -47,6 +53,11 @@ pub struct OpenParams<'a> {
     pub elicitor: Arc<dyn Elicitor>,
     /// Where long texts cut from this connection's messages wait to be claimed.
     pub spill_dir: std::path::PathBuf,
+    /// The era the last connect of this alias found, if any (no re-probe of a
+    /// server known to be legacy).
+    pub known_era: Option<Era>,
+    /// OAuth for HTTP servers: the token store and who signs in.
+    pub auth: AuthContext,
 }
 
 /// Starts or reaches the server and runs `initialize` (bounded by the connect timeout).
@@ -60,23 +71,26 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         )
     })?;
     let (list_changed, list_changes) = watch::channel(0u64);
-    let progress_routes = super::client::ProgressRoutes::default();
-    let handler = HarnessClient::new(
-        alias.clone(),
-        p.id,
-        p.events,
-        list_changed,
-        p.elicitor,
-        Arc::clone(&progress_routes),
-    );
+    let parts = HandlerParts {
+        alias: alias.clone(),
+        id: p.id,
+        events: p.events,
+        list_changed: Arc::new(list_changed),
+        elicitor: p.elicitor,
+        routes: super::client::ProgressRoutes::default(),
+    };
+    let plan = Plan::new(p.spec.protocol, p.known_era);
     let timeout = p.spec.connect_timeout;
     let stderr = Arc::new(StderrTail::new(STDERR_TAIL_BYTES));
-    let signals = TransportSignals {
+    let mut signals = TransportSignals {
         max_message_bytes: p.spec.max_message_bytes,
         ..TransportSignals::default()
     };
+    let mut budget = Budget::default();
+    let mut auth = None;
+    let tap = Arc::new(RawTap::default());
     let spills = Arc::new(SpillTable::new(p.spill_dir.clone()));
-    let (session, process) = match transport {
+    let ((session, era), process) = match transport {
         ResolvedTransport::Stdio(launch) => {
             let (mut process, pipes) = ServerProcess::spawn(&launch, Arc::clone(&stderr))
                 .await
@@ -91,7 +105,8 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
                 pipes.stdout,
                 p.spec.max_message_bytes,
                 Arc::clone(&signals.oversized),
-            );
+            )
+            .with_tap(Arc::clone(&tap));
             // Long strings are cut before rmcp buffers the line (see `spill`).
             let caps = Caps {
                 text: p.limits.max_result_bytes,
@@ -101,8 +116,10 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             let stdout = Gate::new(stdout, Lexer::new(caps, Arc::clone(&spills)));
             let transport = AsyncRwTransport::new_client(stdout, pipes.stdin)
                 .with_max_line_length(p.spec.max_message_bytes);
+            let probe_window = p.limits.discover_timeout.min(timeout / 2);
+            let negotiation = negotiate::over_stdio(transport, plan, &parts, probe_window);
             let session = tokio::select! {
-                result = tokio::time::timeout(timeout, serve_client(handler, transport)) => result,
+                result = tokio::time::timeout(timeout, negotiation) => result,
                 status = process.wait() => return Err(exited_during_init(status, &stderr).await),
             };
             let session = match session {
@@ -110,7 +127,8 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
                 // The deadline wins. Giving up dropped the handshake, which closed
                 // the server's stdin: an exit that follows is our doing, not the cause.
                 Err(_) => return Err(initfail::timed_out(timeout, &stderr)),
-                Ok(Err(e)) => {
+                Ok(Err(Unnegotiated::Mismatch(message))) => return Err(mismatch(message, &stderr)),
+                Ok(Err(Unnegotiated::Init(e))) => {
                     // A broken pipe or EOF usually means the server died: say how.
                     // (An answer, such as a JSON-RPC error, is the cause itself.)
                     if !initfail::is_answer(&e)
@@ -128,17 +146,52 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             config.max_sse_event_size = p.spec.max_message_bytes;
             config.max_json_response_size = p.spec.max_message_bytes;
             config.retry_config = Arc::new(BoundedReconnect::new(signals.unreachable.clone()));
-            let transport = StreamableHttpClientTransport::from_config(config);
-            let session =
-                match tokio::time::timeout(timeout, serve_client(handler, transport)).await {
-                    Ok(Ok(session)) => session,
-                    Ok(Err(e)) => return Err(http_init_failed(&e, &url, &stderr)),
-                    Err(_) => return Err(initfail::timed_out(timeout, &stderr)),
-                };
+            let oauth = super::auth::for_connection(
+                alias.as_str(),
+                &url,
+                &headers,
+                &p.spec.transport.auth().cloned().unwrap_or_default(),
+                p.vars,
+                timeout,
+                &p.auth,
+            )
+            .map_err(|e| auth_failed(alias.as_str(), e.into()))?;
+            if let Some(session) = &oauth.session {
+                signals.auth_lost = session.lost.clone();
+            }
+            budget = oauth.budget.clone();
+            auth = oauth.session.clone();
+            let client = RawHttpClient::new(oauth.client, Arc::clone(&tap));
+            let transport =
+                || StreamableHttpClientTransport::with_client(client.clone(), config.clone());
+            let negotiation = negotiate::over_http(transport, plan, &parts);
+            // The clock stops while a person signs in (the operator asked to).
+            let session = match budget.timeout(timeout, negotiation).await {
+                Ok(Ok(session)) => session,
+                Ok(Err(Unnegotiated::Init(e))) => {
+                    return Err(http_init_failed(
+                        &e,
+                        &url,
+                        &stderr,
+                        alias.as_str(),
+                        auth.as_deref(),
+                    ));
+                }
+                Ok(Err(Unnegotiated::Mismatch(message))) => {
+                    return Err(mismatch(message, &stderr));
+                }
+                Err(_) => {
+                    return Err(match auth.as_ref().and_then(|a| a.cut_short(timeout)) {
+                        Some(failure) => auth_failed(alias.as_str(), failure),
+                        None => initfail::timed_out(timeout, &stderr),
+                    });
+                }
+            };
             (session, None)
         }
     };
     let info = session.peer().peer_info();
+    let stateless = era == Era::Stateless;
     let server = ServerIdentity {
         name: info
             .as_ref()
@@ -158,6 +211,12 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let has_tools = info
         .as_ref()
         .is_some_and(|i| i.capabilities.tools.is_some());
+    let has_resources = info
+        .as_ref()
+        .is_some_and(|i| i.capabilities.resources.is_some());
+    let has_prompts = info
+        .as_ref()
+        .is_some_and(|i| i.capabilities.prompts.is_some());
     let endpoint = match &process {
         Some(p) => Endpoint::Stdio { pid: p.pid() },
         None => Endpoint::Http,
@@ -165,6 +224,9 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let (stop, stop_rx) = mpsc::unbounded_channel();
     let life = Arc::new(Lifeline::default());
     let peer = session.peer().clone();
+    let tasks = Arc::new(TaskBook::default());
+    let listening = Arc::new(ListenSlot::default());
+    let unreachable = signals.unreachable.clone();
     tokio::spawn(watchdog::watch(
         session,
         process,
@@ -172,6 +234,10 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         Arc::clone(&life),
         p.limits.close_grace,
         signals,
+        Closing {
+            tasks: Arc::clone(&tasks),
+            listening: Arc::clone(&listening),
+        },
     ));
     Ok(Arc::new(Connection {
         id: p.id,
@@ -182,6 +248,17 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         opened: Instant::now(),
         call_timeout: p.spec.call_timeout,
         has_tools,
+        has_resources,
+        has_prompts,
+        era,
+        listens: stateless
+            && info
+                .as_ref()
+                .and_then(|i| i.capabilities.tools.as_ref())
+                .and_then(|t| t.list_changed)
+                .unwrap_or(false),
+        parts,
+        tap,
         stderr,
         stop,
         life,
@@ -190,8 +267,40 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         spills,
         reset_timeout_on_progress: p.spec.reset_timeout_on_progress,
         max_call: p.spec.max_call,
-        progress_routes,
+        listing: tokio::sync::Mutex::new(()),
+        list_expires: std::sync::Mutex::new(None),
+        listening,
+        unreachable,
+        tasks,
+        task_timeout: p.spec.task_timeout,
+        task_mode: p.spec.tasks,
+        auth,
+        budget,
     }))
+}
+
+/// The server answered a revision we did not offer, or speaks none we do.
+fn mismatch(message: String, stderr: &StderrTail) -> ConnectError {
+    initfail::with_stderr(
+        ConnectError::new(
+            Code::ProtocolVersionMismatch,
+            message,
+            "set `protocol` for this server to a revision it speaks (\"auto\", \"2026-07-28\" or \
+             \"2025-11-25\"), or update the server",
+        ),
+        stderr,
+    )
+}
+
+/// An OAuth failure as a connect error: the alias ends up `auth_required`.
+pub(super) fn auth_failed(alias: &str, failure: Failure) -> ConnectError {
+    let mut error = ConnectError::new(
+        Code::AuthRequired,
+        failure.error.to_string(),
+        failure.error.hint(alias),
+    );
+    error.server_output = failure.server_output;
+    error
 }
 
 async fn exited_during_init(
@@ -205,15 +314,25 @@ async fn exited_during_init(
     initfail::exited(&how, stderr)
 }
 
-/// An HTTP server that did not initialize: authorization, or what happened in
-/// the harness's words (see `initfail`).
-fn http_init_failed(error: &ClientInitializeError, url: &str, stderr: &StderrTail) -> ConnectError {
+/// An HTTP server that did not initialize: authorization (in the OAuth
+/// session's words when it tried), or what happened in the harness's words
+/// (see `initfail`).
+fn http_init_failed(
+    error: &ClientInitializeError,
+    url: &str,
+    stderr: &StderrTail,
+    alias: &str,
+    auth: Option<&AuthSession>,
+) -> ConnectError {
     if error.is_authorization_required() {
+        if let Some(failure) = auth.and_then(|a| a.failure()) {
+            return auth_failed(alias, failure);
+        }
+        let denial = super::connection::AuthDenial::plain(alias);
         return ConnectError::new(
             Code::AuthRequired,
             format!("{url} requires authorization (HTTP 401/403) and refused the request"),
-            "give this server a token: headers = { Authorization = \"Bearer ${TOKEN}\" }; \
-             OAuth sign-in is not supported yet",
+            denial.hint,
         );
     }
     initfail::failed(error, Via::Http, stderr)

@@ -17,8 +17,23 @@ pub struct PublishedTool {
     pub description: Option<String>,
     /// The input schema as published (a JSON object; validated by `schema.rs`).
     pub input_schema: Arc<Value>,
+    /// `outputSchema` as published: part of the definition the operator pins
+    /// (rule 14); `structuredContent` is checked against it.
+    pub output_schema: Option<Arc<Value>>,
     /// `annotations` as published (`readOnlyHint`, `destructiveHint`, …): claims only.
     pub annotations: Option<Value>,
+    /// `execution.taskSupport`: whether calls run as tasks.
+    pub task_support: TaskSupport,
+}
+
+/// `execution.taskSupport` of a tool (2025-11-25 tasks): `forbidden` when absent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskSupport {
+    #[default]
+    Forbidden,
+    Optional,
+    Required,
 }
 
 /// Something the harness noticed about a published definition, shown beside it
@@ -102,6 +117,17 @@ impl PublishedTool {
                 )),
             }
         };
+        let output_schema = match obj.get("outputSchema") {
+            None | Some(Value::Null) => None,
+            Some(v @ Value::Object(_)) => Some(Arc::new(v.clone())),
+            Some(other) => {
+                return Err(format!(
+                    "{}: `outputSchema` must be a JSON object, found {}",
+                    named(),
+                    kind(other)
+                ));
+            }
+        };
         let annotations = match obj.get("annotations") {
             None | Some(Value::Null) => None,
             Some(v @ Value::Object(_)) => Some(v.clone()),
@@ -113,12 +139,23 @@ impl PublishedTool {
                 ));
             }
         };
+        let task_support = match obj
+            .get("execution")
+            .and_then(|e| e.get("taskSupport"))
+            .and_then(Value::as_str)
+        {
+            Some("required") => TaskSupport::Required,
+            Some("optional") => TaskSupport::Optional,
+            _ => TaskSupport::Forbidden,
+        };
         Ok(Self {
             title: text("title")?,
             description: text("description")?,
             name,
             input_schema,
+            output_schema,
             annotations,
+            task_support,
         })
     }
 }

@@ -36,7 +36,21 @@ pub struct ExposedTool {
     /// `Allow` or `Confirm`; denied tools are never exposed.
     pub effect: Effect,
     pub validator: Arc<Validator>,
-    pub connection: Arc<Connection>,
+    /// Checks `structuredContent` when the tool declared an `outputSchema`.
+    pub output_validator: Option<Arc<Validator>>,
+    /// `execution.taskSupport`: whether calls run as tasks (2025-11-25).
+    pub task_support: super::published::TaskSupport,
+    /// Private to `mcp/`: only the call path sends through it, and no exposed
+    /// tool can be made outside `mcp/` (it is built by the exposure pipeline).
+    pub(super) connection: Arc<Connection>,
+}
+
+impl ExposedTool {
+    /// The connection this tool belongs to (revocation and "always" approvals
+    /// are by connection identity).
+    pub fn connection_id(&self) -> ConnectionId {
+        self.connection.id()
+    }
 }
 
 impl fmt::Debug for ExposedTool {
@@ -53,7 +67,7 @@ impl fmt::Debug for ExposedTool {
 /// Everything the registry knows about one live connection.
 #[derive(Debug)]
 pub struct ConnectionEntry {
-    pub connection: Arc<Connection>,
+    pub(super) connection: Arc<Connection>,
     /// What the server published, in listing order.
     pub published: Arc<[PublishedTool]>,
     /// What is exposed, in listing order.
@@ -61,6 +75,12 @@ pub struct ConnectionEntry {
 }
 
 impl ConnectionEntry {
+    /// The connection, to look at (identity, health, how it ended): nothing on
+    /// it reaches the server from outside `mcp/`.
+    pub fn connection(&self) -> &Arc<Connection> {
+        &self.connection
+    }
+
     pub fn alias(&self) -> &ServerAlias {
         self.connection.alias()
     }
@@ -129,7 +149,7 @@ pub struct Registry {
 }
 
 impl Registry {
-    pub fn new(reserved: impl IntoIterator<Item = String>, events: EventSink) -> Self {
+    pub(super) fn new(reserved: impl IntoIterator<Item = String>, events: EventSink) -> Self {
         Self {
             current: Mutex::new(Snapshot::default()),
             reserved: reserved.into_iter().collect(),
@@ -144,10 +164,11 @@ impl Registry {
 
     /// Adds all of a connection's exposed tools at once, or none: a clash with a
     /// built-in or another connection's exposed name rejects the whole connection.
-    pub fn register(&self, entry: ConnectionEntry) -> Result<Snapshot, ConnectError> {
+    pub(super) fn register(&self, entry: ConnectionEntry) -> Result<Snapshot, ConnectError> {
         let mut current = self.lock();
         let id = entry.connection.id();
         let alias = entry.alias().clone();
+        let protocol_version = entry.connection.server().protocol_version.clone();
         if let Some(existing) = current.connection_for(&alias) {
             return Err(ConnectError::new(
                 ConnectErrorCode::NameCollision,
@@ -179,6 +200,7 @@ impl Registry {
         self.events.emit(McpEvent::Registered {
             alias,
             connection: id,
+            protocol_version,
             tools: names,
             flags,
             version,
@@ -224,7 +246,7 @@ impl Registry {
     /// tools keep their identity, so calls through older snapshots still reach
     /// them; changed ones are new objects. `Ok(None)`: the connection is no
     /// longer registered (revoked meanwhile).
-    pub fn replace(
+    pub(super) fn replace(
         &self,
         id: ConnectionId,
         published: Arc<[PublishedTool]>,
@@ -294,7 +316,7 @@ impl Registry {
     /// Removes every tool of connection `id` at once. Targets the connection
     /// object, not the alias: a stale revoke of an old connection is a no-op and
     /// never touches a newer connection of the same alias.
-    pub fn revoke(&self, id: ConnectionId, cause: RevokeCause) -> Option<Revocation> {
+    pub(super) fn revoke(&self, id: ConnectionId, cause: RevokeCause) -> Option<Revocation> {
         let mut current = self.lock();
         let entry = current.0.connections.get(&id)?.clone();
         let mut connections = current.0.connections.clone();

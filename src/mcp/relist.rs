@@ -20,6 +20,7 @@ use super::error::{ConnectError, ConnectErrorCode, FailureKind};
 use super::events::{RevokeCause, ToolChanges};
 use super::hub::Hub;
 use super::published::PublishedTool;
+use super::registry::Snapshot;
 
 /// At most one re-list per connection in this interval.
 pub const RELIST_INTERVAL: Duration = Duration::from_millis(250);
@@ -55,6 +56,24 @@ impl Hub {
         });
     }
 
+    /// The current snapshot, after re-listing (and re-validating) every
+    /// connection whose tool list has expired (`ttlMs`, 2026-07-28): what a
+    /// model request must be built from. Bounded by each server's connect timeout.
+    pub async fn fresh_snapshot(&self) -> Snapshot {
+        let snapshot = self.snapshot();
+        let now = Instant::now();
+        let expired: Vec<Arc<Connection>> = snapshot
+            .connections()
+            .filter(|e| e.connection.list_expired(now))
+            .map(|e| Arc::clone(&e.connection))
+            .collect();
+        if expired.is_empty() {
+            return snapshot;
+        }
+        futures::future::join_all(expired.iter().map(|c| self.relist(c))).await;
+        self.snapshot()
+    }
+
     /// Re-lists and re-validates one registered connection. False when the
     /// connection is no longer registered afterwards.
     async fn relist(&self, connection: &Arc<Connection>) -> bool {
@@ -70,21 +89,39 @@ impl Hub {
             return false;
         };
         let deadline = tokio::time::Instant::now() + spec.connect_timeout;
-        let (published, outcome) = self.list_and_expose(connection, &spec, deadline).await;
-        let changes = published
+        let loading = self.load_pins(&spec);
+        let listed = self.list_and_expose(connection, &spec, deadline).await;
+        let changes = listed
+            .published
             .as_deref()
             .map(|new| diff(&old.published, new))
             .unwrap_or_default();
-        let exposed = match outcome {
+        let exposed = match listed.outcome {
             Ok(exposed) => exposed,
             Err(error) => {
+                if let Some(published) = listed.published {
+                    let (pins, _) = self
+                        .check_pins(&spec, &published, listed.hashes, loading, false)
+                        .await;
+                    self.record_rejection(connection, published, pins, &error);
+                }
                 self.reject_after_change(connection, error, changes);
                 return false;
             }
         };
-        let Some(published) = published.filter(|_| !changes.is_empty()) else {
+        // The same tools as before were checked against their pins then.
+        let Some(published) = listed.published.filter(|_| !changes.is_empty()) else {
             return true;
         };
+        // Rule 14 holds after every re-list too: a changed definition revokes.
+        let (pins, verdict) = self
+            .check_pins(&spec, &published, listed.hashes, loading, true)
+            .await;
+        if let Err(error) = verdict {
+            self.record_rejection(connection, published, pins, &error);
+            self.reject_after_change(connection, error, changes);
+            return false;
+        }
         let count = exposed.len();
         match self
             .inner
@@ -114,6 +151,7 @@ impl Hub {
         let cause = match (error.kind(), error.code) {
             (FailureKind::Rejected, code) => RevokeCause::PolicyViolation {
                 code,
+                definition_changes: error.changes().to_vec(),
                 message: error.message,
                 changes,
             },
@@ -156,7 +194,9 @@ mod tests {
             title: None,
             description: Some(description.into()),
             input_schema: Arc::new(json!({"type": "object"})),
+            output_schema: None,
             annotations: None,
+            task_support: Default::default(),
         }
     }
 

@@ -5,6 +5,7 @@
 
 use std::io::Write as _;
 
+#[cfg(test)]
 use rmcp::model::{CustomResult, ServerResult};
 use serde_json::{Value, json};
 
@@ -28,6 +29,7 @@ pub(super) struct Parsed {
 
 /// Reads a `tools/call` result leniently: unknown content block types are kept
 /// as they are instead of failing the whole result.
+#[cfg(test)]
 pub(super) fn parse_result(result: ServerResult) -> Result<Parsed, String> {
     let raw = match result {
         ServerResult::CallToolResult(r) => serde_json::to_value(r).map_err(|e| e.to_string())?,
@@ -40,6 +42,14 @@ pub(super) fn parse_result(result: ServerResult) -> Result<Parsed, String> {
             ));
         }
     };
+    parse_value(raw)
+}
+
+/// Reads a `tools/call` result from its JSON.
+pub(super) fn parse_value(raw: Value) -> Result<Parsed, String> {
+    if !raw.is_object() {
+        return Err("the result is not a JSON object".into());
+    }
     let content = match raw.get("content") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(blocks)) => blocks.clone(),

@@ -31,14 +31,43 @@ impl Hub {
                     code,
                     message,
                     changes,
+                    ..
                 } => AliasState::Rejected {
                     code,
                     message: format!("after tools/list_changed ({changes}): {message}"),
+                },
+                // Signing in again brings it back: the alias says so.
+                RevokeCause::AuthRequired { detail } => AliasState::Failed {
+                    code: super::error::ConnectErrorCode::AuthRequired,
+                    message: detail,
                 },
                 cause => AliasState::Lost { cause },
             };
             self.set_state(connection.alias(), slot, next);
             state.closing(Arc::clone(connection));
+        }
+    }
+
+    /// Keeps what a re-list found when it rejects the connection (the new
+    /// listing, why, where each tool stands against its pin), as a failed
+    /// connect's report is kept: the operator's views show it, and accepting
+    /// the new definitions accepts exactly this listing.
+    pub(super) fn record_rejection(
+        &self,
+        connection: &Connection,
+        published: Arc<[super::published::PublishedTool]>,
+        pins: super::pins::PinSummary,
+        error: &super::error::ConnectError,
+    ) {
+        let mut state = self.lock();
+        if let Some(slot) = state.slot_of(connection) {
+            slot.last_report = Some(super::attempt::ConnectReport {
+                alias: connection.alias().clone(),
+                server: Some(connection.server().clone()),
+                published,
+                outcome: Err(error.clone()),
+                pins,
+            });
         }
     }
 
@@ -64,6 +93,9 @@ impl Hub {
             let cause = match connection.end_reason() {
                 // Closed or killed on request: whoever asked already revoked.
                 Some(EndReason::Closed | EndReason::Killed) | None => return,
+                Some(EndReason::AuthLost) => RevokeCause::AuthRequired {
+                    detail: connection.denial().message,
+                },
                 Some(reason) => RevokeCause::ConnectionLost {
                     detail: reason.to_string(),
                 },

@@ -135,6 +135,24 @@ pub fn compile(schema: &Value) -> Result<Validator, SchemaProblem> {
         })
 }
 
+/// Compiles a tool's `outputSchema` under the same options: any JSON schema
+/// (2026-07-28 allows non-object output), local references only, offline.
+pub fn compile_output(schema: &Value) -> Result<Validator, SchemaProblem> {
+    if let Some(reference) = find_external_ref(schema) {
+        return Err(SchemaProblem::ExternalRef(reference));
+    }
+    jsonschema::options()
+        .offline()
+        .with_pattern_options(PatternOptions::regex())
+        .build(schema)
+        .map_err(|e| {
+            SchemaProblem::Invalid(crate::sanitize::inert_line(
+                &e.to_string(),
+                MAX_ERROR_MESSAGE_CHARS,
+            ))
+        })
+}
+
 /// Validates call arguments; returns every error (bounded), each with its instance path.
 pub fn validate(validator: &Validator, arguments: &Value) -> Vec<ArgumentError> {
     validator

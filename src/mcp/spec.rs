@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::auth::AuthSpec;
 use super::names::ServerAlias;
+use super::pins::PinMode;
 use super::policy::ToolPolicy;
 use super::process::LaunchSpec;
 use super::vars::Vars;
@@ -24,6 +26,54 @@ pub struct ServerSpec {
     /// The largest message this server may send (stdio: one line).
     pub max_message_bytes: usize,
     pub policy: ToolPolicy,
+    /// Which protocol revision to speak (`protocol` in the config).
+    pub protocol: ProtocolChoice,
+    /// Which tools run as tasks (`tasks` in the config).
+    pub tasks: TaskMode,
+    /// How long a task may run before it is cancelled (`task_timeout_ms`).
+    pub task_timeout: Duration,
+    /// How its tools' definitions are pinned (rule 14).
+    pub pin: PinMode,
+    /// `[servers.ALIAS.resources] read`: reading its resources (default `confirm`).
+    pub resource_read: super::policy::Effect,
+}
+
+/// `[servers.ALIAS] protocol`: the revision to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+pub enum ProtocolChoice {
+    /// `server/discover` first (2026-07-28, stateless); a server that does not
+    /// know it gets the `initialize` handshake (2025-11-25 down to 2024-11-05).
+    #[default]
+    #[serde(rename = "auto")]
+    Auto,
+    /// Only 2026-07-28: a server that does not speak it fails to connect.
+    #[serde(rename = "2026-07-28")]
+    Stateless,
+    /// Only the `initialize` handshake (2025-11-25, or an older revision the
+    /// server answers with).
+    #[serde(rename = "2025-11-25")]
+    Handshake,
+}
+
+impl ProtocolChoice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProtocolChoice::Auto => "auto",
+            ProtocolChoice::Stateless => "2026-07-28",
+            ProtocolChoice::Handshake => "2025-11-25",
+        }
+    }
+}
+
+/// `[servers.ALIAS] tasks`: which tools run as tasks (create, poll, result)
+/// rather than as one request. A tool whose `execution.taskSupport` is
+/// `"required"` always does; `"optional"` ones only under `Optional`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskMode {
+    #[default]
+    Required,
+    Optional,
 }
 
 /// Launch settings as written in the config; `${VAR}`s are expanded at connect time.
@@ -38,6 +88,8 @@ pub enum TransportSpec {
     Http {
         url: String,
         headers: Vec<(String, String)>,
+        /// How to sign in (OAuth); by default only when the server asks.
+        auth: Box<AuthSpec>,
     },
 }
 
@@ -87,7 +139,7 @@ impl TransportSpec {
                     cwd,
                 }))
             }
-            TransportSpec::Http { url, headers } => {
+            TransportSpec::Http { url, headers, .. } => {
                 let url = vars.expand(url).map_err(|e| at("url", e))?;
                 let headers = headers
                     .iter()
@@ -111,6 +163,14 @@ impl TransportSpec {
                 .collect::<Vec<_>>()
                 .join(" "),
             TransportSpec::Http { url, .. } => url.clone(),
+        }
+    }
+
+    /// The OAuth settings of an HTTP server (`None` for stdio).
+    pub fn auth(&self) -> Option<&AuthSpec> {
+        match self {
+            TransportSpec::Http { auth, .. } => Some(auth.as_ref()),
+            TransportSpec::Stdio { .. } => None,
         }
     }
 }
@@ -142,6 +202,15 @@ pub struct Limits {
     /// `tools/list` stops with `pagination_limit` beyond these.
     pub max_tools: usize,
     pub max_list_pages: usize,
+    /// A task running longer than this is cancelled (`tasks/cancel`).
+    pub task_timeout: Duration,
+    /// Rounds of `InputRequiredResult` one call may take before it fails.
+    pub max_input_rounds: usize,
+    /// The largest `requestState` echoed back to a server, in bytes.
+    pub max_request_state_bytes: usize,
+    /// How long a stdio server may stay silent on `server/discover` before it
+    /// is taken for a legacy one (at most half the connect timeout is used).
+    pub discover_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -158,6 +227,10 @@ impl Default for Limits {
             close_grace: Duration::from_millis(2_000),
             max_tools: 10_000,
             max_list_pages: 1_000,
+            task_timeout: Duration::from_millis(600_000),
+            max_input_rounds: 10,
+            max_request_state_bytes: 1024 * 1024,
+            discover_timeout: Duration::from_millis(5_000),
         }
     }
 }

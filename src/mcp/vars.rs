@@ -23,6 +23,11 @@ impl Vars {
         Self::new(std::env::current_exe().unwrap_or_else(|_| PathBuf::from("mcp-harness")))
     }
 
+    /// One variable's value (the *name* of a secret's variable comes from the config).
+    pub fn get(&self, name: &str) -> Option<String> {
+        self.lookup(name)
+    }
+
     fn lookup(&self, name: &str) -> Option<String> {
         if name == SELF_EXE_VAR {
             return Some(self.self_exe.to_string_lossy().into_owned());

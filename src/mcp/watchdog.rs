@@ -18,7 +18,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::client::HarnessClient;
+use super::listen::ListenSlot;
 use super::process::ServerProcess;
+use super::tasks::TaskBook;
 
 /// How the owner wants a connection to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +30,10 @@ pub enum StopMode {
     /// SIGKILL the whole process group now.
     Kill,
 }
+
+/// How long a closed stdout waits for the process's exit status, so the end
+/// reads "killed by signal 9" rather than "closed the transport".
+pub(super) const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
 
 /// Why a connection ended. Built locally: exit statuses and signals, never the
 /// server's own words.
@@ -45,6 +51,8 @@ pub enum EndReason {
     MessageTooLarge(usize),
     /// An HTTP server's event stream broke and every reconnect failed.
     Unreachable,
+    /// An HTTP server no longer accepts the sign-in and it could not be renewed.
+    AuthLost,
 }
 
 impl fmt::Display for EndReason {
@@ -58,6 +66,9 @@ impl fmt::Display for EndReason {
                 f,
                 "the server stopped answering: its event stream closed and {} reconnects failed",
                 HTTP_RECONNECTS
+            ),
+            EndReason::AuthLost => f.write_str(
+                "the server no longer accepts the sign-in (HTTP 401) and it could not be renewed",
             ),
             EndReason::MessageTooLarge(limit) => write!(
                 f,
@@ -91,6 +102,9 @@ pub struct TransportSignals {
     /// session alive after that, so without this an HTTP server that dies is only
     /// noticed when a call times out.
     pub unreachable: CancellationToken,
+    /// HTTP with OAuth: a 401 the session could not overcome (the token was
+    /// refused and could not be refreshed or replaced).
+    pub auth_lost: CancellationToken,
 }
 
 /// rmcp's backoff for broken HTTP event streams, bounded, telling the watchdog
@@ -156,6 +170,14 @@ pub fn describe_exit(status: &ExitStatus) -> String {
     }
 }
 
+/// What to end on the server before a connection closes.
+pub struct Closing {
+    /// Tasks still running: cancelled (`tasks/cancel`).
+    pub tasks: Arc<TaskBook>,
+    /// An open `subscriptions/listen`: cancelled.
+    pub listening: Arc<ListenSlot>,
+}
+
 /// Runs until the connection ends, then cleans up.
 pub async fn watch(
     session: RunningService<RoleClient, HarnessClient>,
@@ -164,15 +186,20 @@ pub async fn watch(
     life: Arc<Lifeline>,
     grace: Duration,
     signals: TransportSignals,
+    closing: Closing,
 ) {
     let session_token = session.cancellation_token();
+    let peer = session.peer().clone();
     let session_end = session.waiting();
     tokio::pin!(session_end);
     let mut session_done = false;
+    let mut running_tasks = Vec::new();
     let mode = tokio::select! {
         requested = stop.recv() => {
             // All handles dropped also means: close.
             let mode = requested.unwrap_or(StopMode::Close);
+            // Before the end is announced (the calls polling them stop then).
+            running_tasks = closing.tasks.ids();
             life.end(match mode { StopMode::Close => EndReason::Closed, StopMode::Kill => EndReason::Killed });
             mode
         }
@@ -182,8 +209,10 @@ pub async fn watch(
                 EndReason::MessageTooLarge(signals.max_message_bytes)
             } else {
                 // stdout EOF usually means the process is exiting: prefer its status.
+                // The shim reports it only after sweeping the server's leftovers,
+                // which takes a while on a loaded machine.
                 let status = match process.as_mut() {
-                    Some(p) => tokio::time::timeout(Duration::from_millis(100), p.wait()).await.ok().and_then(Result::ok),
+                    Some(p) => tokio::time::timeout(EXIT_STATUS_WAIT, p.wait()).await.ok().and_then(Result::ok),
                     None => None,
                 };
                 status.map_or(EndReason::TransportClosed, |s| EndReason::Exited(describe_exit(&s)))
@@ -199,7 +228,17 @@ pub async fn watch(
             life.end(EndReason::Unreachable);
             StopMode::Kill
         }
+        _ = signals.auth_lost.cancelled() => {
+            life.end(EndReason::AuthLost);
+            StopMode::Kill
+        }
     };
+    if mode == StopMode::Close {
+        // Tell the server before the session goes: tasks still running, and
+        // the subscription (a server may hold its exit for an open one).
+        super::tasks::cancel_all(&peer, &running_tasks).await;
+        closing.listening.cancel(&peer).await;
+    }
     if mode == StopMode::Kill
         && let Some(p) = &process
     {

@@ -68,6 +68,31 @@ impl fmt::Display for PolicyEffect {
     }
 }
 
+/// Where a published tool stands against its pinned definition (rule 14).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PinStatus {
+    /// Published exactly as the operator approved it.
+    Pinned,
+    /// No pin yet.
+    New,
+    /// Published differently from its pin.
+    Changed,
+    /// Not checked (`pin = "off"`, or a `deny` tool).
+    #[default]
+    Off,
+}
+
+impl PinStatus {
+    pub fn label(self) -> &'static str {
+        match self {
+            PinStatus::Pinned => "pinned",
+            PinStatus::New => "new",
+            PinStatus::Changed => "changed",
+            PinStatus::Off => "not pinned",
+        }
+    }
+}
+
 /// Who made a call or asked for an approval.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Origin {
@@ -146,6 +171,9 @@ pub enum EndKind {
     Shutdown,
     /// After a re-list, what it publishes breaks a local rule.
     PolicyViolation,
+    /// Its sign-in was refused and could not be renewed, or the operator
+    /// signed out: it needs a new sign-in.
+    AuthRequired,
 }
 
 /// Why a connection ended: the kind to act on, and the harness's own words.
@@ -159,5 +187,27 @@ pub struct EndCause {
 impl fmt::Display for EndCause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
+    }
+}
+
+/// Where a call that runs as a task stands, as its server reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TaskStatus {
+    Working,
+    InputRequired,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl TaskStatus {
+    pub fn label(self) -> &'static str {
+        match self {
+            TaskStatus::Working => "working",
+            TaskStatus::InputRequired => "input required",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
     }
 }

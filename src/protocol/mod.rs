@@ -8,10 +8,13 @@ mod views;
 
 use serde_json::Value;
 
-pub use kinds::{AliasStatus, EndCause, EndKind, Origin, PolicyEffect, Target, TurnEnd};
+pub use kinds::{
+    AliasStatus, EndCause, EndKind, Origin, PinStatus, PolicyEffect, Target, TaskStatus, TurnEnd,
+};
 pub use views::{
     ApprovalView, ArgProblem, ArgsCheck, ElicitationView, EndedView, FieldKind, FieldView,
-    HealthView, ServerView, SessionInfo, ToolCallView, ToolOutcomeView, ToolView, Views,
+    HealthView, PinChangeView, ServerView, SessionInfo, SignInStatus, SignInView, TokenInfo,
+    ToolCallView, ToolOutcomeView, ToolView, Views,
 };
 
 /// Identifies one approval prompt.
@@ -39,8 +42,13 @@ pub enum Command {
     KillServer(String),
     /// The operator's answer to an approval prompt.
     Approval { id: ApprovalId, decision: Decision },
-    /// Write a policy block for exactly what `alias` publishes into the config file.
+    /// Write a policy block for exactly what `alias` publishes into the config file
+    /// (and pin the tools it lists that have no pin yet).
     WritePolicy(String),
+    /// Accept the changed definitions the operator reviewed (`seen`: the
+    /// published sha256 of each, as shown), pin what `alias` published, and
+    /// reconnect it. Refused if the server published something else since.
+    AcceptPins { alias: String, seen: Vec<String> },
     /// Call a tool by hand through the same pipeline (policy, approval, timeout).
     CallTool { name: String, arguments: Value },
     /// Send fresh views of the servers (stderr tails change without events).
@@ -50,6 +58,14 @@ pub enum Command {
         id: ElicitationId,
         answer: ElicitAnswer,
     },
+    /// Sign in to this alias (OAuth): its authorization page is shown, then it connects.
+    SignIn(String),
+    /// The address the browser was sent to, pasted (for a browser on another machine).
+    SignInPaste(String),
+    /// Give up the sign-in in progress.
+    SignInCancel,
+    /// Sign out: revoke the alias's tools at once, then its token.
+    SignOut(String),
     /// Close everything and exit.
     Quit,
 }
@@ -97,6 +113,13 @@ pub enum BackendEvent {
         total: Option<f64>,
         message: Option<String>,
     },
+    /// A running call runs as a task on its server; its status changed
+    /// (`message` is the server's words: untrusted).
+    CallTask {
+        id: String,
+        status: TaskStatus,
+        message: Option<String>,
+    },
     /// Something the operator should know (compaction, interruption, resume).
     Notice(String),
     /// The model provider failed; the operator can retry.
@@ -120,6 +143,16 @@ pub enum BackendEvent {
     ElicitationWithdrawn(ElicitationId),
     /// The result of an operator command (connect, write policy, …).
     Status(String),
+    /// A sign-in waits for the browser: show its window.
+    SignInStarted(SignInView),
+    /// A pasted address was not the redirect the sign-in waits for (why).
+    SignInPasteRefused(String),
+    /// The sign-in is over (signed in and connected, failed, or cancelled).
+    SignInEnded {
+        alias: String,
+        ok: bool,
+        text: String,
+    },
     /// The backend has closed everything; the UI may exit.
     Stopped,
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::kinds::{AliasStatus, Origin, PolicyEffect, Target};
+use super::kinds::{AliasStatus, Origin, PinStatus, PolicyEffect, Target};
 use super::{ApprovalId, ElicitationId};
 
 /// What the UI shows that replaces itself whole (sent over a `watch` channel:
@@ -63,6 +63,9 @@ pub struct ToolOutcomeView {
     /// What the server said that the model did not see (untrusted).
     pub server_output: Option<String>,
     pub elapsed_ms: u64,
+    /// Arguments the harness left out before validation (`null`s the schema
+    /// refuses at optional properties), as JSON pointers.
+    pub dropped_nulls: Vec<String>,
 }
 
 /// One configured server: side panel, registry and health read from this.
@@ -82,7 +85,59 @@ pub struct ServerView {
     /// For `policy_mismatch`: published tools without a policy, and policies without a tool.
     pub policy_missing: Vec<String>,
     pub policy_extra: Vec<String>,
+    /// For `definition_changed` (and renames under `definition_unpinned`):
+    /// each changed definition with its diff, for the operator to accept or not.
+    pub pin_changes: Arc<[PinChangeView]>,
+    /// Where its pins live (the lock file), for the acceptance's confirmation.
+    pub pins_at: String,
+    /// Refused because of its pins (`definition_changed`, `definition_unpinned`):
+    /// the diff view can accept what it published.
+    pub pins_refused: bool,
     pub health: Option<HealthView>,
+    /// Signing in (OAuth): whether `s` is for it, and whether it is signed in.
+    pub sign_in: SignInStatus,
+    /// What the server said when its last connect failed or was rejected (its
+    /// error text, an HTTP error body, its stderr tail): untrusted, for the
+    /// operator only (the model never gets it), shown inert.
+    pub server_output: Vec<String>,
+}
+
+/// Signing in to an HTTP server (OAuth), as the operator deals with it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SignInStatus {
+    /// A stdio server, or `auth = "none"`.
+    #[default]
+    NotUsed,
+    /// An HTTP server that may ask for a sign-in.
+    Possible,
+    /// It refused for want of a sign-in: `s` signs in.
+    Needed,
+    /// Its connection sends a token.
+    SignedIn,
+}
+
+/// The token a connection sends, as the operator may see it (never the token).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenInfo {
+    pub issuer: String,
+    pub scopes: Vec<String>,
+    /// `Bearer` or `DPoP`.
+    pub token_type: String,
+    /// When it expires, on the monotonic clock (the UI counts down from it).
+    pub expires: Option<Instant>,
+}
+
+/// A sign-in waiting for the browser: the window shows the URL and waits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignInView {
+    pub alias: String,
+    /// The authorization URL to open (built locally; the endpoint is the
+    /// authorization server's).
+    pub url: String,
+    /// Where the browser comes back (the loopback listener).
+    pub redirect: String,
+    /// `None` when it was opened in a browser here; else why not.
+    pub browser: Option<String>,
 }
 
 /// A published tool and what became of it locally.
@@ -105,9 +160,25 @@ pub struct ToolView {
     /// The exposed tool's own compiled validator (when exposed): the call-by-hand
     /// editor checks with exactly what the call path will check.
     pub check: Option<ArgsCheck>,
+    /// Against its pinned definition.
+    pub pin: PinStatus,
     /// The definition holds invisible code points (SPEC rule 15): shown as
     /// `<U+XXXX>`, removed for the model.
     pub hidden_text: bool,
+}
+
+/// One tool whose published definition differs from its pin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinChangeView {
+    /// The published name (untrusted).
+    pub tool: String,
+    pub old_sha256: String,
+    pub new_sha256: String,
+    /// Unified diff, pinned → published: inert, every hidden character shown
+    /// as `<U+XXXX>` (it quotes the server's text: untrusted).
+    pub diff: String,
+    /// A new tool that is this gone tool renamed.
+    pub renamed_from: Option<String>,
 }
 
 /// One problem with a call's arguments.
@@ -164,11 +235,16 @@ pub struct HealthView {
     pub server_version: String,
     pub calls_ok: u64,
     pub calls_failed: u64,
+    /// Calls of this connection that run as tasks now, and that ran as tasks.
+    pub tasks_running: usize,
+    pub tasks_total: u64,
     pub last_latency_ms: Option<u64>,
     /// When and what.
     pub last_error: Option<(String, String)>,
     /// The last lines of stderr (untrusted).
     pub stderr_tail: Vec<String>,
+    /// The OAuth token it sends: issuer, scopes, expiry (never the token).
+    pub token: Option<TokenInfo>,
     /// Set once this connection ended.
     pub ended: Option<EndedView>,
 }

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::sanitize::{line, wrapped};
 use super::theme;
-use crate::protocol::{Origin, PolicyEffect, Target};
+use crate::protocol::{Origin, PolicyEffect, Target, TaskStatus};
 
 /// Result lines shown for a collapsed call.
 const COLLAPSED_RESULT_LINES: usize = 2;
@@ -59,6 +59,11 @@ pub struct ToolCallCell {
     pub server_output: Option<String>,
     /// The server's last progress report while it runs (`3/5 · its message`).
     pub progress: Option<String>,
+    /// When the call runs as a task: its status and the server's message.
+    pub task: Option<(TaskStatus, Option<String>)>,
+    /// Arguments the harness left out (`null`s the schema refuses at optional
+    /// properties), as JSON pointers.
+    pub dropped_nulls: Vec<String>,
     pub expanded: bool,
 }
 
@@ -223,6 +228,20 @@ fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<Line<'stati
         about.push(Span::styled(effect.label(), theme::effect(effect)));
     }
     let mut lines = vec![header];
+    if let Some((status, message)) = call
+        .task
+        .as_ref()
+        .filter(|_| matches!(call.status, CallStatus::Running { .. }))
+    {
+        let text = match message {
+            Some(message) => format!("{} · {}", status.label(), message),
+            None => status.label().to_string(),
+        };
+        lines.push(Line::styled(
+            format!("  task {}", line(&text, width.saturating_sub(7))),
+            theme::untrusted(),
+        ));
+    }
     if let Some(progress) = call
         .progress
         .as_ref()
@@ -246,6 +265,17 @@ fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<Line<'stati
                 .into_iter()
                 .map(|l| Line::raw(format!("    {l}"))),
         );
+        if !call.dropped_nulls.is_empty() {
+            let dropped = format!(
+                "  left out before validation (null where the schema admits none, optional): {}",
+                call.dropped_nulls.join(", ")
+            );
+            lines.extend(
+                wrapped(&dropped, width.saturating_sub(2))
+                    .into_iter()
+                    .map(|l| Line::styled(l, theme::warn())),
+            );
+        }
     } else {
         let used: usize = about.iter().map(|s| s.content.chars().count()).sum();
         about.push(Span::styled(

@@ -9,10 +9,10 @@ use super::rows::RegistryRow;
 use super::sanitize::{line, wrapped};
 use super::state::{AppState, Focus};
 use super::theme;
-use crate::protocol::{AliasStatus, ToolView};
+use crate::protocol::{AliasStatus, PinStatus, SignInStatus, ToolView};
 
 /// The scopes in the order help lists them.
-const HELP_ORDER: [Scope; 11] = [
+const HELP_ORDER: [Scope; 14] = [
     Scope::Global,
     Scope::Input,
     Scope::Conversation,
@@ -24,6 +24,9 @@ const HELP_ORDER: [Scope; 11] = [
     Scope::Detail,
     Scope::CallTool,
     Scope::WritePolicy,
+    Scope::PinDiff,
+    Scope::PinConfirm,
+    Scope::SignIn,
 ];
 
 /// Every key, wrapped to `width`.
@@ -122,6 +125,25 @@ fn detail(alias: &str, tool: &ToolView, width: usize) -> Vec<Line<'static>> {
             theme::error(),
         )),
     }
+    let (pin, pin_style) = match tool.pin {
+        PinStatus::Pinned => (
+            "pinned: published exactly as approved".to_string(),
+            theme::ok(),
+        ),
+        PinStatus::New => ("new: no pin yet".to_string(), theme::warn()),
+        PinStatus::Changed => (
+            "changed: not what was approved (v shows the diff)".to_string(),
+            theme::error(),
+        ),
+        PinStatus::Off => (
+            "not pinned (pin = \"off\", or deny)".to_string(),
+            theme::dim(),
+        ),
+    };
+    lines.push(Line::from(vec![
+        Span::styled("definition     ", theme::dim()),
+        Span::styled(pin, pin_style),
+    ]));
     lines.push(Line::raw(""));
     if tool.hidden_text {
         lines.extend(
@@ -233,11 +255,50 @@ pub fn servers_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
                     .map(|l| Line::styled(l, theme::error())),
             );
         }
+        if !server.server_output.is_empty() {
+            // The server's words (a failed connect's error text, its stderr):
+            // marked as theirs, the last few lines only.
+            lines.push(Line::styled(
+                line(
+                    "server output (untrusted, never shown to the model):",
+                    width,
+                ),
+                theme::untrusted(),
+            ));
+            let shown = &server.server_output[server.server_output.len().saturating_sub(4)..];
+            for said in shown {
+                lines.extend(
+                    wrapped(said, width.saturating_sub(2))
+                        .into_iter()
+                        .take(3)
+                        .map(|l| Line::styled(format!("│ {l}"), theme::untrusted())),
+                );
+            }
+        }
         if !server.policy_missing.is_empty() || !server.policy_extra.is_empty() {
             lines.extend(
                 wrapped("p: write a policy for what it publishes", width)
                     .into_iter()
                     .map(|l| Line::styled(l, theme::warn())),
+            );
+        }
+        if server.pins_refused {
+            lines.extend(
+                wrapped("v: review the changed definitions, and accept them", width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, theme::warn())),
+            );
+        }
+        let sign_in = match server.sign_in {
+            SignInStatus::Needed => Some(("s: sign in (it asks for authorization)", theme::warn())),
+            SignInStatus::SignedIn => Some(("signed in · o: sign out", theme::dim())),
+            _ => None,
+        };
+        if let Some((text, style)) = sign_in {
+            lines.extend(
+                wrapped(text, width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, style)),
             );
         }
     }
@@ -248,7 +309,13 @@ pub fn servers_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
 pub fn registry_fits(rows: &[RegistryRow<'_>], width: usize, show_alias: bool) -> bool {
     rows.iter().all(|row| match row {
         RegistryRow::Tool { alias, tool } => {
-            let prefix = if show_alias { alias.len() + 1 } else { 0 };
+            // A pin mark (new or changed only), then the alias when all
+            // servers are shown.
+            let mark = match tool.pin {
+                PinStatus::New | PinStatus::Changed => 2,
+                PinStatus::Pinned | PinStatus::Off => 0,
+            };
+            let prefix = mark + if show_alias { alias.len() + 1 } else { 0 };
             let exposed = tool.exposed_as.as_ref().map_or(0, String::len);
             let effect = tool.effect.map_or(0, |e| e.label().len());
             let mark = if tool.hidden_text { 14 } else { 0 };
@@ -280,6 +347,13 @@ pub fn registry_header(state: &AppState, width: usize, compact: bool) -> Vec<Lin
         if !server.policy_missing.is_empty() || !server.policy_extra.is_empty() {
             let hint = wrapped(
                 "In Servers, p writes a policy for what it publishes.",
+                width,
+            );
+            lines.extend(hint.into_iter().map(|l| Line::styled(l, theme::warn())));
+        }
+        if server.pins_refused {
+            let hint = wrapped(
+                "v shows what changed since its tools were pinned (≠), and accepts it.",
                 width,
             );
             lines.extend(hint.into_iter().map(|l| Line::styled(l, theme::warn())));

@@ -22,6 +22,12 @@ pub enum Scope {
     NoConfigFile,
     CallTool,
     Elicitation,
+    /// The sign-in window (OAuth): waiting for the browser.
+    SignIn,
+    /// The diff view of changed definitions.
+    PinDiff,
+    /// Accepting them: y/n.
+    PinConfirm,
 }
 
 impl Scope {
@@ -53,6 +59,9 @@ impl Scope {
             Scope::NoConfigFile => "Write policy (no config file)",
             Scope::CallTool => "Call a tool by hand",
             Scope::Elicitation => "A server asks for input",
+            Scope::SignIn => "Sign in",
+            Scope::PinDiff => "Changed definitions (diff)",
+            Scope::PinConfirm => "Accept the definitions",
         }
     }
 }
@@ -83,6 +92,8 @@ pub enum Action {
     Reconnect,
     Kill,
     WritePolicy,
+    SignIn,
+    SignOut,
     ShowRegistry,
     Detail,
     CallByHand,
@@ -94,6 +105,10 @@ pub enum Action {
     Close,
     Confirm,
     Submit,
+    /// Open the diff view of an alias's changed definitions.
+    ViewPins,
+    /// Accept the definitions shown (asks to confirm).
+    Accept,
     /// Passed to the text being edited (cursor moves, new lines, undo, …).
     Edit,
 }
@@ -165,12 +180,16 @@ pub const BINDINGS: &[Binding] = &[
     b!(Servers, [Chord(Char('r'), NONE)], "r", Reconnect, "reconnect", "reconnect"),
     b!(Servers, [Chord(Char('K'), SHIFT), Chord(Char('K'), NONE)], "K", Kill, "kill the server process (watch the watchdog)", "kill"),
     b!(Servers, [Chord(Char('p'), NONE)], "p", WritePolicy, "write the policy for what it publishes", "write policy"),
+    b!(Servers, [Chord(Char('s'), NONE)], "s", SignIn, "sign in (OAuth): its authorization page in a browser, then connect", ""),
+    b!(Servers, [Chord(Char('o'), NONE)], "o", SignOut, "sign out: its tools are revoked at once, then its token", ""),
+    b!(Servers, [Chord(Char('v'), NONE)], "v", ViewPins, "review definitions that differ from their pins (diff), and accept them", "definitions"),
     b!(Servers, [Chord(Enter, NONE)], "Enter", ShowRegistry, "its tools in the registry", "tools"),
     b!(Registry, [Chord(KUp, NONE), Chord(Char('k'), NONE)], "↑/↓", Up, "select", ""),
     b!(Registry, [Chord(KDown, NONE), Chord(Char('j'), NONE)], "↓", Down, "", ""),
     b!(Registry, [Chord(Enter, NONE)], "Enter", Detail, "details (schema, server claims)", "details"),
     b!(Registry, [Chord(Char('x'), NONE)], "x", CallByHand, "call it by hand", "call by hand"),
     b!(Registry, [Chord(Char('a'), NONE)], "a", ToggleAll, "all servers / selected server", "all/selected"),
+    b!(Registry, [Chord(Char('v'), NONE)], "v", ViewPins, "review its server's changed definitions (diff), and accept them", "definitions"),
     b!(Health, [Chord(Char('u'), NONE)], "u", Refresh, "refresh (stderr tail)", "refresh"),
     b!(Approval, [Chord(Char('y'), NONE)], "y", ApproveOnce, "approve once", "approve once"),
     b!(Approval, [Chord(Char('a'), NONE)], "a", ApproveAlways, "approve this tool for the session (this definition, this connection)", "always for this tool"),
@@ -188,8 +207,17 @@ pub const BINDINGS: &[Binding] = &[
     b!(Detail, [Chord(PgUp, NONE)], "PgUp/PgDn", PageUp, "scroll a page", ""),
     b!(Detail, [Chord(PgDn, NONE)], "PgDn", PageDown, "", ""),
     b!(Detail, [Chord(Char('x'), NONE)], "x", CallByHand, "call it by hand", "call by hand"),
+    b!(Detail, [Chord(Char('v'), NONE)], "v", ViewPins, "its server's changed definitions (diff)", "definitions"),
     b!(WritePolicy, [Chord(Char('y'), NONE)], "y", Confirm, "write it (only with a config file)", "write it"),
     b!(WritePolicy, [Chord(Char('n'), NONE), Chord(Esc, NONE)], "n/Esc", Close, "cancel", "cancel"),
+    b!(PinDiff, [Chord(Char('a'), NONE)], "a", Accept, "accept these definitions: pin them and reconnect (asks first)", "accept"),
+    b!(PinDiff, [Chord(Esc, NONE), Chord(Char('q'), NONE)], "Esc", Close, "close (nothing is accepted)", "close"),
+    b!(PinDiff, [Chord(KUp, NONE)], "↑/↓", Up, "scroll", "scroll"),
+    b!(PinDiff, [Chord(KDown, NONE)], "↓", Down, "", ""),
+    b!(PinDiff, [Chord(PgUp, NONE)], "PgUp/PgDn", PageUp, "scroll a page", ""),
+    b!(PinDiff, [Chord(PgDn, NONE)], "PgDn", PageDown, "", ""),
+    b!(PinConfirm, [Chord(Char('y'), NONE)], "y", Confirm, "yes: pin exactly what is shown and reconnect", "accept"),
+    b!(PinConfirm, [Chord(Char('n'), NONE), Chord(Esc, NONE)], "n/Esc", Close, "no: back to the diff", "back"),
     b!(NoConfigFile, [Chord(Esc, NONE), Chord(Char('n'), NONE), Chord(Char('q'), NONE)], "Esc", Close, "close", "close"),
     b!(CallTool, [Chord(Char('s'), CTRL)], "Ctrl-S", Submit, "call", "call"),
     b!(CallTool, [Chord(Esc, NONE)], "Esc", Close, "cancel", "cancel"),
@@ -202,6 +230,9 @@ pub const BINDINGS: &[Binding] = &[
     b!(Elicitation, [Chord(Char(' '), NONE), Chord(Left, NONE), Chord(Right, NONE)], "Space/←/→", Edit, "toggle a checkbox, pick a choice (typed in text fields)", "toggle/choose"),
     b!(Elicitation, [Chord(Char('d'), CTRL)], "Ctrl-D", Deny, "decline", "decline"),
     b!(Elicitation, [Chord(Esc, NONE)], "Esc", Close, "cancel", "cancel"),
+    b!(SignIn, [Chord(Enter, NONE)], "Enter", Submit, "use the pasted address (a browser on another machine)", "use pasted address"),
+    b!(SignIn, [Chord(Esc, NONE)], "Esc", Close, "cancel the sign-in", "cancel"),
+    b!(SignIn, [Chord(Backspace, NONE)], "⌫", Edit, "delete (paste the address; typing works too)", ""),
 ];
 
 /// The action bound to `key` in `scope`, if any.

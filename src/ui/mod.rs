@@ -15,6 +15,7 @@ pub mod keymap;
 pub mod layout;
 pub mod msg;
 pub mod panes;
+pub mod pins;
 pub mod rows;
 pub mod sanitize;
 pub mod state;

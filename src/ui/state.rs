@@ -11,7 +11,7 @@ use ratatui_textarea::TextArea;
 pub use super::cells::{CallStatus, Cell, ToolCallCell, Transcript};
 use super::keymap::Scope;
 use crate::protocol::{
-    ApprovalView, ArgsCheck, ElicitationView, EndCause, ServerView, SessionInfo,
+    ApprovalView, ArgsCheck, ElicitationView, EndCause, ServerView, SessionInfo, SignInView,
 };
 
 /// How long a status-bar message stays.
@@ -70,8 +70,27 @@ pub enum Overlay {
     WritePolicy {
         alias: String,
     },
+    /// The definitions `alias` publishes that differ from their pins, as
+    /// diffs; `confirming`: the operator asked to accept them (y/n).
+    PinDiff {
+        alias: String,
+        scroll: u16,
+        confirming: bool,
+    },
     /// Edit the arguments of a hand-made call of `tool` (exposed name).
     CallTool(Box<CallEditor>),
+    /// A sign-in waiting for the browser.
+    SignIn(Box<SignInWindow>),
+}
+
+/// The sign-in window: the URL, the waiting, a field for a pasted redirect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignInWindow {
+    pub view: SignInView,
+    /// What the operator pasted (or typed): the address the browser was sent to.
+    pub paste: String,
+    /// Why the last paste was refused.
+    pub problem: Option<String>,
 }
 
 /// The arguments editor of a hand-made call.
@@ -284,7 +303,15 @@ impl AppState {
             (Some(Overlay::Help { .. }), _) => Scope::Help,
             (Some(Overlay::ToolDetail { .. }), _) => Scope::Detail,
             (Some(Overlay::WritePolicy { .. }), _) => self.write_policy_scope(),
+            (Some(Overlay::PinDiff { confirming, .. }), _) => {
+                if *confirming {
+                    Scope::PinConfirm
+                } else {
+                    Scope::PinDiff
+                }
+            }
             (Some(Overlay::CallTool(_)), _) => Scope::CallTool,
+            (Some(Overlay::SignIn(_)), _) => Scope::SignIn,
             (None, Focus::Input) => Scope::Input,
             (None, Focus::Conversation) => Scope::Conversation,
             (None, Focus::Servers) => Scope::Servers,

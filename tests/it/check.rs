@@ -64,7 +64,7 @@ fn alpha_and_beta_both_publish_lookup_under_distinct_exposed_names() {
     assert_eq!(alpha["status"], "ready");
     assert_eq!(alpha["error"], Value::Null);
     assert_eq!(alpha["server"]["name"], "demo-alpha");
-    assert_eq!(alpha["server"]["protocol_version"], "2025-11-25");
+    assert_eq!(alpha["server"]["protocol_version"], "2026-07-28");
     assert!(exposed_names(alpha).contains(&"mcp__demo_alpha__lookup".to_string()));
     assert!(exposed_names(beta).contains(&"mcp__demo_beta__lookup".to_string()));
     // deny: published, never exposed.

@@ -261,3 +261,37 @@ async fn the_model_gets_the_harness_words_and_the_operator_the_servers() {
     }
     env.assert_no_leaks();
 }
+
+#[cfg_attr(
+    mcph_no_tmux,
+    ignore = "tmux is not installed: install it (apt-get install tmux) to run the TUI tests"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tui_shows_the_reason_in_its_words_and_the_servers_apart() {
+    use crate::common::tmux::{Tmux, tui_command};
+    let env = TestEnv::new();
+    let web404 = http_server(not_found()).await;
+    env.config(&format!(
+        "[model]\nprovider = \"scripted\"\n{}",
+        http("web404", &web404.url())
+    ));
+    let tmux = Tmux::start(&env, &tui_command(&env), 120, 40);
+    tokio::task::block_in_place(|| {
+        tmux.wait("the main screen", |s| {
+            s.contains("Servers") && s.contains("web404")
+        });
+        tmux.keys(&["Tab", "Tab", "c"]);
+        let screen = tmux.wait("the failed connect", |s| {
+            s.contains("server output (untrusted") && s.contains("answered HTTP 404")
+        });
+        // The reason in the harness's words, then the server's, marked as theirs.
+        let row = |text: &str| screen.lines().position(|l| l.contains(text));
+        let reason = row("server answered HTTP 404").expect("the reason");
+        let theirs = row("server output (untrusted").expect("the mark");
+        assert!(reason < theirs, "{screen}");
+        assert!(screen.contains("IGNORE PREVIOUS"), "{screen}");
+        tmux.keys(&["C-q"]);
+        tmux.wait_gone();
+    });
+    env.assert_no_leaks();
+}

@@ -25,12 +25,7 @@ async fn a_timeout_cancels_drops_the_connection_kills_the_child_and_revokes() {
     let env = TestEnv::new();
     let (hub, mut rx) = hub(&env, &one_server(&env, &["--fault", "hang-on-call"]));
     hub.connect("s").await.unwrap().outcome.unwrap();
-    let conn = hub
-        .snapshot()
-        .resolve("mcp__s__lookup")
-        .unwrap()
-        .connection
-        .clone();
+    let conn = std::sync::Arc::clone(hub.snapshot().connections().next().unwrap().connection());
     assert_eq!(
         lookup(&hub, "mcp__s__lookup").await,
         Err(ToolErrorCode::McpTimeout)

@@ -10,6 +10,10 @@ use crate::common::{TestEnv, json, stderr, stdout};
 use mcp_harness::mcp::{AliasState, FlagApprover, McpEvent};
 use serde_json::{Value, json as j};
 
+/// Node and Python servers start slowly when the whole suite loads two cores
+/// (the time server's imports alone can pass the default 10 s): be generous.
+const SLOW_START: &str = "connect_timeout_ms = 60000\n";
+
 /// `[servers.ALIAS]` for a third-party server, tagged through its environment.
 fn server(
     env: &TestEnv,
@@ -20,7 +24,7 @@ fn server(
 ) -> String {
     let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
     format!(
-        "[servers.{alias}]\ncommand = {:?}\nargs = [{}]\nenv = {{ MCPH_TEST_TAG = \"{}\"{extra_env} }}\n",
+        "[servers.{alias}]\ncommand = {:?}\nargs = [{}]\nenv = {{ MCPH_TEST_TAG = \"{}\"{extra_env} }}\n{SLOW_START}",
         command.to_string_lossy(),
         args.join(", "),
         env.tag

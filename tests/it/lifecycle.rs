@@ -92,36 +92,49 @@ impl Approver for AskCounter {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stale_revoke_after_reconnect_keeps_the_new_tools() {
+async fn a_late_end_of_the_old_connection_after_reconnect_keeps_the_new_tools() {
     let env = TestEnv::new();
-    let (hub, _rx) = hub(&env, &two_servers(&env, &[]));
+    // A server that ignores EOF and SIGTERM: its old connection takes two close
+    // grace periods to end, well after the alias has connected again.
+    let text = format!(
+        "[limits]\nclose_grace_ms = 1000\n{}",
+        two_servers(&env, &crate::common::STUBBORN)
+    );
+    let (hub, _rx) = hub(&env, &text);
     hub.connect("demo_alpha").await.unwrap().outcome.unwrap();
     let old = hub.snapshot();
-    let old_id = old
-        .resolve("mcp__demo_alpha__lookup")
-        .unwrap()
-        .connection
-        .id();
+    let old_connection = std::sync::Arc::clone(
+        old.connection_for(&mcp_harness::mcp::ServerAlias::new("demo_alpha"))
+            .unwrap()
+            .connection(),
+    );
     hub.disconnect("demo_alpha").unwrap();
     hub.connect("demo_alpha").await.unwrap().outcome.unwrap();
     let new_id = hub
         .snapshot()
         .resolve("mcp__demo_alpha__lookup")
         .unwrap()
-        .connection
-        .id();
-    assert_ne!(old_id, new_id);
-    // A late revoke of the old connection (as a slow watchdog would send).
-    assert_eq!(
-        hub.registry().revoke(
-            old_id,
-            RevokeCause::ConnectionLost {
-                detail: "late".into()
-            }
-        ),
-        None
+        .connection_id();
+    assert_ne!(old_connection.id(), new_id);
+    assert!(
+        !old_connection.is_finished(),
+        "the old server is still closing"
     );
-    assert!(hub.snapshot().resolve("mcp__demo_alpha__lookup").is_some());
+    // The old connection's end arrives late (its watchdog, the SIGKILL, the
+    // shim's sweep): nothing of the new connection is touched.
+    tokio::time::timeout(Duration::from_secs(30), old_connection.finished())
+        .await
+        .expect("the old server was reaped");
+    let now = hub.snapshot();
+    assert_eq!(
+        now.resolve("mcp__demo_alpha__lookup")
+            .map(|t| t.connection_id()),
+        Some(new_id)
+    );
+    assert!(matches!(
+        hub.aliases()[0].1,
+        AliasState::Ready { connection, .. } if connection == new_id
+    ));
     // Calling through the old snapshot does not reach the new connection.
     let stale = hub
         .call(

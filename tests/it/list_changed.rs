@@ -3,7 +3,8 @@
 //! rejects and revokes the whole connection, saying what changed; one that still
 //! satisfies the rules replaces the connection's tools at once and names the
 //! tools whose schema or description changed. `run --json` and the session's
-//! audit log report both.
+//! audit log report both. (A changed definition of a pinned tool is a broken
+//! rule too, rule 14: see `pins.rs`; the replacement tests here set `pin = "off"`.)
 
 use std::time::Duration;
 
@@ -20,6 +21,14 @@ const POLICY: &str = "[servers.s.tools]\nlookup = \"allow\"\nset = \"allow\"\nre
 
 fn hub(env: &TestEnv, faults: &[&str]) -> (Hub, UnboundedReceiver<McpEvent>) {
     crate::common::hubs::hub(env, &format!("{}{POLICY}", env.demo("s", "alpha", faults)))
+}
+
+/// The same server without definition pinning: re-validated changes replace tools.
+fn unpinned_hub(env: &TestEnv, faults: &[&str]) -> (Hub, UnboundedReceiver<McpEvent>) {
+    crate::common::hubs::hub(
+        env,
+        &format!("{}pin = \"off\"\n{POLICY}", env.demo("s", "alpha", faults)),
+    )
 }
 
 async fn call(
@@ -99,7 +108,7 @@ async fn a_storm_of_notifications_causes_a_handful_of_relists() {
 async fn a_changed_schema_is_revalidated_and_replaces_the_tool() {
     let env = TestEnv::new();
     // The first call changes lookup's schema: it now requires `limit`.
-    let (hub, mut rx) = hub(&env, &["--fault", "mutate-tools=schema"]);
+    let (hub, mut rx) = unpinned_hub(&env, &["--fault", "mutate-tools=schema"]);
     hub.connect("s").await.unwrap().outcome.unwrap();
     let before = hub.snapshot();
     call(
@@ -170,7 +179,7 @@ async fn a_changed_schema_is_revalidated_and_replaces_the_tool() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_description_change_on_an_idle_connection_is_reported() {
     let env = TestEnv::new();
-    let (hub, mut rx) = hub(
+    let (hub, mut rx) = unpinned_hub(
         &env,
         &[
             "--fault",
@@ -236,12 +245,14 @@ async fn a_tool_added_or_removed_breaks_exact_equality_and_revokes_the_connectio
         code,
         message,
         changes,
+        definition_changes,
     } = cause
     else {
         panic!("{cause:?}")
     };
     assert_eq!(code, ConnectErrorCode::PolicyMismatch);
     assert_eq!(changes.added, ["extra"]);
+    assert!(definition_changes.is_empty());
     assert!(
         message.contains("published but not in the policy: `extra`"),
         "{message}"
@@ -272,7 +283,7 @@ async fn a_schema_that_breaks_the_schema_rule_revokes_the_connection() {
 /// `run --json` with the scripted model: connect `s`, call `set` (the call that
 /// makes the server change its tools), then a `slow` call that keeps the turn
 /// open while the re-list happens. The JSON events and the session's audit log.
-fn run_with_mutation(kind: &str) -> (Vec<Value>, Vec<Value>) {
+fn run_with_mutation(kind: &str, pin: &str) -> (Vec<Value>, Vec<Value>) {
     let env = TestEnv::new();
     let scenario = "delay_ms = 1\n[[act]]\n\
         [[act.turn]]\ntext = \"connect\"\ntool_calls = [{ name = \"connect_mcp\", arguments = { alias = \"s\" } }]\n\
@@ -282,7 +293,7 @@ fn run_with_mutation(kind: &str) -> (Vec<Value>, Vec<Value>) {
     std::fs::write(env.path("scenario.toml"), scenario).unwrap();
     let mutation = format!("mutate-tools={kind}");
     env.config(&format!(
-        "[model]\nprovider = \"scripted\"\nscenario = \"{{DIR}}/scenario.toml\"\n{}{POLICY}",
+        "[model]\nprovider = \"scripted\"\nscenario = \"{{DIR}}/scenario.toml\"\n{}pin = \"{pin}\"\n{POLICY}",
         env.demo("s", "alpha", &["--fault", &mutation])
     ));
     let out = env
@@ -321,7 +332,7 @@ fn run_with_mutation(kind: &str) -> (Vec<Value>, Vec<Value>) {
 
 #[test]
 fn run_json_and_the_audit_log_report_a_tools_update() {
-    let (events, audit) = run_with_mutation("description");
+    let (events, audit) = run_with_mutation("description", "off");
     let updated: Vec<&Value> = events
         .iter()
         .filter(|e| e["event"] == "registry" && e["change"] == "updated")
@@ -355,7 +366,7 @@ fn run_json_and_the_audit_log_report_a_tools_update() {
 
 #[test]
 fn run_json_and_the_audit_log_report_a_policy_violation_with_what_changed() {
-    let (events, audit) = run_with_mutation("add");
+    let (events, audit) = run_with_mutation("add", "tofu");
     let revoked: Vec<&Value> = events
         .iter()
         .filter(|e| e["event"] == "registry" && e["change"] == "revoked")

@@ -81,6 +81,10 @@ fn non_json_lines_on_stdout_are_ignored() {
     alpha(&env, &["--fault", "stdout-noise"], "");
     let (code, out, _) = lookup(&env);
     assert_eq!(code, Some(0), "{out}");
+    env.assert_no_leaks();
+    // Another server under the same alias: a directory of its own, so the
+    // first server's pinned definitions do not apply (rule 14).
+    let env = TestEnv::new();
     hostile(&env, "non-json-stdout", "");
     let (code, out, _) = lookup(&env);
     assert_eq!(code, Some(0), "{out}");

@@ -280,10 +280,15 @@ async fn a_hand_made_call_of_a_confirm_tool_waits_for_approval() {
 async fn approve_always_holds_for_one_definition_on_one_connection() {
     let env = TestEnv::new();
     // The first call changes lookup's description (and says so: list_changed).
-    let server = env.demo(
-        "demo_alpha",
-        "alpha",
-        &["--fault", "mutate-tools=description"],
+    // Unpinned, so the change is re-validated and replaces the tool (pinned, it
+    // would revoke the connection: rule 14, tested in pins.rs).
+    let server = format!(
+        "{}pin = \"off\"\n",
+        env.demo(
+            "demo_alpha",
+            "alpha",
+            &["--fault", "mutate-tools=description"],
+        )
     );
     let policy = "lookup = \"confirm\"\nset = \"confirm\"\nreset = \"confirm\"\nfail = \"allow\"\nslow = \"allow\"\n";
     let mut handle = start(

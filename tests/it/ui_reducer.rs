@@ -5,6 +5,8 @@ mod approvals;
 mod conversation;
 mod editor;
 mod hand_calls;
+mod sign_in;
+mod tasks;
 
 use std::time::{Duration, Instant};
 
@@ -175,6 +177,7 @@ fn streamed_text_merges_and_calls_finish() {
             code: Some("mcp_timeout".into()),
             server_output: None,
             elapsed_ms: 1500,
+            dropped_nulls: Vec::new(),
         }),
     );
     assert_eq!(

@@ -2,6 +2,8 @@
 //! `TestBackend` + insta), plus style checks where the style is the point.
 
 mod more;
+mod pins;
+mod sign_in;
 
 use std::time::{Duration, Instant};
 
@@ -35,6 +37,7 @@ pub fn finished(
         code: code.map(Into::into),
         server_output: server_output.map(Into::into),
         elapsed_ms: 12,
+        dropped_nulls: Vec::new(),
     })
 }
 

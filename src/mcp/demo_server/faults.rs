@@ -1,6 +1,11 @@
 //! Fault injection: each fault imitates one way real MCP servers misbehave, so the harness can
 //! be tested against it deterministically.
 
+// Without the `test-fixtures` feature nothing can turn a fault on (the flags
+// are not compiled in): `Faults` is always its default, the parsing and the
+// background faults are never called, and the linker drops them.
+#![cfg_attr(not(feature = "test-fixtures"), allow(dead_code))]
+
 use std::{
     io::Write,
     process::{Command, Stdio},
@@ -63,13 +68,23 @@ pub enum Fault {
     ListChangedStorm {
         count: u32,
     },
-    /// Change the published tools (on the first tools/call, or after
-    /// `mutate-after-ms`) and send `notifications/tools/list_changed`.
+    /// Change the published tools (on the first tools/call, after
+    /// `mutate-after-ms`, or on SIGUSR1 with `mutate-on-signal`) and send
+    /// `notifications/tools/list_changed`.
     MutateTools {
         kind: Mutation,
     },
     MutateAfterMs {
         ms: u64,
+    },
+    /// Mutate when the server gets SIGUSR1 (for a rug pull on cue, e.g. in a demo).
+    MutateOnSignal,
+    /// Publish the mutated tools from the start (and never mutate again).
+    MutateAtStart,
+    /// Remember a mutation in this file: a server started while it exists
+    /// publishes the mutated tools from the start, as an updated server would.
+    MutateMark {
+        path: String,
     },
     /// Sleep this long before answering each tools/list page.
     SlowList {
@@ -79,6 +94,22 @@ pub enum Fault {
     /// result) whose message leaks internals, as a careless server would.
     RpcErrorOn {
         tool: String,
+    },
+    /// `research` never leaves `working`.
+    TaskNeverEnds,
+    /// `research`'s task claims `completed` when created, then reports `working`.
+    TaskGoesBack,
+    /// The `pollInterval` (`pollIntervalMs`) `research`'s task asks for.
+    TaskPollMs {
+        ms: u64,
+    },
+    /// `guarded_set` asks again every round, forever.
+    InputLoop,
+    /// `guarded_set`'s `requestState` doubles every round (from 64 KiB).
+    StateGrows,
+    /// The `ttlMs` of tools/list pages on 2026-07-28 (default five minutes).
+    ListTtlMs {
+        ms: u64,
     },
 }
 
@@ -95,6 +126,11 @@ pub enum Mutation {
     Description,
     /// `lookup`'s schema references a schema on the web.
     BadSchema,
+    /// A rug pull: `lookup`'s description reads the same, but now hides an
+    /// instruction in invisible tag characters after a zero-width space.
+    RugPull,
+    /// `lookup` is published as `find`, its definition otherwise the same.
+    Rename,
 }
 
 impl Mutation {
@@ -105,8 +141,11 @@ impl Mutation {
             Some("schema") => Ok(Mutation::Schema),
             Some("description") => Ok(Mutation::Description),
             Some("bad-schema") => Ok(Mutation::BadSchema),
+            Some("rug-pull") => Ok(Mutation::RugPull),
+            Some("rename") => Ok(Mutation::Rename),
             _ => Err(
-                "fault mutate-tools needs a kind: add, remove, schema, description or bad-schema"
+                "fault mutate-tools needs a kind: add, remove, schema, description, bad-schema, \
+                 rug-pull or rename"
                     .into(),
             ),
         }
@@ -146,8 +185,8 @@ impl Fault {
                 bytes: usize::try_from(number()?).map_err(|e| e.to_string())?,
             }),
             "escapes" => flag(Fault::Escapes),
-            "content-blocks" => flag(Fault::ContentBlocks),
             "hidden-text" => flag(Fault::HiddenText),
+            "content-blocks" => flag(Fault::ContentBlocks),
             "list-changed-storm" => Ok(Fault::ListChangedStorm {
                 count: u32::try_from(number()?).map_err(|e| e.to_string())?,
             }),
@@ -155,7 +194,19 @@ impl Fault {
                 kind: Mutation::parse(value)?,
             }),
             "mutate-after-ms" => Ok(Fault::MutateAfterMs { ms: number()? }),
+            "mutate-on-signal" => flag(Fault::MutateOnSignal),
+            "mutate-at-start" => flag(Fault::MutateAtStart),
+            "mutate-mark" => match value {
+                Some(path) if !path.is_empty() => Ok(Fault::MutateMark { path: path.into() }),
+                _ => Err("fault mutate-mark needs a file: mutate-mark=PATH".into()),
+            },
             "slow-list" => Ok(Fault::SlowList { ms: number()? }),
+            "task-never-ends" => flag(Fault::TaskNeverEnds),
+            "task-goes-back" => flag(Fault::TaskGoesBack),
+            "task-poll-ms" => Ok(Fault::TaskPollMs { ms: number()? }),
+            "input-loop" => flag(Fault::InputLoop),
+            "state-grows" => flag(Fault::StateGrows),
+            "list-ttl-ms" => Ok(Fault::ListTtlMs { ms: number()? }),
             "rpc-error-on" => match value {
                 Some(tool) if !tool.is_empty() => Ok(Fault::RpcErrorOn { tool: tool.into() }),
                 _ => Err("fault rpc-error-on needs a tool name: rpc-error-on=TOOL".into()),
@@ -186,8 +237,17 @@ pub struct Faults {
     pub list_changed_storm: Option<u32>,
     pub mutate_tools: Option<Mutation>,
     pub mutate_after_ms: Option<u64>,
+    pub mutate_on_signal: bool,
+    pub mutate_at_start: bool,
+    pub mutate_mark: Option<String>,
     pub slow_list_ms: Option<u64>,
     pub rpc_error_on: Vec<String>,
+    pub task_never_ends: bool,
+    pub task_goes_back: bool,
+    pub task_poll_ms: Option<u64>,
+    pub input_loop: bool,
+    pub state_grows: bool,
+    pub list_ttl_ms: Option<u64>,
 }
 
 impl Faults {
@@ -208,16 +268,39 @@ impl Faults {
                 Fault::StdoutNoise => faults.stdout_noise = true,
                 Fault::HugeResult { bytes } => faults.huge_result = Some(bytes),
                 Fault::Escapes => faults.escapes = true,
-                Fault::ContentBlocks => faults.content_blocks = true,
                 Fault::HiddenText => faults.hidden_text = true,
+                Fault::ContentBlocks => faults.content_blocks = true,
                 Fault::ListChangedStorm { count } => faults.list_changed_storm = Some(count),
                 Fault::MutateTools { kind } => faults.mutate_tools = Some(kind),
                 Fault::MutateAfterMs { ms } => faults.mutate_after_ms = Some(ms),
+                Fault::MutateOnSignal => faults.mutate_on_signal = true,
+                Fault::MutateAtStart => faults.mutate_at_start = true,
+                Fault::MutateMark { path } => faults.mutate_mark = Some(path),
                 Fault::SlowList { ms } => faults.slow_list_ms = Some(ms),
                 Fault::RpcErrorOn { tool } => faults.rpc_error_on.push(tool),
+                Fault::TaskNeverEnds => faults.task_never_ends = true,
+                Fault::TaskGoesBack => faults.task_goes_back = true,
+                Fault::TaskPollMs { ms } => faults.task_poll_ms = Some(ms),
+                Fault::InputLoop => faults.input_loop = true,
+                Fault::StateGrows => faults.state_grows = true,
+                Fault::ListTtlMs { ms } => faults.list_ttl_ms = Some(ms),
             }
         }
         faults
+    }
+
+    /// Whether the server starts with its tools already mutated.
+    pub fn starts_mutated(&self) -> bool {
+        self.mutate_at_start
+            || self
+                .mutate_mark
+                .as_deref()
+                .is_some_and(|p| std::path::Path::new(p).exists())
+    }
+
+    /// Whether the first tools/call mutates the tools (no other trigger set).
+    pub fn mutate_on_call(&self) -> bool {
+        self.mutate_after_ms.is_none() && !self.mutate_on_signal && !self.mutate_at_start
     }
 
     /// Appends the escape payload when the `escapes` fault is on, and the
@@ -370,6 +453,13 @@ mod tests {
             })
         );
         assert!(Fault::parse("mutate-tools").is_err());
+        assert_eq!(
+            Fault::parse("mutate-tools=rug-pull"),
+            Ok(Fault::MutateTools {
+                kind: Mutation::RugPull
+            })
+        );
+        assert_eq!(Fault::parse("mutate-on-signal"), Ok(Fault::MutateOnSignal));
         assert_eq!(
             Fault::parse("rpc-error-on=reset"),
             Ok(Fault::RpcErrorOn {

@@ -3,25 +3,50 @@
 
 use std::time::Duration;
 
+use std::borrow::Cow;
+
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CancelledNotificationParam, Implementation,
-        InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
-        ServerCapabilities, ServerConfig,
+        CallToolRequestParams, CallToolResponse, CancelTaskParams, CancelledNotificationParam,
+        CreateTaskResult, DiscoverResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+        GetTaskResult, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
+        ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+        PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+        ServerCapabilities, ServerConfig, ServerNotification, SubscriptionFilter,
+        TASKS_EXTENSION_ID, ToolListChangedNotification,
     },
-    service::{NotificationContext, RequestContext},
+    service::{NotificationContext, Peer, RequestContext, SubscriptionContext, SubscriptionSink},
 };
 
-use super::{faults, log, tools::DemoHandler, toolsets::Behaviour};
+use super::{
+    extras::{GUARDED_SET, RESEARCH},
+    faults, log,
+    service::DemoProtocol,
+    tasks::Shape,
+    tools::DemoHandler,
+    toolsets::Behaviour,
+};
 
 impl ServerHandler for DemoHandler {
     fn get_info(&self) -> ServerConfig {
         let faults = &self.inner.faults;
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_prompts()
+            .enable_prompts_list_changed()
             .build();
+        if self.inner.extras {
+            // The 2026-07-28 tasks extension; on a handshake connection
+            // `research` says so itself (`execution.taskSupport`).
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(TASKS_EXTENSION_ID.to_string(), Default::default());
+        }
         let server_info = Implementation::new(
             faults.taint(self.name()),
             faults.taint(env!("CARGO_PKG_VERSION")),
@@ -41,43 +66,102 @@ impl ServerHandler for DemoHandler {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
-        let faults = &self.inner.faults;
-        if faults.hang_on_initialize {
-            log("hang-on-initialize: never answering");
-            std::future::pending::<()>().await;
-        }
-        if let Some(ms) = faults.slow_initialize_ms {
-            log(format_args!("slow-initialize: answering in {ms} ms"));
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-        }
+        self.startup_faults().await;
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
 
-    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        if let Some(ms) = self.inner.faults.mutate_after_ms {
-            let (handler, peer) = (self.clone(), context.peer.clone());
-            tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                handler.mutate_and_notify(&peer).await;
-            });
-        }
-        let Some(count) = self.inner.faults.list_changed_storm else {
-            return;
-        };
-        log(format_args!(
-            "list-changed-storm: sending {count} notifications"
-        ));
-        for _ in 0..count {
-            if let Err(error) = context.peer.notify_tool_list_changed().await {
-                log(format_args!("list-changed-storm: send failed: {error}"));
-                return;
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        match self.inner.protocol {
+            DemoProtocol::Both => Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
+            DemoProtocol::Stateless => Cow::Owned(vec![ProtocolVersion::V_2026_07_28]),
+            DemoProtocol::Handshake => {
+                Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
             }
         }
-        // Tests wait for a re-list after this line instead of sleeping.
-        if let Some(recorder) = &self.inner.recorder {
-            recorder.storm_sent(count);
-        }
+    }
+
+    /// `server/discover` opens a 2026-07-28 connection as `initialize` opens an
+    /// older one: the start-up faults apply to it too.
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        self.startup_faults().await;
+        Ok(DiscoverResult::from_server_info(
+            ServerHandler::supported_protocol_versions(self).into_owned(),
+            self.get_info(),
+        ))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.after_connect(Some(context.peer)).await;
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        Some(accepted)
+    }
+
+    /// A 2026-07-28 client listens for tool-list changes: what `initialized`
+    /// starts on a handshake connection starts here.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        self.sinks().push(context.sink().clone());
+        self.inner
+            .subscriptions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(context.sink().id().clone());
+        log("subscriptions/listen: a client listens for tool-list changes");
+        self.after_connect(None).await;
+        context.cancelled().await;
+        let id = context.sink().id().clone();
+        self.sinks().retain(|sink| sink.id() != &id);
+        Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        self.resource_list()
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.resource_templates()
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        self.resource_read(request).map(Into::into)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        self.prompt_list()
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        self.prompt_get(request).map(Into::into)
     }
 
     async fn list_tools(
@@ -93,7 +177,7 @@ impl ServerHandler for DemoHandler {
         }
         let tools = self.tools();
         let Some(page_size) = self.inner.page_size else {
-            return Ok(ListToolsResult::with_all_items(tools.to_vec()));
+            return Ok(self.cache_hint(ListToolsResult::with_all_items(tools.to_vec())));
         };
         let start = match request.and_then(|params| params.cursor) {
             None => 0,
@@ -110,7 +194,7 @@ impl ServerHandler for DemoHandler {
         let end = start.saturating_add(page_size).min(tools.len());
         let mut result = ListToolsResult::with_all_items(tools[start..end].to_vec());
         result.next_cursor = (end < tools.len()).then(|| end.to_string());
-        Ok(result)
+        Ok(self.cache_hint(result))
     }
 
     async fn call_tool(
@@ -144,8 +228,8 @@ impl ServerHandler for DemoHandler {
                 None,
             ));
         }
-        if faults.mutate_after_ms.is_none() {
-            self.mutate_and_notify(&context.peer).await;
+        if faults.mutate_on_call() {
+            self.mutate_and_notify(legacy_peer(&context)).await;
         }
         if !self.tools().iter().any(|t| t.name == name) {
             return Err(McpError::invalid_params(
@@ -156,14 +240,77 @@ impl ServerHandler for DemoHandler {
         let args = request.arguments.clone().unwrap_or_default();
         let result = match (self.inner.tool_set.behaviour, name) {
             (Behaviour::Echo, _) => self.echo(name, &args),
+            (Behaviour::Structured, _) => super::toolsets_protocol::answer(name, &args),
             (Behaviour::Standard, "lookup") => self.lookup(&args),
             (Behaviour::Standard, "set") => self.set(&args),
             (Behaviour::Standard, "reset") => self.reset(),
             (Behaviour::Standard, "fail") => self.fail(&args),
             (Behaviour::Standard, "slow") => self.slow(&args, &context).await,
+            (Behaviour::Standard, RESEARCH) if self.inner.extras => {
+                if legacy_peer(&context).is_none() {
+                    let created = self.inner.tasks.start(
+                        &args,
+                        Shape::Extension,
+                        &self.inner.faults,
+                        self.name(),
+                    );
+                    return serde_json::from_value::<CreateTaskResult>(created)
+                        .map(CallToolResponse::Task)
+                        .map_err(|e| McpError::internal_error(e.to_string(), None));
+                }
+                // A handshake client over HTTP (rmcp's HTTP server cannot speak
+                // the experimental task shapes): an ordinary, slow call.
+                self.research_now(&args).await
+            }
+            (Behaviour::Standard, GUARDED_SET) if self.inner.extras => {
+                if legacy_peer(&context).is_none() {
+                    let responses = request.input_responses.as_ref().map(|r| {
+                        r.iter()
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect::<JsonObject>()
+                    });
+                    return Ok(self.guarded_set_stateless(
+                        &args,
+                        responses.as_ref(),
+                        request.request_state.as_deref(),
+                    ));
+                }
+                self.guarded_set_handshake(&args, &context).await
+            }
             (Behaviour::Standard, _) => self.echo(name, &args),
         };
         Ok(result.into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let params = serde_json::to_value(&request).unwrap_or_default();
+        if let Some(recorder) = &self.inner.recorder {
+            recorder.task_polled(&params);
+        }
+        let status = self
+            .inner
+            .tasks
+            .status(&params, Shape::Extension, &self.inner.faults)?;
+        serde_json::from_value(status).map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let params = serde_json::to_value(&request).unwrap_or_default();
+        if let Some(recorder) = &self.inner.recorder {
+            recorder.task_cancelled(&params);
+        }
+        self.inner
+            .tasks
+            .cancel(&params, Shape::Extension, &self.inner.faults)
+            .map(|_| ())
     }
 
     async fn on_cancelled(
@@ -179,20 +326,129 @@ impl ServerHandler for DemoHandler {
             "notifications/cancelled {request_id} ({})",
             notification.reason.as_deref().unwrap_or("no reason")
         ));
-        if let Some(recorder) = &self.inner.recorder {
+        // A client ending its subscription is no call being cancelled.
+        let subscription = notification.request_id.as_ref().is_some_and(|id| {
+            self.inner
+                .subscriptions
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .contains(id)
+        });
+        if let Some(recorder) = &self.inner.recorder
+            && !subscription
+        {
             recorder.cancelled(&notification);
         }
     }
 }
 
+/// The peer to notify directly: only on a handshake connection. A 2026-07-28
+/// client hears of changes through its `subscriptions/listen` request.
+fn legacy_peer(context: &RequestContext<RoleServer>) -> Option<Peer<RoleServer>> {
+    let stateless = context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+    (!stateless).then(|| context.peer.clone())
+}
+
 impl DemoHandler {
+    /// `hang-on-initialize` and `slow-initialize`, for either way of opening.
+    async fn startup_faults(&self) {
+        let faults = &self.inner.faults;
+        if faults.hang_on_initialize {
+            log("hang-on-initialize: never answering");
+            std::future::pending::<()>().await;
+        }
+        if let Some(ms) = faults.slow_initialize_ms {
+            log(format_args!("slow-initialize: answering in {ms} ms"));
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+    }
+
+    fn sinks(&self) -> std::sync::MutexGuard<'_, Vec<SubscriptionSink>> {
+        self.inner
+            .sinks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The list's cache hint on 2026-07-28 (`list-ttl-ms`, else five minutes:
+    /// changes are announced through `subscriptions/listen`).
+    fn cache_hint(&self, mut result: ListToolsResult) -> ListToolsResult {
+        result.ttl_ms = Some(self.inner.faults.list_ttl_ms.unwrap_or(300_000));
+        result
+    }
+
+    /// What starts once a client is connected: the `list-changed-storm` and a
+    /// timed `mutate-tools`.
+    async fn after_connect(&self, peer: Option<Peer<RoleServer>>) {
+        if self.inner.faults.mutate_on_signal {
+            let (handler, peer) = (self.clone(), peer.clone());
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()) {
+                Ok(mut usr1) => {
+                    tokio::spawn(async move {
+                        if usr1.recv().await.is_some() {
+                            log("mutate-on-signal: SIGUSR1");
+                            handler.mutate_and_notify(peer).await;
+                        }
+                    });
+                }
+                Err(error) => log(format_args!(
+                    "mutate-on-signal: cannot watch SIGUSR1: {error}"
+                )),
+            }
+        }
+        if let Some(ms) = self.inner.faults.mutate_after_ms {
+            let (handler, peer) = (self.clone(), peer.clone());
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                handler.mutate_and_notify(peer).await;
+            });
+        }
+        let Some(count) = self.inner.faults.list_changed_storm else {
+            return;
+        };
+        log(format_args!(
+            "list-changed-storm: sending {count} notifications"
+        ));
+        for _ in 0..count {
+            if let Err(error) = self.notify_list_changed(peer.as_ref()).await {
+                log(format_args!("list-changed-storm: send failed: {error}"));
+                return;
+            }
+        }
+        // Tests wait for a re-list after this line instead of sleeping.
+        if let Some(recorder) = &self.inner.recorder {
+            recorder.storm_sent(count);
+        }
+    }
+
+    /// Tells every client that listens (and `peer`, on a handshake connection).
+    async fn notify_list_changed(&self, peer: Option<&Peer<RoleServer>>) -> Result<(), String> {
+        if let Some(peer) = peer {
+            peer.notify_tool_list_changed()
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        let sinks = self.sinks().clone();
+        for sink in sinks {
+            let notification = ServerNotification::ToolListChangedNotification(
+                ToolListChangedNotification::default(),
+            );
+            if let Err(error) = sink.send(notification).await {
+                log(format_args!("subscription: notify failed: {error}"));
+            }
+        }
+        Ok(())
+    }
+
     /// `mutate-tools`: switch to the mutated tool set (once) and tell the client.
-    async fn mutate_and_notify(&self, peer: &rmcp::service::Peer<RoleServer>) {
+    async fn mutate_and_notify(&self, peer: Option<Peer<RoleServer>>) {
         if !self.mutate() {
             return;
         }
         log("mutate-tools: the published tools changed; notifying");
-        if let Err(error) = peer.notify_tool_list_changed().await {
+        if let Err(error) = self.notify_list_changed(peer.as_ref()).await {
             log(format_args!("mutate-tools: notify failed: {error}"));
         }
     }

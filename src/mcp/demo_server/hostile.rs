@@ -7,6 +7,7 @@ use anyhow::Context;
 use serde_json::{Value, json};
 
 use super::faults::ESCAPES;
+use super::hostile_eras::Intercept;
 use super::log;
 
 /// `--scenario NAME`: which protocol violation to commit.
@@ -36,6 +37,18 @@ pub enum Scenario {
     /// secret and an instruction for the model (see [`INJECTION`]), says the same
     /// on stderr, and keeps running.
     InitializeError,
+    /// A legacy server that ignores `server/discover` (no answer at all), then
+    /// serves the handshake; its name says whether it saw the probe.
+    SilentDiscover,
+    /// Answers `initialize` with protocolVersion 2026-07-28, a revision that
+    /// has no handshake (and that the client did not offer).
+    HandshakeClaimsStateless,
+    /// Answers `server/discover` with a result that has no `supportedVersions`.
+    DiscoverWithoutVersions,
+    /// A handshake server that answers tools/call with an `InputRequiredResult`.
+    InputOnHandshake,
+    /// A 2026-07-28 server that answers tools/call with a 2025-11-25 task.
+    OldTaskOnStateless,
 }
 
 /// What a hostile server puts in its error texts: a secret and an instruction
@@ -76,6 +89,7 @@ fn serve(scenario: Scenario, escapes: bool) -> anyhow::Result<()> {
         endless_page: 0,
         pending_call: None,
     };
+    let mut saw_discover = false;
     let stdin = std::io::stdin().lock();
     let mut stdout = std::io::stdout().lock();
     for line in stdin.lines() {
@@ -117,6 +131,15 @@ fn serve(scenario: Scenario, escapes: bool) -> anyhow::Result<()> {
             continue;
         };
         log(format_args!("{method}"));
+        match super::hostile_eras::intercept(scenario, method, id.clone(), &mut saw_discover) {
+            Intercept::Silent => continue,
+            Intercept::Reply(reply) => {
+                writeln!(stdout, "{reply}")?;
+                stdout.flush()?;
+                continue;
+            }
+            Intercept::Pass => {}
+        }
         if method == "initialize" {
             match scenario {
                 // Read on until EOF, answering nothing.
@@ -293,7 +316,12 @@ impl State {
             | Scenario::NonJsonStdout
             | Scenario::ElicitOnCall
             | Scenario::SilentInitialize
-            | Scenario::InitializeError => match cursor {
+            | Scenario::InitializeError
+            | Scenario::SilentDiscover
+            | Scenario::HandshakeClaimsStateless
+            | Scenario::DiscoverWithoutVersions
+            | Scenario::InputOnHandshake
+            | Scenario::OldTaskOnStateless => match cursor {
                 None => Some(page(vec![lookup_tool(self.escapes)], None)),
                 Some(_) => None,
             },

@@ -1,6 +1,9 @@
 //! `--record FILE`: what actually reached the server, one JSON object per line, so tests can
 //! prove that a call (or a cancellation) was or was not forwarded, and count `tools/list`s.
 
+// Without the `test-fixtures` feature there is no --record flag: no recorder is ever opened.
+#![cfg_attr(not(feature = "test-fixtures"), allow(dead_code))]
+
 use std::{
     fs::{File, OpenOptions},
     io::Write,
@@ -51,6 +54,16 @@ impl Recorder {
             "request_id": params.request_id,
             "reason": params.reason,
         }));
+    }
+
+    /// A `tasks/get` that reached the server (either shape).
+    pub fn task_polled(&self, params: &Value) {
+        self.write(&json!({"event": "task_get", "task_id": params.get("taskId")}));
+    }
+
+    /// A `tasks/cancel` that reached the server (either shape).
+    pub fn task_cancelled(&self, params: &Value) {
+        self.write(&json!({"event": "task_cancel", "task_id": params.get("taskId")}));
     }
 
     /// One whole line per write, flushed at once: a crash right after must not lose it.

@@ -48,7 +48,15 @@ async fn connect(
     version: Option<ProtocolVersion>,
 ) -> (RunningService<RoleClient, Client>, Arc<AtomicUsize>) {
     let tool_set = toolsets::build(flavor, None, None, false, false, false);
-    let handler = DemoHandler::new(flavor, tool_set, page_size, Faults::default(), None);
+    let handler = DemoHandler::new(
+        flavor,
+        tool_set,
+        page_size,
+        Faults::default(),
+        None,
+        super::DemoProtocol::Both,
+        false,
+    );
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
         if let Ok(service) = handler.serve(server_io).await {

@@ -13,7 +13,7 @@ use std::{
 use rmcp::{
     RoleServer,
     model::{CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam, Tool},
-    service::RequestContext,
+    service::{RequestContext, SubscriptionSink},
 };
 use serde_json::Value;
 
@@ -21,6 +21,8 @@ use super::{
     faults::Faults,
     log,
     record::Recorder,
+    service::DemoProtocol,
+    tasks::TaskStore,
     toolsets::{self, ToolSet},
 };
 
@@ -86,6 +88,15 @@ pub(super) struct Inner {
     /// Under `mutate-tools`: the tools published once the mutation happened.
     pub(super) mutant: Option<Vec<Tool>>,
     pub(super) mutated: AtomicBool,
+    /// `--protocol`: the revisions this server speaks.
+    pub(super) protocol: DemoProtocol,
+    /// `--extras`: `research` (a task) and `guarded_set` (asks first) are published.
+    pub(super) extras: bool,
+    pub(super) tasks: TaskStore,
+    /// Open `subscriptions/listen` requests (2026-07-28 clients), for list changes.
+    pub(super) sinks: Mutex<Vec<SubscriptionSink>>,
+    /// Every subscription ever opened (their cancellation is not a call's).
+    pub(super) subscriptions: Mutex<Vec<rmcp::model::RequestId>>,
 }
 
 /// Text a misconfigured server might put into an error: a stack trace, a private path and a
@@ -108,20 +119,32 @@ pub(super) fn rpc_error_text(tool: &str) -> String {
 impl DemoHandler {
     pub fn new(
         flavor: Flavor,
-        tool_set: ToolSet,
+        mut tool_set: ToolSet,
         page_size: Option<usize>,
         faults: Faults,
         recorder: Option<Recorder>,
+        protocol: DemoProtocol,
+        extras: bool,
     ) -> Self {
+        if extras {
+            tool_set
+                .tools
+                .extend(super::extras::tools(flavor.server_name()));
+        }
         Self {
             inner: Arc::new(Inner {
                 flavor,
                 page_size,
+                protocol,
+                extras,
+                tasks: TaskStore::default(),
+                sinks: Mutex::new(Vec::new()),
+                subscriptions: Mutex::new(Vec::new()),
                 table: Mutex::new(flavor.initial_table()),
                 mutant: faults
                     .mutate_tools
                     .map(|kind| toolsets::mutate(&tool_set.tools, kind)),
-                mutated: AtomicBool::new(false),
+                mutated: AtomicBool::new(faults.starts_mutated()),
                 tool_set,
                 faults,
                 recorder,
@@ -137,16 +160,24 @@ impl DemoHandler {
         }
     }
 
-    /// Switches to the mutated tool set; true the first time only.
+    /// Switches to the mutated tool set; true the first time only. With
+    /// `mutate-mark`, the change outlives this process.
     pub(super) fn mutate(&self) -> bool {
-        self.inner.mutant.is_some() && !self.inner.mutated.swap(true, Ordering::SeqCst)
+        let first = self.inner.mutant.is_some() && !self.inner.mutated.swap(true, Ordering::SeqCst);
+        if first
+            && let Some(mark) = &self.inner.faults.mutate_mark
+            && let Err(error) = std::fs::write(mark, "mutated\n")
+        {
+            log(format_args!("mutate-mark: cannot write {mark}: {error}"));
+        }
+        first
     }
 
     pub(super) fn name(&self) -> &'static str {
         self.inner.flavor.server_name()
     }
 
-    fn table(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
+    pub(super) fn table(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
         self.inner
             .table
             .lock()

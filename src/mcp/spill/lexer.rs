@@ -212,7 +212,13 @@ impl Lexer {
             })
             .collect();
         use Key::*;
-        match keys.as_slice() {
+        // A task's outcome (2026-07-28 `tasks/get`) nests the call result
+        // one level deeper: `result.result.content[]…`.
+        let keys = match keys.as_slice() {
+            [Some(Result), Some(Result), rest @ ..] if !rest.is_empty() => &keys[1..],
+            _ => keys.as_slice(),
+        };
+        match keys {
             [Some(Id)] => Role::Id,
             [Some(Result), Some(Content | Contents), None, Some(Text)]
             | [

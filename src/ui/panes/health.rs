@@ -76,6 +76,26 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         lines.push(kv("up", age(open_for), value));
     }
     lines.push(kv("protocol", line(&h.protocol_version, 20), value));
+    if let Some(token) = &h.token {
+        // What the operator may know of the sign-in: never the token itself.
+        let expiry = match token.expires {
+            None => "no expiry given".to_string(),
+            Some(at) if at <= state.now => "now (renewed at the next request)".into(),
+            Some(at) => format!("in {}", age(at - state.now)),
+        };
+        let room = width.saturating_sub(9);
+        lines.push(kv("sign-in", format!("{} token", token.token_type), value));
+        lines.push(kv("expires", expiry, value));
+        lines.push(kv("issuer", line(&token.issuer, room), value));
+        let scopes = if token.scopes.is_empty() {
+            "(none named)".to_string()
+        } else {
+            token.scopes.join(" ")
+        };
+        for (i, part) in wrapped(&scopes, room).into_iter().take(3).enumerate() {
+            lines.push(kv(if i == 0 { "scopes" } else { "" }, part, value));
+        }
+    }
     let server_claim = format!(
         "{} {}",
         line(&h.server_name, 30),
@@ -87,6 +107,13 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         format!("{} ok · {} failed", h.calls_ok, h.calls_failed),
         value,
     ));
+    if h.tasks_total > 0 || h.tasks_running > 0 {
+        lines.push(kv(
+            "tasks",
+            format!("{} running · {} in all", h.tasks_running, h.tasks_total),
+            value,
+        ));
+    }
     if let Some(ms) = h.last_latency_ms {
         lines.push(kv("latency", format!("{ms} ms (last call)"), value));
     }

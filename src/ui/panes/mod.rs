@@ -9,6 +9,7 @@ mod help;
 mod overlays;
 mod registry;
 mod servers;
+mod sign_in;
 mod status_bar;
 
 use ratatui::Frame;

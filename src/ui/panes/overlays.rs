@@ -32,7 +32,22 @@ pub fn draw(frame: &mut Frame, state: &AppState, overlay: &Overlay) {
             write_policy(state, alias, area.width.saturating_sub(2) as usize),
             0,
         ),
+        Overlay::PinDiff {
+            alias,
+            scroll,
+            confirming,
+        } => {
+            let width = area.width.saturating_sub(2) as usize;
+            let lines = crate::ui::pins::diff_lines(state, alias, *confirming, width);
+            let max = max_scroll(area, lines.len());
+            (
+                format!("Changed definitions · {alias}"),
+                lines,
+                (*scroll).min(max),
+            )
+        }
         Overlay::CallTool(editor) => return call_editor(frame, area, editor),
+        Overlay::SignIn(window) => return super::sign_in::draw(frame, area, window),
         Overlay::Help { .. } => return,
     };
     let block = pane_block(&title, true);
@@ -85,7 +100,10 @@ fn write_policy(state: &AppState, alias: &str, width: usize) -> Vec<Line<'static
     lines.push(Line::raw(""));
     if state.session.config_file.is_some() {
         lines.extend(para(
-            "Entries for tools it still publishes keep their effect. Then it reconnects.".into(),
+            "Entries for tools it still publishes keep their effect. The tools it lists that have \
+             no pin yet are pinned as they are published now (a changed definition keeps its pin \
+             and its own review, v). Then it reconnects."
+                .into(),
         ));
     }
     lines.push(Line::styled(

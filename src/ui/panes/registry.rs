@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::protocol::AliasStatus;
+use crate::protocol::{AliasStatus, PinStatus};
 use crate::ui::content::registry_header;
 use crate::ui::layout::registry_geometry;
 use crate::ui::rows::{RegistryRow, registry_rows};
@@ -26,7 +26,11 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
             .unwrap_or_default()
     };
     let block = pane_block(
-        &format!("Registry v{} · {scope}", state.snapshot_version),
+        &format!(
+            "Registry v{} · {scope}{}",
+            state.snapshot_version,
+            pins_summary(state)
+        ),
         focused,
     );
     let inner = block.inner(area);
@@ -39,6 +43,9 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     if rows.is_empty() {
         let hint = match state.selected_server() {
             Some(s) if s.state == AliasStatus::Ready => "it publishes no tools",
+            Some(s) if s.sign_in == crate::protocol::SignInStatus::Needed => {
+                "not connected: it needs a sign-in (select it in Servers and press s)"
+            }
             Some(_) => "not connected (select it in Servers and press c)",
             None => "no server selected",
         };
@@ -75,6 +82,34 @@ fn tail<'a>(exposed: &'a str, alias: &str) -> &'a str {
     }
 }
 
+fn pin_mark(pin: PinStatus) -> Option<Span<'static>> {
+    match pin {
+        PinStatus::New => Some(Span::styled("+ ", theme::warn())),
+        PinStatus::Changed => Some(Span::styled("≠ ", theme::error())),
+        PinStatus::Pinned | PinStatus::Off => None,
+    }
+}
+
+/// Said once for the selected server: its checked definitions are all pinned
+/// (what runs is what was approved), or how many are not.
+fn pins_summary(state: &AppState) -> String {
+    let Some(server) = state.selected_server().filter(|_| !state.registry_all) else {
+        return String::new();
+    };
+    let count = |pin| server.published.iter().filter(|t| t.pin == pin).count();
+    let (pinned, new, changed) = (
+        count(PinStatus::Pinned),
+        count(PinStatus::New),
+        count(PinStatus::Changed),
+    );
+    match (changed, new) {
+        (0, 0) if pinned > 0 => " · ✓ pinned".into(),
+        (0, 0) => String::new(),
+        (0, new) => format!(" · + {new} unpinned"),
+        (changed, _) => format!(" · ≠ {changed} changed"),
+    }
+}
+
 fn render_row(
     row: &RegistryRow<'_>,
     width: usize,
@@ -95,7 +130,7 @@ fn render_row(
             } else {
                 Span::raw(name)
             };
-            match (&tool.exposed_as, tool.effect) {
+            let mut row = match (&tool.exposed_as, tool.effect) {
                 (Some(exposed), effect) => {
                     // Narrow pane: the exposed name is mcp__{alias}__ + the tool's
                     // normalized name; show that tail only (the detail view has it whole).
@@ -123,7 +158,14 @@ fn render_row(
                         Span::styled(format!(" ✗ {why}"), theme::error()),
                     ])
                 }
+            };
+            // A tool not (yet) published as approved is marked first: no pin
+            // yet (+), or not what was approved (≠). Pinned ones are the
+            // norm, said once in the title.
+            if let Some(mark) = pin_mark(tool.pin) {
+                row.spans.insert(0, mark);
             }
+            row
         }
         RegistryRow::Revoked { name, cause, alias } => {
             let why = format!(" revoked: {cause}");

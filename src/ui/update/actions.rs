@@ -1,7 +1,7 @@
 //! What a key does in a list pane (servers, registry, conversation, health),
 //! as actions the keys and the mouse both call.
 
-use crate::protocol::Command;
+use crate::protocol::{Command, SignInStatus};
 use crate::ui::keymap::Action;
 use crate::ui::msg::Effect;
 use crate::ui::rows::{RegistryRow, registry_rows};
@@ -13,6 +13,11 @@ pub fn pane(state: &mut AppState, action: Action) -> Vec<Effect> {
         (Focus::Conversation, a) => return conversation(state, a),
         (Focus::Servers, Action::Up) => select_server(state, -1),
         (Focus::Servers, Action::Down) => select_server(state, 1),
+        (Focus::Servers, Action::ViewPins) => {
+            if let Some(alias) = alias {
+                super::overlay::open_pin_diff(state, alias);
+            }
+        }
         (Focus::Servers, Action::ShowRegistry) => {
             state.registry_all = false;
             state.focus = Focus::Registry;
@@ -28,6 +33,7 @@ pub fn pane(state: &mut AppState, action: Action) -> Vec<Effect> {
                 ),
             }
         }
+        (Focus::Servers, Action::SignIn | Action::SignOut) => return sign_in(state, action),
         (Focus::Servers, a) => {
             let Some(alias) = alias else {
                 return Vec::new();
@@ -59,6 +65,14 @@ pub fn pane(state: &mut AppState, action: Action) -> Vec<Effect> {
             }
         }
         (Focus::Registry, Action::CallByHand) => super::overlay::open_call_editor(state),
+        (Focus::Registry, Action::ViewPins) => {
+            let row = registry_rows(state)
+                .get(state.selected_tool)
+                .map(|r| r.alias().to_string());
+            if let Some(alias) = row.or(alias) {
+                super::overlay::open_pin_diff(state, alias);
+            }
+        }
         (Focus::Health, Action::Refresh) => return vec![Effect::Send(Command::Refresh)],
         _ => {}
     }
@@ -110,6 +124,33 @@ fn scrolled(state: &mut AppState, lines: i32) -> Vec<Effect> {
 }
 
 /// Moves the servers selection by `step` rows (within the list).
+/// `s` and `o` on the selected server.
+fn sign_in(state: &mut AppState, action: Action) -> Vec<Effect> {
+    let Some(server) = state.selected_server() else {
+        return Vec::new();
+    };
+    let alias = server.alias.clone();
+    match (server.sign_in, action) {
+        (SignInStatus::NotUsed, _) => {
+            state.say(format!(
+                "`{alias}` does not sign in (a stdio server, or `auth = \"none\"`)"
+            ));
+            Vec::new()
+        }
+        (SignInStatus::SignedIn, Action::SignIn) => {
+            state.say(format!("`{alias}` is signed in; o signs out"));
+            Vec::new()
+        }
+        (_, Action::SignIn) => {
+            state.say(format!(
+                "signing in to `{alias}`: waiting for its authorization page…"
+            ));
+            vec![Effect::Send(Command::SignIn(alias))]
+        }
+        (_, _) => vec![Effect::Send(Command::SignOut(alias))],
+    }
+}
+
 pub fn select_server(state: &mut AppState, step: isize) {
     let last = state.servers.len().saturating_sub(1);
     state.selected_server = state.selected_server.saturating_add_signed(step).min(last);

@@ -5,7 +5,8 @@ use std::time::Instant;
 use crate::protocol::{BackendEvent, Origin, ToolCallView, ToolOutcomeView, TurnEnd, Views};
 use crate::ui::msg::Effect;
 use crate::ui::state::{
-    AppState, CallStatus, Cell, Prompt, REVOKED_VISIBLE, Revoked, ToolCallCell,
+    AppState, CallStatus, Cell, Overlay, Prompt, REVOKED_VISIBLE, Revoked, SignInWindow,
+    ToolCallCell,
 };
 
 pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
@@ -55,6 +56,19 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
                 });
             }
         }
+        BackendEvent::CallTask {
+            id,
+            status,
+            message,
+        } => {
+            if let Some(call) = state.call_mut(&id)
+                && matches!(call.status, CallStatus::Running { .. })
+            {
+                // The server's words: inert, one line.
+                let message = message.map(|m| crate::sanitize::inert_line(&m, 80));
+                call.task = Some((status, message));
+            }
+        }
         BackendEvent::Notice(text) => state.cells.push(Cell::Notice(text)),
         BackendEvent::Error(text) => {
             finish_streaming(state);
@@ -102,6 +116,24 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
             .push_back(super::elicit::form(view, state.now)),
         BackendEvent::ElicitationWithdrawn(id) => state.elicitations.retain(|f| f.view.id != id),
         BackendEvent::Status(text) => state.say(text),
+        BackendEvent::SignInStarted(view) => {
+            state.overlay = Some(Overlay::SignIn(Box::new(SignInWindow {
+                view,
+                paste: String::new(),
+                problem: None,
+            })));
+        }
+        BackendEvent::SignInPasteRefused(why) => {
+            if let Some(Overlay::SignIn(window)) = &mut state.overlay {
+                window.problem = Some(why);
+            }
+        }
+        BackendEvent::SignInEnded { alias, text, .. } => {
+            if matches!(&state.overlay, Some(Overlay::SignIn(w)) if w.view.alias == alias) {
+                state.overlay = None;
+            }
+            state.say(text);
+        }
         BackendEvent::Stopped => return vec![Effect::Exit],
     }
     Vec::new()
@@ -176,6 +208,8 @@ fn call_cell(view: ToolCallView, now: Instant) -> ToolCallCell {
         result: None,
         server_output: None,
         progress: None,
+        task: None,
+        dropped_nulls: Vec::new(),
         expanded: false,
     }
 }
@@ -194,6 +228,7 @@ fn finish_call(state: &mut AppState, outcome: ToolOutcomeView) {
         },
     };
     call.progress = None;
+    call.dropped_nulls = outcome.dropped_nulls;
     call.result = Some(outcome.text);
     call.server_output = outcome.server_output;
 }

@@ -192,6 +192,14 @@ pub fn paste(state: &mut AppState, text: &str) -> Vec<Effect> {
         super::overlay::revalidate(state);
         return Vec::new();
     }
+    if let Some(Overlay::SignIn(window)) = &mut state.overlay {
+        // An address is one line: breaks a terminal put in are not part of it.
+        window
+            .paste
+            .extend(text.chars().filter(|c| !c.is_control()));
+        window.problem = None;
+        return Vec::new();
+    }
     if state.overlay.is_some() {
         // Not into the box hidden behind a window that takes no text.
         state.say("nothing here takes text: close this window to paste into the input box");

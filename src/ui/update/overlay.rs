@@ -6,12 +6,12 @@ use ratatui_textarea::{CursorMove, Input, TextArea};
 use serde_json::{Map, Value};
 
 use crate::protocol::Command;
-use crate::ui::content;
 use crate::ui::keymap::{self, Action, Scope};
 use crate::ui::layout::{help_area, max_scroll, overlay_area};
 use crate::ui::msg::Effect;
 use crate::ui::rows::{RegistryRow, registry_rows};
 use crate::ui::state::{AppState, CallEditor, Overlay};
+use crate::ui::{content, pins};
 
 pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     let scope = match &state.overlay {
@@ -19,6 +19,14 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
         Some(Overlay::ToolDetail { .. }) => Scope::Detail,
         Some(Overlay::WritePolicy { .. }) => state.write_policy_scope(),
         Some(Overlay::CallTool(_)) => Scope::CallTool,
+        Some(Overlay::SignIn(_)) => return sign_in_key(state, key),
+        Some(Overlay::PinDiff { confirming, .. }) => {
+            if *confirming {
+                Scope::PinConfirm
+            } else {
+                Scope::PinDiff
+            }
+        }
         None => return Vec::new(),
     };
     let action = keymap::lookup(scope, &key);
@@ -27,7 +35,21 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
         return Vec::new();
     }
     match (action, &mut state.overlay) {
+        // No from the confirmation goes back to the diff, not out of it.
+        (Some(Action::Close), Some(Overlay::PinDiff { confirming, .. })) if *confirming => {
+            *confirming = false;
+        }
         (Some(Action::Close), _) => state.overlay = None,
+        (Some(Action::Accept), Some(Overlay::PinDiff { confirming, .. })) => *confirming = true,
+        (Some(Action::Confirm), Some(Overlay::PinDiff { alias, .. })) => {
+            let alias = alias.clone();
+            state.overlay = None;
+            return accept(state, alias);
+        }
+        (Some(Action::ViewPins), Some(Overlay::ToolDetail { alias, .. })) => {
+            let alias = alias.clone();
+            open_pin_diff(state, alias);
+        }
         (Some(Action::CallByHand), Some(Overlay::ToolDetail { .. })) => open_call_editor(state),
         (Some(Action::Confirm), Some(Overlay::WritePolicy { alias })) => {
             let alias = alias.clone();
@@ -42,6 +64,46 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
             revalidate(state);
         }
         _ => {}
+    }
+    Vec::new()
+}
+
+/// The sign-in window: a field for the redirect address, Enter to use it,
+/// Esc to give up (the backend says when the sign-in is over).
+fn sign_in_key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
+    let Some(Overlay::SignIn(window)) = &mut state.overlay else {
+        return Vec::new();
+    };
+    match keymap::lookup(Scope::SignIn, &key) {
+        Some(Action::Close) => {
+            state.overlay = None;
+            state.say("cancelling the sign-in…");
+            return vec![Effect::Send(Command::SignInCancel)];
+        }
+        Some(Action::Submit) if !window.paste.trim().is_empty() => {
+            window.problem = None;
+            return vec![Effect::Send(Command::SignInPaste(
+                window.paste.trim().to_string(),
+            ))];
+        }
+        Some(Action::Submit) => {
+            window.problem = Some(
+                "paste the address the browser was sent to first (or wait for the browser)".into(),
+            );
+        }
+        Some(Action::Edit) => {
+            window.paste.pop();
+        }
+        _ => {
+            if let crossterm::event::KeyCode::Char(c) = key.code
+                && key
+                    .modifiers
+                    .difference(crossterm::event::KeyModifiers::SHIFT)
+                    .is_empty()
+            {
+                window.paste.push(c);
+            }
+        }
     }
     Vec::new()
 }
@@ -71,15 +133,64 @@ fn scroll(state: &mut AppState, step: i32) {
             let width = area.width.saturating_sub(2) as usize;
             max_scroll(area, content::detail_lines(state, alias, tool, width).len())
         }
+        Some(Overlay::PinDiff {
+            alias, confirming, ..
+        }) => {
+            let area = overlay_area(state.area);
+            let width = area.width.saturating_sub(2) as usize;
+            max_scroll(
+                area,
+                pins::diff_lines(state, alias, *confirming, width).len(),
+            )
+        }
         _ => return,
     };
-    if let Some(Overlay::Help { scroll } | Overlay::ToolDetail { scroll, .. }) = &mut state.overlay
+    if let Some(
+        Overlay::Help { scroll }
+        | Overlay::ToolDetail { scroll, .. }
+        | Overlay::PinDiff { scroll, .. },
+    ) = &mut state.overlay
     {
         let next = i32::from(*scroll)
             .saturating_add(step)
             .clamp(0, i32::from(max));
         *scroll = u16::try_from(next).unwrap_or(max);
     }
+}
+
+/// Opens the diff view of `alias`'s changed definitions, if it has any.
+pub fn open_pin_diff(state: &mut AppState, alias: String) {
+    let reviewable = state
+        .servers
+        .iter()
+        .find(|s| s.alias == alias)
+        .is_some_and(pins::reviewable);
+    if reviewable {
+        state.overlay = Some(Overlay::PinDiff {
+            alias,
+            scroll: 0,
+            confirming: false,
+        });
+    } else {
+        state.say(format!(
+            "`{alias}` was not refused for its definitions: nothing to review (v is for definition_changed)"
+        ));
+    }
+}
+
+/// Accepts exactly what the diff view showed: the backend refuses if the
+/// server published something else since.
+fn accept(state: &mut AppState, alias: String) -> Vec<Effect> {
+    let Some(server) = state.servers.iter().find(|s| s.alias == alias) else {
+        return Vec::new();
+    };
+    let seen = server
+        .pin_changes
+        .iter()
+        .map(|c| c.new_sha256.clone())
+        .collect();
+    state.say(format!("accepting the definitions of `{alias}`…"));
+    vec![Effect::Send(Command::AcceptPins { alias, seen })]
 }
 
 /// Opens the editor for the selected registry tool, prefilled from its schema.

@@ -41,6 +41,22 @@ impl Interop {
             .join("dist/index.js")
     }
 
+    /// The conformance suite's CLI: 0.1.16, or 0.2.0-alpha.12 (the npm alias
+    /// `conformance-next`).
+    pub fn conformance(&self, next: bool) -> PathBuf {
+        if next {
+            self.root
+                .join("npm/node_modules/conformance-next/dist/index.js")
+        } else {
+            self.npm_entry("conformance")
+        }
+    }
+
+    /// The interop venv's Python (it has the `mcp` SDK).
+    pub fn python(&self) -> PathBuf {
+        self.root.join("venv/bin/python")
+    }
+
     pub fn time_server(&self) -> PathBuf {
         self.root.join("venv/bin/mcp-server-time")
     }

@@ -201,4 +201,6 @@ pub mod interop;
 pub mod lead_session;
 pub mod model_run;
 pub mod model_stub;
+pub mod oauth_as;
+pub mod otlp;
 pub mod tmux;

@@ -1,0 +1,286 @@
+//! `mcp-harness bench ALIAS TOOL`: a load test through the full pipeline —
+//! validation, policy, the call with its timeout, the envelope — reporting
+//! latency percentiles, calls per second and errors by code.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use futures::StreamExt as _;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::call::{print_connect_error, print_tool_error};
+use super::progress::Progress;
+use super::{exit, hub_for, interruptible, json as out_json, load_config, out};
+use crate::mcp::names::{EXPOSED_PREFIX, exposed_name};
+use crate::mcp::policy::Effect;
+use crate::mcp::{FlagApprover, Hub, ServerAlias, schema};
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The server alias, as configured
+    pub alias: String,
+    /// The tool: its name as the server publishes it, or its exposed mcp__ name
+    pub tool: String,
+    /// The arguments of every call, a JSON object
+    #[arg(long, value_name = "JSON", default_value = "{}")]
+    pub args: String,
+    /// How many calls
+    #[arg(short = 'n', long = "calls", value_name = "N", default_value_t = 2000,
+          value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    pub calls: u32,
+    /// How many calls in flight at once
+    #[arg(short = 'c', long = "concurrency", value_name = "C", default_value_t = 32,
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub concurrency: u32,
+    /// Approve every call if the local policy says "confirm" (otherwise nothing is called)
+    #[arg(long)]
+    pub yes: bool,
+    /// Print one JSON object (the stable contract documented in README)
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `--json` prints (README documents it as a stable contract).
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub alias: String,
+    pub tool: String,
+    pub calls: usize,
+    pub ok: usize,
+    pub errors: BTreeMap<String, usize>,
+    pub concurrency: u32,
+    pub latency_us: Percentiles,
+    pub calls_per_s: f64,
+}
+
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct Percentiles {
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+}
+
+pub async fn run(config: Option<PathBuf>, args: BenchArgs) -> ExitCode {
+    let arguments: Value = match serde_json::from_str(&args.args) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("mcp-harness: --args is not valid JSON: {e}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    let config = match load_config(config) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let hub = hub_for(&config);
+    interruptible(&hub, bench(&hub, args, arguments)).await
+}
+
+async fn bench(hub: &Hub, args: BenchArgs, arguments: Value) -> ExitCode {
+    let report = match hub.connect(&args.alias).await {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("mcp-harness: {e}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    eprint!("{}", super::render::pinned_note(&args.alias, &report.pins));
+    if let Err(e) = &report.outcome {
+        hub.shutdown().await;
+        print_connect_error(&report, e, args.json);
+        return ExitCode::from(exit::FAILURE);
+    }
+    let name = if args.tool.starts_with(EXPOSED_PREFIX) {
+        args.tool.clone()
+    } else {
+        exposed_name(&ServerAlias::new(args.alias.as_str()), &args.tool)
+    };
+    let snapshot = hub.snapshot();
+    let approver = FlagApprover { approve: args.yes };
+    // Refuse before any call what every call would be refused for: an unknown or
+    // denied tool, a `confirm` tool without --yes, arguments that do not match.
+    // One pass through the pipeline says why, and sends nothing.
+    let refused = match snapshot.resolve(&name) {
+        None => true,
+        Some(tool) => {
+            (tool.effect == Effect::Confirm && !args.yes)
+                || !schema::validate(&tool.validator, &arguments).is_empty()
+        }
+    };
+    if refused {
+        let outcome = hub.call(&snapshot, &name, arguments, &approver).await;
+        hub.shutdown().await;
+        if let Err(error) = &outcome.result {
+            if args.json {
+                let line = serde_json::json!({ "ok": false, "error": error });
+                out::println(&out_json::to_line(&line));
+            } else {
+                print_tool_error(&report, error, &outcome, args.yes);
+                eprintln!("mcp-harness: nothing was called");
+            }
+        }
+        return ExitCode::from(exit::FAILURE);
+    }
+    let remote = snapshot
+        .resolve(&name)
+        .map_or_else(|| args.tool.clone(), |t| t.remote_name.clone());
+
+    let total = args.calls as usize;
+    let done = AtomicUsize::new(0);
+    let progress = std::io::stderr()
+        .is_terminal()
+        .then(|| Progress::start(total));
+    let started = Instant::now();
+    let results: Vec<(Duration, Option<String>)> = futures::stream::iter(0..total)
+        .map(|_| {
+            let (hub, snapshot, name, arguments) = (hub, &snapshot, &name, arguments.clone());
+            let (approver, done, progress) = (&approver, &done, progress.as_ref());
+            async move {
+                let start = Instant::now();
+                let outcome = hub.call(snapshot, name, arguments, approver).await;
+                let latency = start.elapsed();
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if let Some(progress) = progress {
+                    progress.set(n);
+                }
+                (latency, outcome.result.err().map(|e| e.code.to_string()))
+            }
+        })
+        .buffer_unordered(args.concurrency as usize)
+        .collect()
+        .await;
+    let wall = started.elapsed();
+    if let Some(progress) = progress {
+        progress.finish().await;
+    }
+    hub.shutdown().await;
+
+    let report = summarize(args.alias.clone(), remote, args.concurrency, &results, wall);
+    let all_ok = report.ok == report.calls;
+    if args.json {
+        out::println(&out_json::to_line(&report));
+    } else {
+        out::print(&render(&report, wall));
+    }
+    if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(exit::FAILURE)
+    }
+}
+
+/// Latency percentiles, calls per second and errors by code.
+pub fn summarize(
+    alias: String,
+    tool: String,
+    concurrency: u32,
+    results: &[(Duration, Option<String>)],
+    wall: Duration,
+) -> Report {
+    let mut latencies: Vec<u64> = results
+        .iter()
+        .map(|(d, _)| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+        .collect();
+    latencies.sort_unstable();
+    let mut errors = BTreeMap::new();
+    for code in results.iter().filter_map(|(_, e)| e.as_ref()) {
+        *errors.entry(code.clone()).or_insert(0) += 1;
+    }
+    let calls = results.len();
+    let failed: usize = errors.values().sum();
+    let seconds = wall.as_secs_f64();
+    Report {
+        alias,
+        tool,
+        calls,
+        ok: calls - failed,
+        errors,
+        concurrency,
+        latency_us: Percentiles {
+            p50: percentile(&latencies, 50),
+            p90: percentile(&latencies, 90),
+            p99: percentile(&latencies, 99),
+        },
+        calls_per_s: if seconds > 0.0 {
+            (calls as f64 / seconds * 10.0).round() / 10.0
+        } else {
+            0.0
+        },
+    }
+}
+
+/// Nearest-rank percentile of sorted values (0 when there are none).
+fn percentile(sorted: &[u64], p: usize) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = (p * sorted.len()).div_ceil(100).max(1);
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+fn render(r: &Report, wall: Duration) -> String {
+    let mut text = format!(
+        "{} calls of {} on {}, {} in flight, in {:.2} s\n",
+        r.calls,
+        crate::sanitize::inert_line(&r.tool, 80),
+        r.alias,
+        r.concurrency,
+        wall.as_secs_f64()
+    );
+    text.push_str(&format!(
+        "  latency   p50 {} µs   p90 {} µs   p99 {} µs\n",
+        r.latency_us.p50, r.latency_us.p90, r.latency_us.p99
+    ));
+    text.push_str(&format!("  rate      {} calls/s\n", r.calls_per_s));
+    text.push_str(&format!("  ok        {}\n", r.ok));
+    for (code, n) in &r.errors {
+        text.push_str(&format!("  error     {code}: {n}\n"));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(percentile(&v, 50), 50);
+        assert_eq!(percentile(&v, 90), 90);
+        assert_eq!(percentile(&v, 99), 99);
+        assert_eq!(percentile(&[7], 99), 7);
+        assert_eq!(percentile(&[], 50), 0);
+        assert_eq!(percentile(&[1, 2, 3], 50), 2);
+    }
+
+    #[test]
+    fn errors_are_counted_by_code() {
+        let ms = Duration::from_millis;
+        let results = vec![
+            (ms(1), None),
+            (ms(2), Some("mcp_remote_error".to_string())),
+            (ms(3), Some("mcp_remote_error".to_string())),
+            (ms(4), Some("mcp_timeout".to_string())),
+        ];
+        let r = summarize("a".into(), "t".into(), 2, &results, Duration::from_secs(2));
+        assert_eq!((r.calls, r.ok), (4, 1));
+        assert_eq!(r.errors["mcp_remote_error"], 2);
+        assert_eq!(r.errors["mcp_timeout"], 1);
+        assert_eq!(r.calls_per_s, 2.0);
+        assert_eq!(
+            r.latency_us,
+            Percentiles {
+                p50: 2000,
+                p90: 4000,
+                p99: 4000
+            }
+        );
+    }
+}

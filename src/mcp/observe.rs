@@ -1,0 +1,76 @@
+//! Who watches the MCP layer from outside (telemetry): every finished call and
+//! every event, as local facts only — names, effects, decisions, codes, times.
+//! An observer rides on the hub's [`EventSink`](super::EventSink); the call
+//! path pays for it only when one is installed.
+
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+
+use super::envelope::ToolErrorCode;
+use super::events::McpEvent;
+use super::policy::Effect;
+
+/// Watches the MCP layer. Both methods run on the caller's path (the call
+/// path, the event path): they must not block and should cost microseconds.
+pub trait Observer: Send + Sync {
+    /// Whether [`CallRecord::arguments`] should be filled (a copy per call).
+    fn wants_arguments(&self) -> bool {
+        false
+    }
+
+    /// A call finished: it ran, failed, or was refused before the wire.
+    fn call(&self, record: &CallRecord<'_>);
+
+    /// Something happened: an alias changed state, tools were registered or revoked.
+    fn event(&self, event: &McpEvent);
+}
+
+/// One finished call, as the harness knows it.
+#[derive(Debug)]
+pub struct CallRecord<'a> {
+    /// The exposed name that was called (`mcp__alias__tool`).
+    pub tool: &'a str,
+    /// The server's alias; `None` when the name resolved to no server.
+    pub alias: Option<&'a str>,
+    /// The tool's name as the server published it, when it resolved.
+    pub remote_name: Option<&'a str>,
+    /// The local policy's effect, when known (`deny` for a tool the policy denies).
+    pub effect: Option<Effect>,
+    pub decision: Decision,
+    /// Who asked: `lead`, a subagent, `operator (by hand)`, a headless command.
+    pub requested_by: &'a str,
+    /// `Ok` or the envelope's code.
+    pub outcome: Result<(), ToolErrorCode>,
+    /// When the call entered the pipeline, and how long it took in all
+    /// (validation, approval, the wire).
+    pub started: SystemTime,
+    pub latency: Duration,
+    /// Only when the observer asked for them.
+    pub arguments: Option<&'a Value>,
+}
+
+/// How the policy and the operator decided a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// The call stopped before any decision (unknown tool, bad arguments,
+    /// connection gone) or was denied by the policy outright.
+    None,
+    /// The policy says `allow`: nobody was asked.
+    Allow,
+    /// A `confirm` tool, approved by `decider` (the operator, a flag).
+    Approved { decider: &'static str },
+    /// A `confirm` tool, denied by `decider`.
+    Denied { decider: &'static str },
+}
+
+impl Decision {
+    pub fn label(self) -> &'static str {
+        match self {
+            Decision::None => "none",
+            Decision::Allow => "allow",
+            Decision::Approved { .. } => "approved",
+            Decision::Denied { .. } => "denied",
+        }
+    }
+}

@@ -1,0 +1,602 @@
+//! Signing in to a remote server with OAuth, end to end on loopback: the real
+//! binary (`login`, `check`, `call`, `logout`), the demo server over HTTP as a
+//! protected resource, and an authorization server of the test's own that can
+//! misbehave one way at a time. Every refusal must say what happened and what
+//! to do, leave the alias `auth_required`, and print no token.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::os::unix::fs::PermissionsExt as _;
+use std::process::{Child, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::common::hubs::http_demo;
+use crate::common::oauth_as::{AuthServer, Knobs, RedirectMode, TokenMode, browse};
+use crate::common::{TestEnv, json, stderr, stdout};
+
+struct Fixture {
+    env: TestEnv,
+    _server: Child,
+    auth: AuthServer,
+    url: String,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = self._server.kill();
+        let _ = self._server.wait();
+    }
+}
+
+const POLICY: &str = "[servers.remote.tools]\nlookup = \"allow\"\nset = \"confirm\"\nreset = \"confirm\"\nfail = \"allow\"\nslow = \"allow\"\n";
+
+fn fixture(knobs: Knobs, gate: &[&str], connect_timeout_ms: u64) -> Fixture {
+    let auth = AuthServer::start(knobs);
+    let env = TestEnv::new();
+    let mut args = vec!["--oauth-issuer", auth.url.as_str()];
+    args.extend_from_slice(gate);
+    let (server, url) = http_demo(&env, "alpha", &args);
+    env.config(&format!(
+        "[servers.remote]\nurl = \"{url}\"\nconnect_timeout_ms = {connect_timeout_ms}\n{POLICY}"
+    ));
+    Fixture {
+        env,
+        _server: server,
+        auth,
+        url,
+    }
+}
+
+/// What a command printed.
+struct Run {
+    status: i32,
+    out: String,
+    err: String,
+}
+
+impl Run {
+    fn text(&self) -> String {
+        format!("{}{}", self.out, self.err)
+    }
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Self {
+        Self {
+            status: o.status.code().unwrap_or(-1),
+            out: stdout(&o),
+            err: stderr(&o),
+        }
+    }
+}
+
+/// `mcp-harness login remote --no-browser`, the test acting as the person at
+/// the browser: it opens the printed URL (the authorization server redirects
+/// at once) and, if `paste` says so, pastes a redirect address on stdin.
+fn login(f: &Fixture, paste: impl Fn(&str, &str) -> Vec<String>) -> Run {
+    let mut child = f
+        .env
+        .command(&["login", "remote", "--no-browser"])
+        .env("MCP_HARNESS_LOG", "debug")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start login");
+    let (tx, rx) = mpsc::channel::<String>();
+    let out = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let mut stdin = child.stdin.take().expect("stdin");
+    // The URL is printed on a line of its own, indented.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut url = None;
+    while Instant::now() < deadline && url.is_none() {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(line) if line.starts_with("  http") => url = Some(line.trim().to_string()),
+            Ok(_) => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if child.try_wait().ok().flatten().is_some() {
+                    break;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    if let Some(url) = &url {
+        let location = browse(url);
+        for line in paste(url, &location) {
+            let _ = writeln!(stdin, "{line}");
+            // Give each paste its answer before the next.
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+    drop(stdin);
+    let status = wait(&mut child, Duration::from_secs(60));
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut e, &mut err);
+    }
+    Run {
+        status,
+        out: reader.join().unwrap_or_default(),
+        err,
+    }
+}
+
+fn wait(child: &mut Child, limit: Duration) -> i32 {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status.code().unwrap_or(-1);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the command did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn no_paste(_: &str, _: &str) -> Vec<String> {
+    Vec::new()
+}
+
+/// No token the authorization server issued appears in `text`.
+fn assert_no_token(f: &Fixture, text: &str) {
+    for token in f.auth.issued() {
+        assert!(!text.contains(&token), "a token was printed:\n{text}");
+    }
+    let log = std::fs::read_to_string(f.env.path("xdg-data/mcp-harness/mcp-harness.log"))
+        .unwrap_or_default();
+    for token in f.auth.issued() {
+        assert!(!log.contains(&token), "a token is in the log");
+    }
+}
+
+fn check(f: &Fixture) -> serde_json::Value {
+    let out = f.env.run(&["check", "--json"]);
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert_no_token(f, &text);
+    json(&out)["servers"][0].clone()
+}
+
+/// The alias ended `auth_required`, and the message says `what`.
+fn assert_auth_required(run: &Run, what: &str) {
+    assert_eq!(run.status, 1, "{}", run.text());
+    assert!(run.err.contains("failed (auth_required)"), "{}", run.text());
+    assert!(
+        run.err.contains(what),
+        "expected {what:?} in:\n{}",
+        run.text()
+    );
+    assert!(run.err.contains("what to do:"), "{}", run.text());
+}
+
+#[test]
+fn sign_in_use_and_sign_out() {
+    let f = fixture(Knobs::default(), &[], 10_000);
+    // Before signing in, headless commands say how to.
+    let server = check(&f);
+    assert_eq!(server["status"], "failed", "{server}");
+    assert_eq!(server["error"]["code"], "auth_required", "{server}");
+    assert!(
+        server["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("mcp-harness login remote"),
+        "{server}"
+    );
+
+    let run = login(&f, no_paste);
+    assert_eq!(run.status, 0, "{}", run.text());
+    assert!(
+        run.out.contains("signed in to remote: issuer"),
+        "{}",
+        run.out
+    );
+    assert!(run.out.contains("scopes mcp"), "{}", run.out);
+    assert_no_token(&f, &run.text());
+    let store = f.env.path("xdg-data/mcp-harness/oauth/tokens.json");
+    let mode = std::fs::metadata(&store)
+        .expect("tokens.json")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let stored: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&store).unwrap()).unwrap();
+    assert_eq!(stored["tokens"][0]["issuer"], f.auth.url.as_str());
+    assert_eq!(stored["tokens"][0]["resource"], f.url.as_str());
+
+    // The stored token is used by every headless command, and only sent to its server.
+    assert_eq!(check(&f)["status"], "ready");
+    let call = Run::from(
+        f.env
+            .run(&["call", "remote", "lookup", "--args", r#"{"key":"apple"}"#]),
+    );
+    assert_eq!(call.status, 0, "{}", call.text());
+    assert_no_token(&f, &call.text());
+
+    let out = Run::from(f.env.run(&["logout", "remote"]));
+    assert_eq!(out.status, 0, "{}", out.text());
+    assert!(
+        out.out.contains("1 token(s) deleted, 1 revoked"),
+        "{}",
+        out.out
+    );
+    assert_eq!(
+        f.auth.revoked().len(),
+        2,
+        "refresh and access token revoked"
+    );
+    assert_eq!(check(&f)["error"]["code"], "auth_required");
+    // Nothing stored any more: still a success.
+    let again = Run::from(f.env.run(&["logout", "remote"]));
+    assert_eq!(again.status, 0);
+    assert!(again.out.contains("nothing was stored"), "{}", again.out);
+}
+
+#[test]
+fn an_expiring_token_is_refreshed_and_a_refused_refresh_asks_for_a_new_sign_in() {
+    let f = fixture(
+        Knobs {
+            expires_in: Some(1),
+            ..Knobs::default()
+        },
+        &[],
+        10_000,
+    );
+    assert_eq!(login(&f, no_paste).status, 0);
+    // About to expire: refreshed before use (with rotation), transparently.
+    assert_eq!(check(&f)["status"], "ready");
+    let refreshes = f
+        .auth
+        .requests()
+        .iter()
+        .filter(|r| *r == "POST /token")
+        .count();
+    assert!(refreshes >= 2, "{:?}", f.auth.requests());
+    f.auth.set(|k| k.refuse_refresh = true);
+    let server = check(&f);
+    assert_eq!(server["error"]["code"], "auth_required", "{server}");
+    let message = server["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("refused the stored refresh token (invalid_grant)"),
+        "{server}"
+    );
+    assert!(
+        server["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("login remote")
+    );
+}
+
+#[test]
+fn a_redirect_to_another_port_is_refused_and_the_right_one_accepted() {
+    let f = fixture(
+        Knobs {
+            redirect: RedirectMode::OtherPort,
+            ..Knobs::default()
+        },
+        &[],
+        10_000,
+    );
+    let run = login(&f, |_, location| {
+        // The browser landed on another port; the operator pastes that address,
+        // then the one the listener waits for.
+        let mut ours = url::Url::parse(location).unwrap();
+        let port = ours.port().unwrap();
+        ours.set_port(Some(if port == 1 { 65535 } else { port - 1 }))
+            .unwrap();
+        vec![location.to_string(), ours.to_string()]
+    });
+    assert!(
+        run.out.contains("but this sign-in listens on port"),
+        "{}",
+        run.text()
+    );
+    assert_eq!(run.status, 0, "{}", run.text());
+    assert_no_token(&f, &run.text());
+}
+
+/// One misbehaviour: the login fails with `what` (each part) in the
+/// operator's words, the alias stays `auth_required`, no token is printed or stored.
+fn refused(knobs: Knobs, gate: &[&str], what: &str) -> Fixture {
+    let f = fixture(knobs, gate, 3_000);
+    let run = login(&f, no_paste);
+    for part in what.split(" … ") {
+        assert_auth_required(&run, part);
+    }
+    assert_no_token(&f, &run.text());
+    assert_eq!(check(&f)["error"]["code"], "auth_required");
+    assert!(
+        !f.env
+            .path("xdg-data/mcp-harness/oauth/tokens.json")
+            .exists()
+            || !std::fs::read_to_string(f.env.path("xdg-data/mcp-harness/oauth/tokens.json"))
+                .unwrap()
+                .contains("tok-")
+    );
+    f
+}
+
+#[test]
+fn metadata_pointing_at_another_origin_is_refused() {
+    refused(
+        Knobs {
+            foreign_token_endpoint: true,
+            ..Knobs::default()
+        },
+        &[],
+        "points its token endpoint at another origin",
+    );
+}
+
+#[test]
+fn a_mismatched_resource_is_refused_before_any_sign_in() {
+    let f = refused(
+        Knobs::default(),
+        &["--oauth-resource", "https://evil.example/mcp"],
+        "describes the resource https://evil.example/mcp, not this server",
+    );
+    assert!(f.auth.requests().is_empty(), "{:?}", f.auth.requests());
+}
+
+#[test]
+fn an_issuer_that_differs_from_the_metadata_url_is_refused() {
+    let f = refused(
+        Knobs {
+            issuer: Some("https://evil.example".into()),
+            ..Knobs::default()
+        },
+        &[],
+        "names the issuer https://evil.example",
+    );
+    assert!(!f.auth.requests().iter().any(|r| r == "POST /register"));
+}
+
+#[test]
+fn a_server_without_pkce_is_refused() {
+    refused(
+        Knobs {
+            no_pkce: true,
+            ..Knobs::default()
+        },
+        &[],
+        "does not advertise PKCE with S256",
+    );
+}
+
+#[test]
+fn a_wrong_state_is_refused_before_the_code_is_used() {
+    let f = refused(
+        Knobs {
+            redirect: RedirectMode::WrongState,
+            ..Knobs::default()
+        },
+        &[],
+        "different `state`",
+    );
+    assert!(!f.auth.requests().iter().any(|r| r == "POST /token"));
+}
+
+#[test]
+fn a_wrong_iss_is_refused_before_the_code_is_used() {
+    let f = refused(
+        Knobs {
+            redirect: RedirectMode::WrongIss,
+            ..Knobs::default()
+        },
+        &[],
+        "names the issuer https://evil.example, but the sign-in was started with",
+    );
+    assert!(!f.auth.requests().iter().any(|r| r == "POST /token"));
+}
+
+#[test]
+fn a_token_response_without_access_token_is_refused() {
+    refused(
+        Knobs {
+            token: TokenMode::NoAccessToken,
+            ..Knobs::default()
+        },
+        &[],
+        "has no `access_token`",
+    );
+}
+
+#[test]
+fn a_huge_token_response_is_refused() {
+    refused(
+        Knobs {
+            token: TokenMode::Huge,
+            ..Knobs::default()
+        },
+        &[],
+        "sent more than 262144 bytes",
+    );
+}
+
+#[test]
+fn a_slow_authorization_server_costs_at_most_the_connect_timeout() {
+    let started = Instant::now();
+    refused(
+        Knobs {
+            token: TokenMode::Slow(Duration::from_secs(60)),
+            ..Knobs::default()
+        },
+        &[],
+        // The token request's own timeout, or the connect deadline: whichever
+        // comes first names the token endpoint and the connect timeout.
+        "3000 ms … the token endpoint at",
+    );
+    // Generous: the point is that nothing waits for the server's minute.
+    assert!(
+        started.elapsed() < Duration::from_secs(45),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn an_authorization_server_that_is_down_is_named() {
+    let env = TestEnv::new();
+    // A port nobody listens on (bound, then released).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let issuer = format!("http://127.0.0.1:{port}");
+    let (mut server, url) = http_demo(&env, "alpha", &["--oauth-issuer", &issuer]);
+    env.config(&format!(
+        "[servers.remote]\nurl = \"{url}\"\nconnect_timeout_ms = 3000\n{POLICY}"
+    ));
+    let run = Run::from(env.run(&["login", "remote", "--no-browser"]));
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_auth_required(
+        &run,
+        &format!("could not reach the authorization-server metadata at {issuer}"),
+    );
+}
+
+/// A loopback listener that answers every request with `reply` and records
+/// what it was sent.
+fn canned(reply: &'static str) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::Read as _;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
+            let mut buf = [0u8; 8192];
+            let n = stream.read(&mut buf).unwrap_or(0);
+            log.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&buf[..n]).into_owned());
+            let _ = stream.write_all(reply.as_bytes());
+        }
+    });
+    (port, seen)
+}
+
+#[test]
+fn a_token_is_never_sent_on_a_redirect_to_another_origin() {
+    let (catcher, caught) = canned("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+    let redirect: &'static str = Box::leak(
+        format!(
+            "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:{catcher}/mcp\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .into_boxed_str(),
+    );
+    let (port, seen) = canned(redirect);
+    let env = TestEnv::new();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    // A token stored for this server (as `login` would have left it).
+    let store = env.path("xdg-data/mcp-harness/oauth");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::write(
+        store.join("tokens.json"),
+        serde_json::json!({"version": 1, "tokens": [{
+            "issuer": "http://127.0.0.1:9", "resource": url, "client_id": "c",
+            "access_token": "tok-only-for-this-server", "token_type": "Bearer",
+            "obtained_at": 1, "token_endpoint": "http://127.0.0.1:9/token"}]})
+        .to_string(),
+    )
+    .unwrap();
+    env.config(&format!(
+        "[servers.remote]\nurl = \"{url}\"\nconnect_timeout_ms = 3000\n{POLICY}"
+    ));
+    let out = env.run(&["check", "--json"]);
+    let server = json(&out)["servers"][0].clone();
+    assert_eq!(server["status"], "failed", "{server}");
+    // Its own server got the token; the other origin got nothing at all.
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|r| r.contains("Bearer tok-only-for-this-server")),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+    assert!(
+        caught.lock().unwrap().is_empty(),
+        "{:?}",
+        caught.lock().unwrap()
+    );
+    assert!(!format!("{}{}", stdout(&out), stderr(&out)).contains("tok-only"));
+}
+
+#[test]
+fn oauth_over_plain_http_to_a_remote_host_is_refused() {
+    let env = TestEnv::new();
+    // TEST-NET-1: never reached; the refusal comes before any request.
+    env.config(&format!(
+        "[servers.remote]\nurl = \"http://192.0.2.1/mcp\"\nauth = \"oauth\"\n{POLICY}"
+    ));
+    let out = env.run(&["check", "--json"]);
+    let server = json(&out)["servers"][0].clone();
+    assert_eq!(server["error"]["code"], "auth_required", "{server}");
+    let message = server["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("plain http on a host that is not loopback"),
+        "{message}"
+    );
+}
+
+#[test]
+fn login_opens_the_browser_when_there_is_one() {
+    let f = fixture(Knobs::default(), &[], 10_000);
+    // A "browser" that notes the address it was asked to open.
+    let opened = f.env.path("opened.txt");
+    let browser = f.env.path("browser.sh");
+    std::fs::write(
+        &browser,
+        format!("#!/bin/sh\nprintf '%s' \"$1\" > '{}'\n", opened.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut child = f
+        .env
+        .command(&["login", "remote"])
+        .env("BROWSER", &browser)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start login");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let url = loop {
+        if let Ok(url) = std::fs::read_to_string(&opened)
+            && !url.is_empty()
+        {
+            break url;
+        }
+        assert!(Instant::now() < deadline, "the browser was never opened");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // The person approves in that browser; it comes back to the listener.
+    browse(&url);
+    let status = wait(&mut child, Duration::from_secs(60));
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("(opened in your browser)"), "{out}");
+    assert!(
+        out.contains(&format!("  {url}")),
+        "the URL is shown as well:\n{out}"
+    );
+    assert!(out.contains("signed in to remote"), "{out}");
+}
