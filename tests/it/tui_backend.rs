@@ -5,6 +5,7 @@
 mod forms;
 mod queue;
 mod resume;
+mod tasks;
 
 use std::time::Duration;
 
