@@ -32,6 +32,7 @@ use super::exchange::{self, CallFailure};
 use super::published::TaskSupport;
 use super::registry::ExposedTool;
 use super::spec::TaskMode;
+use super::spill::Spilled;
 
 /// Polling is never faster than this, whatever the server asks (0 included)…
 pub const POLL_MIN: Duration = Duration::from_millis(100);
@@ -149,7 +150,7 @@ pub(super) async fn run(
     tool: &ExposedTool,
     created: Value,
     shape: Shape,
-) -> Result<Value, CallFailure> {
+) -> Result<(Value, Option<Spilled>), CallFailure> {
     let deadline = Instant::now() + conn.task_timeout;
     let id = match created.get("taskId").and_then(Value::as_str) {
         Some(id) if !id.is_empty() && id.len() <= 512 => id.to_owned(),
@@ -176,6 +177,7 @@ pub(super) async fn run(
     // looked at once more before its outcome is trusted.
     let mut confirmed = !last.state.is_terminal();
     let mut task = created;
+    let mut spilled = None;
     loop {
         if confirmed && last.state.is_terminal() {
             break;
@@ -193,9 +195,19 @@ pub(super) async fn run(
                 () = tokio::time::sleep_until(deadline) => return Err(timed_out(guard, conn.task_timeout).await),
             }
         }
-        let get = conn.request("tasks/get", json!({ "taskId": id }), conn.call_timeout());
+        // A 2026-07-28 task's outcome comes in `tasks/get`: it may be large.
+        let get = conn.request_long(
+            "tasks/get",
+            json!({ "taskId": id }),
+            conn.call_timeout(),
+            None,
+        );
         task = tokio::select! {
-            result = get => exchange::raw(result?),
+            answer = get => {
+                let answer = answer?;
+                spilled = answer.spilled;
+                exchange::raw(answer.result)
+            }
             () = tokio::time::sleep_until(deadline) => return Err(timed_out(guard, conn.task_timeout).await),
         };
         let next = view(&task, shape)?;
@@ -218,7 +230,7 @@ pub(super) async fn run(
         return Err(timed_out(guard, conn.task_timeout).await);
     }
     guard.armed = false;
-    outcome
+    outcome.map(|(result, fetched)| (result, fetched.or(spilled)))
 }
 
 /// Answers a 2026-07-28 task's questions with `tasks/update`.
@@ -246,7 +258,7 @@ async fn outcome(
     state: TaskState,
     shape: Shape,
     deadline: Instant,
-) -> Result<Value, CallFailure> {
+) -> Result<(Value, Option<Spilled>), CallFailure> {
     if state == TaskState::Cancelled {
         return Err(CallFailure::Protocol(
             "the server cancelled the task before it finished".into(),
@@ -258,6 +270,7 @@ async fn outcome(
                 .get("result")
                 .filter(|r| r.is_object())
                 .cloned()
+                .map(|result| (result, None))
                 .ok_or_else(|| {
                     CallFailure::Protocol("the task completed without a `result`".into())
                 }),
@@ -270,11 +283,11 @@ async fn outcome(
                 return Err(CallFailure::TaskTimeout(conn.task_timeout));
             }
             match conn
-                .request("tasks/result", json!({ "taskId": id }), left)
+                .request_long("tasks/result", json!({ "taskId": id }), left, None)
                 .await
             {
-                Ok(result) => {
-                    let result = exchange::raw(result);
+                Ok(answer) => {
+                    let result = exchange::raw(answer.result);
                     // A task-shaped answer instead of the result: the server
                     // says the task is not over after saying it was.
                     if let Some(status) = result.get("status").and_then(Value::as_str)
@@ -286,7 +299,7 @@ async fn outcome(
                             state.label()
                         )));
                     }
-                    Ok(result)
+                    Ok((result, answer.spilled))
                 }
                 Err(super::connection::RequestError::Timeout(_)) => {
                     Err(CallFailure::TaskTimeout(conn.task_timeout))
