@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent};
 use mcp_harness::backend::{self, BackendHandle};
 use mcp_harness::config::{self, ConfigSource};
-use mcp_harness::protocol::{BackendEvent, Command as UiCommand};
+use mcp_harness::protocol::{AliasStatus, BackendEvent, Command as UiCommand};
 use mcp_harness::session::SessionOptions;
 use mcp_harness::ui::msg::Msg;
 use mcp_harness::ui::panes;
@@ -97,16 +97,22 @@ impl Ui {
     }
 
     /// As the loop does: this message, everything already pending, one frame.
-    fn frame(&mut self, first: Msg, handle: &mut BackendHandle) {
+    /// Whether a call's result was among them.
+    fn frame(&mut self, first: Msg, handle: &mut BackendHandle) -> bool {
+        let finished = |m: &Msg| matches!(m, Msg::Backend(BackendEvent::ToolCallFinished(_)));
+        let mut result = finished(&first);
         self.apply(first);
         while let Ok(event) = handle.events.try_recv() {
-            self.apply(Msg::Backend(event));
+            let msg = Msg::Backend(event);
+            result |= finished(&msg);
+            self.apply(msg);
         }
         if handle.views.has_changed().unwrap_or(false) {
             let views = handle.views.borrow_and_update().clone();
             self.apply(Msg::Views(views));
         }
         self.draw();
+        result
     }
 
     /// Frames until `done` holds after one.
@@ -114,8 +120,11 @@ impl Ui {
         let deadline = Instant::now() + Duration::from_secs(120);
         while !done(self) {
             assert!(Instant::now() < deadline, "timed out");
-            let first = next_msg(handle).await;
-            self.frame(first, handle);
+            let left = deadline.saturating_duration_since(Instant::now());
+            let first = tokio::time::timeout(left, next_msg(handle))
+                .await
+                .expect("timed out");
+            let _ = self.frame(first, handle);
         }
     }
 }
@@ -156,11 +165,11 @@ async fn figures(
             })
             .expect("send");
         loop {
+            // A fast result is drained with the events before it, into
+            // the same frame: the frame that applies it is the one timed.
             let msg = next_msg(handle).await;
-            let result = matches!(msg, Msg::Backend(BackendEvent::ToolCallFinished(_)));
             let t0 = Instant::now();
-            ui.frame(msg, handle);
-            if result {
+            if ui.frame(msg, handle) {
                 samples.push(t0.elapsed());
                 break;
             }
@@ -168,6 +177,7 @@ async fn figures(
     }
     let result = median(samples);
 
+    eprintln!("  results measured");
     // A keystroke in the filter: typing a query and taking it back.
     ui.apply(key(KeyCode::Char('/')));
     let mut samples = Vec::new();
@@ -204,17 +214,22 @@ async fn figures(
         })
         .await;
         samples.push(t0.elapsed());
+        // The views say it is gone before it is connected again (a stale
+        // view must not pass for the new connection).
+        let alpha = |ready: bool| {
+            move |ui: &Ui| {
+                ui.state.servers.iter().any(|s| {
+                    s.alias == "demo_alpha"
+                        && (s.state == AliasStatus::Ready && s.exposed == 5) == ready
+                })
+            }
+        };
+        ui.until(handle, alpha(false)).await;
         handle
             .commands
             .send(UiCommand::Connect("demo_alpha".into()))
             .expect("send");
-        ui.until(handle, |ui| {
-            ui.state
-                .servers
-                .iter()
-                .any(|s| s.alias == "demo_alpha" && s.exposed == 5)
-        })
-        .await;
+        ui.until(handle, alpha(true)).await;
     }
     Figures {
         result,
@@ -241,13 +256,17 @@ async fn with_ten_thousand_tools() {
         .commands
         .send(UiCommand::Connect("demo_alpha".into()))
         .expect("send");
+    eprintln!("connecting demo_alpha (5 tools)…");
     ui.until(&mut handle, connected(5)).await;
+    eprintln!("measuring with 5 tools…");
     let small = figures(&mut ui, &mut handle, &|_| "mcp__demo_alpha__lookup".into()).await;
     handle
         .commands
         .send(UiCommand::Connect("zbig".into()))
         .expect("send");
+    eprintln!("connecting zbig ({TOOLS} tools)…");
     ui.until(&mut handle, connected(TOOLS + 5)).await;
+    eprintln!("measuring with {} tools…", TOOLS + 5);
     let big = figures(&mut ui, &mut handle, &|i| {
         format!("mcp__zbig__tool_{:05}", i % TOOLS)
     })
@@ -293,6 +312,9 @@ async fn with_ten_thousand_tools() {
 }
 
 fn main() {
+    // Servers run under the real binary's `__shim`, as in the product (its
+    // process group is what `K` kills).
+    mcp_harness::mcp::process::use_supervisor(std::path::PathBuf::from(BIN));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
