@@ -70,11 +70,17 @@ fn world() -> &'static World {
 }
 
 async fn connected(n: usize) -> (Hub, LeadTools) {
+    // Every tool in every request: these benchmarks measure the full list.
+    connected_with(n, 1_000_000).await
+}
+
+async fn connected_with(n: usize, max_in_request: usize) -> (Hub, LeadTools) {
     let policy: String = (0..n)
         .map(|i| format!("tool_{i:05} = \"allow\"\n"))
         .collect();
     let text = format!(
-        "[limits]\nmax_tools = 20000\nconnect_timeout_ms = 60000\n[servers.big]\ncommand = \"{BIN}\"\nargs = [\"demo-server\", \"alpha\", \"--tools\", \"{n}\", \"--page-size\", \"100\"]\n[servers.big.tools]\n{policy}"
+        "[limits]\nmax_tools = 20000\nconnect_timeout_ms = 60000\nmax_tools_in_request = {max_in_request}\nmax_tool_tokens_in_request = {}\n[servers.big]\ncommand = \"{BIN}\"\nargs = [\"demo-server\", \"alpha\", \"--tools\", \"{n}\", \"--page-size\", \"100\"]\n[servers.big.tools]\n{policy}",
+        max_in_request.max(20_000),
     );
     let config = config::parse(&text, ConfigSource::Embedded).expect("config");
     let hub = Hub::new(
@@ -111,6 +117,41 @@ async fn connected(n: usize) -> (Hub, LeadTools) {
     ));
     let tools = LeadTools::new(hub.clone(), crew, &Default::default());
     (hub, tools)
+}
+
+/// 2,000 tools, the tool section of one request built with tool search (the
+/// default `max_tools_in_request = 64`) and without (every tool).
+fn search_world() -> &'static (tokio::runtime::Runtime, [(Hub, LeadTools); 2]) {
+    static WORLD: OnceLock<(tokio::runtime::Runtime, [(Hub, LeadTools); 2])> = OnceLock::new();
+    WORLD.get_or_init(|| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let with = runtime.block_on(connected_with(2_000, 64));
+        // A steady state: 64 tools used lately, which the requests carry.
+        for i in 0..64 {
+            with.1.remember(&format!("mcp__big__tool_{:05}", i * 31));
+        }
+        let without = runtime.block_on(connected_with(2_000, 1_000_000));
+        for (label, (hub, lead)) in [("with tool search", &with), ("without", &without)] {
+            let tools = lead.definitions(&hub.snapshot());
+            let bytes = serde_json::to_string(&tools).expect("json").len();
+            eprintln!(
+                "2,000 tools, {label}: {} tools in the request, tool section {bytes} bytes",
+                tools.len()
+            );
+        }
+        (runtime, [with, without])
+    })
+}
+
+#[divan::bench(args = ["with tool search", "without"])]
+fn tool_section_at_2000_tools(bencher: Bencher, mode: &str) {
+    let (_, worlds) = search_world();
+    let (hub, lead) = &worlds[usize::from(mode == "without")];
+    let snapshot = hub.snapshot();
+    bencher.bench(|| black_box(lead.definitions(&snapshot)).len());
 }
 
 #[divan::bench(args = SIZES)]

@@ -107,6 +107,9 @@ pub fn start(
     let agent_sink =
         AgentEvents::forward(move |event| drop(events_tx.send(SessionEvent::Agent(event))));
     let (store, conversation, connected) = open_store(&options)?;
+    if let Some(store) = &store {
+        hub.set_results_dir(store.dir().join("results"));
+    }
     let journal: Arc<dyn Journal> = match &store {
         Some(store) => Arc::clone(store) as Arc<dyn Journal>,
         None => Arc::new(NoJournal),

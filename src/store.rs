@@ -118,7 +118,9 @@ impl Store {
                     }));
                 }
             }
-            McpEvent::ToolListChanged { .. } | McpEvent::Progress { .. } => {}
+            McpEvent::ToolListChanged { .. }
+            | McpEvent::OfferingsChanged { .. }
+            | McpEvent::Progress { .. } => {}
         }
     }
 

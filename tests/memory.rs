@@ -15,17 +15,22 @@ use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::mcp::{EventSink, FlagApprover, Hub, ToolErrorCode, Vars};
 use serde_json::json;
 
-/// 84–99 MB measured (the 15 MB result, parsed, is the peak); the bound leaves
-/// a margin for allocator and runtime variation, not for a regression that
-/// buffers a whole oversized message again. The demo server's own memory is
-/// another process's.
-const MAX_HWM_KB: u64 = 160 * 1024;
+/// 25 MB measured (long strings are cut as they stream in, so no result is
+/// ever held whole: 84–99 MB before that, when the 15 MB result was parsed
+/// whole); the bound leaves a margin for allocator and runtime variation, not
+/// for a regression that buffers a whole large message again. The demo
+/// server's own memory is another process's.
+const MAX_HWM_KB: u64 = 96 * 1024;
 
 const POLICY: &str = "[servers.s.tools]\nlookup = \"allow\"\nset = \"allow\"\nreset = \"allow\"\nfail = \"allow\"\nslow = \"allow\"\n";
 
 fn new_hub(env: &TestEnv, faults: &[&str]) -> Hub {
+    new_hub_with(env, faults, "")
+}
+
+fn new_hub_with(env: &TestEnv, faults: &[&str], limits: &str) -> Hub {
     let text = format!(
-        "[limits]\ncall_timeout_ms = 120000\nconnect_timeout_ms = 60000\n{}{POLICY}",
+        "[limits]\ncall_timeout_ms = 120000\nconnect_timeout_ms = 60000\n{limits}{}{POLICY}",
         env.demo("s", "alpha", faults)
     );
     let config = config::parse(&env.fill(&text), ConfigSource::Embedded).expect("config");
@@ -62,6 +67,50 @@ async fn lookup(hub: &Hub) -> Result<mcp_harness::mcp::ToolOutput, mcp_harness::
 async fn oversized_output_keeps_the_harness_memory_bounded() {
     let baseline = high_water_kb();
 
+    // 100 MiB in one result, allowed by max_message_bytes = 256 MiB: cut for
+    // the model as it streams in, saved whole, never held whole in memory.
+    let env = TestEnv::new();
+    let hub = new_hub_with(
+        &env,
+        &["--fault", "huge-result=104857600"],
+        "max_message_bytes = 268435456\n",
+    );
+    let results = env.path("results");
+    hub.set_results_dir(results.clone());
+    hub.connect("s").await.unwrap().outcome.unwrap();
+    let started = Instant::now();
+    let output = hub
+        .call_as(
+            &hub.snapshot(),
+            "mcp__s__lookup",
+            json!({"key": "apple"}),
+            &FlagApprover { approve: false },
+            "big-1",
+        )
+        .await
+        .result
+        .expect("100 MiB fits in 256 MiB");
+    let took = started.elapsed();
+    assert!(output.truncated);
+    let saved = std::fs::metadata(results.join("big-1.txt")).expect("saved whole");
+    // The demo's text ends on a character boundary: a byte less at most.
+    assert!(
+        (104_857_599..=104_857_600).contains(&saved.len()),
+        "{}",
+        saved.len()
+    );
+    hub.shutdown().await;
+    env.assert_no_leaks();
+    let after_100 = high_water_kb();
+    eprintln!(
+        "100 MiB result: {took:?}, VmHWM {after_100} kB ({:.2}x the message)",
+        (after_100 * 1024) as f64 / 104_857_600.0
+    );
+    assert!(
+        after_100 * 1024 < 3 * 104_857_600,
+        "peak RSS {after_100} kB is not under 3x the 100 MiB message"
+    );
+
     // 50 MB in one result: over the 16 MiB message limit. The connection ends at
     // once with that reason, long before the (2-minute) call timeout.
     let env = TestEnv::new();
@@ -71,7 +120,9 @@ async fn oversized_output_keeps_the_harness_memory_bounded() {
     let error = lookup(&hub).await.expect_err("50 MB cannot be one message");
     assert_eq!(error.code, ToolErrorCode::McpConnectionLost, "{error:?}");
     assert!(
-        error.message.contains("larger than 16 MiB"),
+        error
+            .message
+            .contains("larger than 16 MiB, its max_message_bytes"),
         "{}",
         error.message
     );

@@ -41,11 +41,15 @@ pub fn big_server(tools: usize, distinct: bool) -> (ServerSpec, mcp_harness::mcp
         },
         connect_timeout: Duration::from_secs(60),
         call_timeout: Duration::from_secs(60),
+        reset_timeout_on_progress: true,
+        max_call: Duration::from_secs(600),
+        max_message_bytes: mcp_harness::mcp::spec::DEFAULT_MAX_MESSAGE_BYTES,
         policy,
         protocol: Default::default(),
         tasks: Default::default(),
         task_timeout: Duration::from_secs(600),
         pin: mcp_harness::mcp::PinMode::Off,
+        resource_read: mcp_harness::mcp::Effect::Confirm,
     };
     let limits = mcp_harness::mcp::Limits {
         max_tools: 20_000,

@@ -66,6 +66,11 @@ pub enum AgentEvent {
         agent: AgentId,
         snapshot_version: u64,
         tools: usize,
+        /// The names of the tools this request offers.
+        offered: Vec<String>,
+        /// The request carries `search_tools` in place of some exposed tools
+        /// (more than `max_tools_in_request`): how many the snapshot holds.
+        searched_from: Option<usize>,
     },
     /// Assistant text as it streams in.
     TextDelta { agent: AgentId, text: String },

@@ -25,6 +25,8 @@ pub struct LeadTools {
     hub: Hub,
     approver: Arc<dyn Approver>,
     crew: Arc<Crew>,
+    /// Which MCP tools each request carries when there are too many for one.
+    search: super::search::ToolSearch,
 }
 
 impl LeadTools {
@@ -47,10 +49,16 @@ impl LeadTools {
             hub,
             approver: Arc::clone(&crew.approver),
             crew,
+            search: super::search::ToolSearch::default(),
         }
     }
 
-    async fn run_lead_only(&self, call: &ToolCall, cancel: &CancellationToken) -> Option<ToolRun> {
+    async fn run_lead_only(
+        &self,
+        call: &ToolCall,
+        snapshot: &Snapshot,
+        cancel: &CancellationToken,
+    ) -> Option<ToolRun> {
         let tool = self
             .builtins
             .get(&call.name)
@@ -60,6 +68,20 @@ impl LeadTools {
             Ok(a) => a,
             Err(e) => return Some(ToolRun::local(Err(e))),
         };
+        if tool.name == "read_mcp_resource" {
+            let outcome = self
+                .hub
+                .read_resource(
+                    str_arg(&arguments, "alias"),
+                    str_arg(&arguments, "uri"),
+                    self.approver.as_ref(),
+                    &call.id,
+                )
+                .await;
+            let mut run = toolbox::from_mcp(outcome);
+            run.elapsed = started.elapsed();
+            return Some(run);
+        }
         let mut server_output = None;
         let text = match tool.name {
             "connect_mcp" => {
@@ -70,6 +92,15 @@ impl LeadTools {
             }
             "disconnect_mcp" => lead_only::disconnect_mcp(&self.hub, str_arg(&arguments, "alias")),
             "list_mcp_servers" => Ok(lead_only::list_mcp_servers(&self.hub)),
+            "list_mcp_resources" => {
+                let listed = self.hub.list_resources(str_arg(&arguments, "alias")).await;
+                server_output = listed.server_output;
+                listed
+                    .result
+                    .map(|list| lead_only::resources_text(str_arg(&arguments, "alias"), &list))
+            }
+            "read_result" => lead_only::read_result(&self.hub, &arguments),
+            "search_tools" => Ok(self.search.search(snapshot, str_arg(&arguments, "query"))),
             "spawn_subagent" => self.crew.spawn(str_arg(&arguments, "task"), cancel).await,
             _ => {
                 self.crew
@@ -88,14 +119,43 @@ impl LeadTools {
     }
 }
 
+impl LeadTools {
+    /// Counts `name` as used now: requests that cannot carry every tool carry
+    /// the ones used last (what a call does; for benchmarks of a steady state).
+    pub fn remember(&self, name: &str) {
+        self.search.touch(name);
+    }
+}
+
 impl ToolBox for LeadTools {
     fn definitions(&self, snapshot: &Snapshot) -> Vec<ToolDef> {
-        let mcp = snapshot.tools().map(|t| ToolDef {
+        let limits = self.hub.limits();
+        let offer = self.search.offer(
+            snapshot,
+            limits.max_tools_in_request,
+            limits.max_tool_tokens_in_request,
+        );
+        let mcp = offer.tools.iter().map(|t| ToolDef {
             name: t.name.clone(),
             description: t.description.clone().unwrap_or_default(),
             input_schema: std::sync::Arc::clone(&t.model_schema),
         });
-        self.builtins.definitions().chain(mcp).collect()
+        let builtins = self.builtins.definitions().filter_map(|mut def| {
+            if def.name != super::search::SEARCH_TOOL {
+                return Some(def);
+            }
+            // Only when some tools are left out, and saying how many.
+            offer.search.then(|| {
+                def.description = format!(
+                    "{} This request carries {} of the {} MCP tools connected.",
+                    def.description,
+                    offer.tools.len(),
+                    offer.exposed
+                );
+                def
+            })
+        });
+        builtins.chain(mcp).collect()
     }
 
     fn describe(&self, name: &str, snapshot: &Snapshot) -> (Origin, Option<Effect>) {
@@ -124,17 +184,31 @@ impl ToolBox for LeadTools {
             if let Some(run) = self.readonly.run_builtin(call).await {
                 return run;
             }
-            if let Some(run) = self.run_lead_only(call, cancel).await {
+            if let Some(run) = self.run_lead_only(call, snapshot, cancel).await {
                 return run;
             }
             if call.name.starts_with(EXPOSED_PREFIX) {
+                if snapshot.resolve(&call.name).is_some() && !self.search.offered(&call.name) {
+                    // Rule 6: a reply calls only what its own request offered.
+                    self.search.touch(&call.name);
+                    return ToolRun::local(Err(ToolError::new(
+                        ToolErrorCode::McpUnknownTool,
+                        format!(
+                            "`{}` is not in this request's tool set (there are too many tools for one \
+                             request); it is offered from your next request",
+                            call.name
+                        ),
+                    )));
+                }
+                self.search.touch(&call.name);
                 let outcome = self
                     .hub
-                    .call(
+                    .call_as(
                         snapshot,
                         &call.name,
                         call.input.clone(),
                         self.approver.as_ref(),
+                        &call.id,
                     )
                     .await;
                 return toolbox::from_mcp(outcome);

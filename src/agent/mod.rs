@@ -9,6 +9,7 @@ pub mod lead;
 pub mod model;
 pub mod prompts;
 pub mod runner;
+pub mod search;
 pub mod subagent;
 pub mod toolbox;
 pub mod tools;

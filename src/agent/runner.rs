@@ -68,10 +68,13 @@ impl Runner<'_> {
             {
                 self.notice(&notice);
             }
+            let searched = tools.iter().any(|t| t.name == super::search::SEARCH_TOOL);
             self.events.emit(AgentEvent::Request {
                 agent: self.agent.clone(),
                 snapshot_version: snapshot.version(),
                 tools: tools.len(),
+                offered: tools.iter().map(|t| t.name.clone()).collect(),
+                searched_from: searched.then(|| snapshot.tools().len()),
             });
             let request = ModelRequest {
                 system: self.system,

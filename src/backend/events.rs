@@ -215,17 +215,26 @@ impl Backend {
             }
             McpEvent::Progress {
                 alias,
+                call,
                 progress,
                 total,
                 message,
                 ..
             } => {
-                // Progress names no call; it is the running call of that
-                // server's when there is exactly one.
+                // The call the progress token was given to; failing that (a
+                // server that makes up its own token), the running call of
+                // that server's when there is exactly one.
                 let mut running = self.calls.iter().filter(|(_, (a, _))| *a == alias.as_str());
-                if let (Some((id, _)), None) = (running.next(), running.next()) {
+                let id = match call {
+                    Some(call) if self.calls.contains_key(call) => Some(call.clone()),
+                    _ => match (running.next(), running.next()) {
+                        (Some((id, _)), None) => Some(id.clone()),
+                        _ => None,
+                    },
+                };
+                if let Some(id) = id {
                     self.send(BackendEvent::CallProgress {
-                        id: id.clone(),
+                        id,
                         progress: *progress,
                         total: *total,
                         message: message.clone(),
@@ -233,7 +242,7 @@ impl Backend {
                 }
                 return;
             }
-            McpEvent::ToolListChanged { .. } => return,
+            McpEvent::ToolListChanged { .. } | McpEvent::OfferingsChanged { .. } => return,
             McpEvent::Task {
                 alias,
                 tool,

@@ -109,7 +109,7 @@ impl Backend {
         tokio::spawn(async move {
             let snapshot = hub.snapshot();
             let run = tokio::select! {
-                outcome = hub.call(&snapshot, &name, arguments, &approver) => from_mcp(outcome),
+                outcome = hub.call_as(&snapshot, &name, arguments, &approver, &id) => from_mcp(outcome),
                 _ = cancel.cancelled() => {
                     let mut error = ToolError::new(
                         ToolErrorCode::Interrupted,

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::{exit, hub_for, interruptible, json as out_json, load_config, out, render};
+use super::{call_progress, exit, interruptible, json as out_json, load_config, out, render};
 use crate::mcp::names::{EXPOSED_PREFIX, exposed_name};
 use crate::mcp::{
     CallOutcome, ConnectError, ConnectReport, FlagApprover, Hub, ServerAlias, ToolError,
@@ -44,7 +44,19 @@ pub async fn run(config: Option<PathBuf>, args: CallArgs) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let hub = hub_for(&config);
+    let hub = super::hub_with_events(
+        &config,
+        crate::mcp::EventSink::forward(call_progress::printer()),
+    );
+    // A session directory of its own: a result over max_result_bytes is kept
+    // whole in its results/, as in the TUI.
+    match crate::logging::data_dir().map(|d| crate::store::Store::create(&d)) {
+        Some(Ok(store)) => hub.set_results_dir(store.dir().join("results")),
+        Some(Err(e)) => {
+            eprintln!("mcp-harness: no session directory ({e}); a large result will be cut")
+        }
+        None => {}
+    }
     interruptible(&hub, call(&hub, args, arguments)).await
 }
 
@@ -104,6 +116,11 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
         match &outcome.result {
             Ok(output) => {
                 out::print(&render::content(&output.content));
+                if output.truncated
+                    && let Some(dir) = hub.results_dir()
+                {
+                    eprintln!("mcp-harness: whole results are kept in {}", dir.display());
+                }
                 if let Some(structured) = &output.structured_content {
                     out::println(&format!(
                         "structured content: {}",

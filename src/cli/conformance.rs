@@ -102,11 +102,15 @@ fn hub(setup: &Setup, policy: ToolPolicy) -> Hub {
         },
         connect_timeout: TIMEOUT,
         call_timeout: TIMEOUT,
+        reset_timeout_on_progress: true,
+        max_call: Duration::from_secs(600),
+        max_message_bytes: crate::mcp::spec::DEFAULT_MAX_MESSAGE_BYTES,
         policy,
         protocol: setup.protocol,
         tasks: Default::default(),
         task_timeout: TIMEOUT,
         pin: Default::default(),
+        resource_read: crate::mcp::Effect::Confirm,
     };
     let limits = Limits {
         connect_timeout: TIMEOUT,

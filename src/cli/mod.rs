@@ -3,6 +3,7 @@
 
 mod bench;
 mod call;
+mod call_progress;
 mod check;
 #[cfg(feature = "test-fixtures")]
 pub mod conformance;
@@ -13,6 +14,7 @@ mod conformance_calls;
 mod import;
 pub mod json;
 mod login;
+mod offerings;
 mod out;
 mod pin;
 mod policy;
@@ -70,6 +72,10 @@ pub enum Command {
     Logout(login::LogoutArgs),
     /// Accept what the server publishes now: pin its tools' definitions in mcp-harness.lock (prints the diff)
     Pin(pin::PinArgs),
+    /// List a connected server's resources and templates, or read one (--read URI)
+    Resources(offerings::ResourcesArgs),
+    /// List a server's prompts, or get one's messages (--get NAME key=value …)
+    Prompts(offerings::PromptsArgs),
     /// Import servers configured in another host (Claude Desktop, Claude Code, Cursor, VS Code, Codex, Gemini CLI); secrets are never copied
     Import(import::ImportArgs),
     /// Run the Lead agent headless on one prompt (events as text, or JSON lines)
@@ -136,6 +142,8 @@ async fn dispatch(cli: Cli) -> ExitCode {
         Some(Command::Pin(args)) => pin::run(cli.config, args).await,
         Some(Command::Run(args)) => run::run(cli.config, args).await,
         Some(Command::Import(args)) => import::run(cli.config, args).await,
+        Some(Command::Resources(args)) => offerings::resources(cli.config, args).await,
+        Some(Command::Prompts(args)) => offerings::prompts(cli.config, args).await,
         #[cfg(feature = "test-fixtures")]
         Some(Command::ConformanceClient(args)) => conformance::run(args).await,
         Some(Command::DemoServer(args)) => match crate::mcp::demo_server::run(args).await {
@@ -229,12 +237,17 @@ async fn interrupted() -> u8 {
 /// A hub for a headless command (nobody listens to its events), with the
 /// config's lock file.
 fn hub_for(config: &Config) -> Hub {
+    hub_with_events(config, EventSink::discard())
+}
+
+/// [`hub_for`] whose MCP events also go to `events`.
+fn hub_with_events(config: &Config, events: EventSink) -> Hub {
     let hub = Hub::new(
         config.servers.clone(),
         config.limits.clone(),
         Vars::from_process(),
         Vec::new(),
-        EventSink::discard().observed_by(crate::telemetry::observer()),
+        events.observed_by(crate::telemetry::observer()),
     );
     hub.set_pin_book(config.pin_book());
     hub

@@ -187,6 +187,15 @@ fn print_agent(out: &mut Out, event: &AgentEvent, json_mode: bool) {
             AgentEvent::Error { agent, message } => {
                 json!({"event": "error", "agent": agent, "message": message})
             }
+            // Which tools a request offered, when it did not offer them all.
+            AgentEvent::Request {
+                agent,
+                snapshot_version,
+                offered,
+                searched_from: Some(exposed),
+                ..
+            } => json!({"event": "request", "agent": agent, "snapshot_version": snapshot_version,
+                        "exposed": exposed, "offered": offered}),
             AgentEvent::Request { .. }
             | AgentEvent::TextDelta { .. }
             | AgentEvent::TurnDone { .. } => return,
@@ -231,6 +240,16 @@ fn print_agent(out: &mut Out, event: &AgentEvent, json_mode: bool) {
         AgentEvent::Notice { text, .. } => out.line(&format!("  [notice] {text}")),
         AgentEvent::Error { message, .. } => {
             let _ = writeln!(std::io::stderr(), "  [error] {message}");
+        }
+        AgentEvent::Request {
+            offered,
+            searched_from: Some(exposed),
+            ..
+        } => {
+            let mcp = offered.iter().filter(|n| n.starts_with("mcp__")).count();
+            out.line(&format!(
+                "  [request] {mcp} of {exposed} MCP tools offered, search_tools for the rest"
+            ));
         }
         AgentEvent::Request { .. } | AgentEvent::TurnDone { .. } => {}
     }

@@ -66,6 +66,8 @@ pub const BUILTIN_TOOLS: &[&str] = &[
     "list_mcp_servers",
     "spawn_subagent",
     "ask_teammate",
+    "read_result",
+    "search_tools",
 ];
 
 pub(super) fn agent_config(

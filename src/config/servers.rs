@@ -18,6 +18,11 @@ pub(super) struct RawLimits {
     connect_timeout_ms: Option<u64>,
     call_timeout_ms: Option<u64>,
     max_result_bytes: Option<usize>,
+    max_message_bytes: Option<usize>,
+    reset_timeout_on_progress: Option<bool>,
+    max_call_ms: Option<u64>,
+    max_tools_in_request: Option<usize>,
+    max_tool_tokens_in_request: Option<usize>,
     close_grace_ms: Option<u64>,
     max_tools: Option<usize>,
     max_list_pages: Option<usize>,
@@ -38,11 +43,15 @@ pub(super) struct RawServer {
     headers: Option<BTreeMap<String, String>>,
     connect_timeout_ms: Option<u64>,
     call_timeout_ms: Option<u64>,
+    reset_timeout_on_progress: Option<bool>,
+    max_call_ms: Option<u64>,
+    max_message_bytes: Option<usize>,
     task_timeout_ms: Option<u64>,
     protocol: Option<ProtocolChoice>,
     tasks: Option<TaskMode>,
     pin: Option<PinMode>,
     tools: Option<BTreeMap<String, Effect>>,
+    resources: Option<RawResources>,
     // OAuth (see `oauth.rs`).
     auth: Option<RawMode>,
     client_id: Option<String>,
@@ -59,6 +68,13 @@ pub(super) struct RawServer {
     idp_client_id: Option<String>,
     idp_client_secret_env: Option<String>,
     id_token_env: Option<String>,
+}
+
+/// `[servers.ALIAS.resources]`: the local policy for the server's resources.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawResources {
+    read: Option<Effect>,
 }
 
 impl RawServer {
@@ -105,6 +121,25 @@ pub(super) fn limits(raw: &RawLimits) -> Result<Limits, KeyError> {
         )?,
         call_timeout: ms("call_timeout_ms", raw.call_timeout_ms, d.call_timeout)?,
         max_result_bytes: count("max_result_bytes", raw.max_result_bytes, d.max_result_bytes)?,
+        max_message_bytes: message_bytes(
+            "max_message_bytes",
+            raw.max_message_bytes,
+            d.max_message_bytes,
+        )?,
+        reset_timeout_on_progress: raw
+            .reset_timeout_on_progress
+            .unwrap_or(d.reset_timeout_on_progress),
+        max_call: ms("max_call_ms", raw.max_call_ms, d.max_call)?,
+        max_tools_in_request: count(
+            "max_tools_in_request",
+            raw.max_tools_in_request,
+            d.max_tools_in_request,
+        )?,
+        max_tool_tokens_in_request: count(
+            "max_tool_tokens_in_request",
+            raw.max_tool_tokens_in_request,
+            d.max_tool_tokens_in_request,
+        )?,
         close_grace: ms("close_grace_ms", raw.close_grace_ms, d.close_grace)?,
         max_tools: count("max_tools", raw.max_tools, d.max_tools)?,
         max_list_pages: count("max_list_pages", raw.max_list_pages, d.max_list_pages)?,
@@ -121,6 +156,20 @@ pub(super) fn limits(raw: &RawLimits) -> Result<Limits, KeyError> {
             d.discover_timeout,
         )?,
     })
+}
+
+/// `max_message_bytes`: at least 1 KiB, at most 256 MiB.
+fn message_bytes(key: &str, v: Option<usize>, default: usize) -> Result<usize, KeyError> {
+    use crate::mcp::spec::MAX_MESSAGE_BYTES_LIMIT;
+    match v {
+        None => Ok(default),
+        Some(n) if n < 1024 => Err((key.to_string(), "must be at least 1024".to_string())),
+        Some(n) if n > MAX_MESSAGE_BYTES_LIMIT => Err((
+            key.to_string(),
+            format!("must be at most {MAX_MESSAGE_BYTES_LIMIT} (256 MiB)"),
+        )),
+        Some(n) => Ok(n),
+    }
 }
 
 pub(super) fn server_spec(
@@ -206,11 +255,24 @@ pub(super) fn server_spec(
             limits.connect_timeout,
         )?,
         call_timeout: timeout("call_timeout_ms", raw.call_timeout_ms, limits.call_timeout)?,
+        reset_timeout_on_progress: raw
+            .reset_timeout_on_progress
+            .unwrap_or(limits.reset_timeout_on_progress),
+        max_call: timeout("max_call_ms", raw.max_call_ms, limits.max_call)?,
+        max_message_bytes: message_bytes(
+            ".max_message_bytes",
+            raw.max_message_bytes,
+            limits.max_message_bytes,
+        )?,
         policy: ToolPolicy::new(raw.tools.unwrap_or_default()),
         protocol: raw.protocol.unwrap_or_default(),
         tasks: raw.tasks.unwrap_or_default(),
         task_timeout: timeout("task_timeout_ms", raw.task_timeout_ms, limits.task_timeout)?,
         pin: raw.pin.unwrap_or_default(),
+        resource_read: raw
+            .resources
+            .and_then(|r| r.read)
+            .unwrap_or(Effect::Confirm),
     })
 }
 

@@ -185,13 +185,15 @@ impl Hub {
         spec: &ServerSpec,
         interactive: bool,
     ) -> Result<Arc<Connection>, ConnectError> {
+        let id = ConnectionId::next();
         let opened = connection::open(OpenParams {
-            id: ConnectionId::next(),
+            id,
             spec,
             limits: &self.inner.limits,
             vars: &self.inner.vars,
             events: self.inner.events.clone(),
             elicitor: self.elicitor(),
+            spill_dir: self.spill_dir(id),
             known_era: self.known_era(&spec.alias),
             auth: self.auth_context(interactive),
         })

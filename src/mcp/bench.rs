@@ -27,8 +27,9 @@ pub async fn open(
     limits: &Limits,
     vars: &Vars,
 ) -> Result<Arc<Connection>, ConnectError> {
+    let id = ConnectionId::next();
     connection::open(connection::OpenParams {
-        id: ConnectionId::next(),
+        id,
         spec,
         limits,
         vars,
@@ -36,6 +37,11 @@ pub async fn open(
         elicitor: Arc::new(DecliningElicitor),
         known_era: None,
         auth: super::auth::AuthContext::new(Arc::new(super::auth::Store::memory())),
+        spill_dir: std::env::temp_dir().join(format!(
+            "mcp-harness-bench-{}-{}",
+            std::process::id(),
+            id.0
+        )),
     })
     .await
 }

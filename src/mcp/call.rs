@@ -19,8 +19,9 @@ use super::observe::{CallRecord, Decision};
 use super::policy::Effect;
 use super::registry::{ExposedTool, Snapshot};
 pub use super::result::ToolOutput;
-use super::result::{parse_value, text_of, truncate};
+use super::result::{Saver, finish as finish_output, parse_value, text_of};
 use super::schema;
+use super::spill::Spilled;
 
 /// The whole outcome of one call.
 #[derive(Debug, Clone)]
@@ -57,16 +58,33 @@ impl Hub {
         arguments: Value,
         approver: &dyn Approver,
     ) -> CallOutcome {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let id = format!("call-{}-{n}", chrono::Utc::now().format("%H%M%S"));
+        self.call_as(snapshot, name, arguments, approver, &id).await
+    }
+
+    /// [`Hub::call`] for the call `call_id` (the model's tool-use id): a result
+    /// over `max_result_bytes` is saved as `results/CALL_ID.txt`, and progress
+    /// events name this id.
+    pub async fn call_as(
+        &self,
+        snapshot: &Snapshot,
+        name: &str,
+        arguments: Value,
+        approver: &dyn Approver,
+        call_id: &str,
+    ) -> CallOutcome {
         let mut decision = Decision::None;
         let Some(observer) = self.inner.events.observer().cloned() else {
             return self
-                .decide_and_send(snapshot, name, arguments, approver, &mut decision)
+                .decide_and_send(snapshot, name, arguments, approver, call_id, &mut decision)
                 .await;
         };
         let kept = observer.wants_arguments().then(|| arguments.clone());
         let (started, clock) = (SystemTime::now(), Instant::now());
         let outcome = self
-            .decide_and_send(snapshot, name, arguments, approver, &mut decision)
+            .decide_and_send(snapshot, name, arguments, approver, call_id, &mut decision)
             .await;
         let latency = clock.elapsed();
         let tool = snapshot.resolve(name);
@@ -99,6 +117,7 @@ impl Hub {
         name: &str,
         arguments: Value,
         approver: &dyn Approver,
+        call_id: &str,
         decision: &mut Decision,
     ) -> CallOutcome {
         let Some(tool) = snapshot.resolve(name) else {
@@ -167,21 +186,26 @@ impl Hub {
                 "arguments must be an object".into(),
             ));
         };
-        let mut outcome = self.send(&tool, arguments).await;
+        let mut outcome = self.send(&tool, arguments, call_id).await;
         outcome.dropped_nulls = dropped;
         outcome
     }
 
-    async fn send(&self, tool: &ExposedTool, arguments: Map<String, Value>) -> CallOutcome {
+    async fn send(
+        &self,
+        tool: &ExposedTool,
+        arguments: Map<String, Value>,
+        call_id: &str,
+    ) -> CallOutcome {
         let envelope = |code, message: String| {
             ToolError::new(code, message).for_tool(tool.alias.as_str(), &tool.name)
         };
         let conn = &tool.connection;
         let started = Instant::now();
-        let settled = exchange::call(conn, tool, arguments, self.limits()).await;
+        let settled = exchange::call(conn, tool, arguments, self.limits(), call_id).await;
         let elapsed = started.elapsed();
         let (result, server_output) = match settled {
-            Ok(raw) => self.finish(tool, raw),
+            Ok((raw, spilled)) => self.finish(tool, raw, spilled, call_id).await,
             Err(CallFailure::Request(error)) => self.request_failed(tool, error),
             Err(CallFailure::Protocol(problem)) => (
                 Err(envelope(
@@ -226,11 +250,14 @@ impl Hub {
     }
 
     /// A result: the tool's error, a result that breaks its `outputSchema`, or
-    /// what the model gets (capped at `max_result_bytes`).
-    fn finish(
+    /// what the model gets (capped at `max_result_bytes`; the whole text saved
+    /// as `results/CALL_ID.txt` when it is longer).
+    async fn finish(
         &self,
         tool: &ExposedTool,
         raw: Value,
+        spilled: Option<Spilled>,
+        call_id: &str,
     ) -> (Result<ToolOutput, ToolError>, Option<String>) {
         let envelope = |code, message: String| {
             ToolError::new(code, message).for_tool(tool.alias.as_str(), &tool.name)
@@ -297,7 +324,30 @@ impl Hub {
                 );
             }
         }
-        (Ok(truncate(parsed, self.limits().max_result_bytes)), None)
+        // Saving a large result is file work: off the async workers.
+        let (max, dir, id) = (
+            self.limits().max_result_bytes,
+            self.results_dir(),
+            call_id.to_string(),
+        );
+        let finished = tokio::task::spawn_blocking(move || {
+            let saver = Saver {
+                dir: dir.as_deref(),
+                call_id: &id,
+            };
+            finish_output(parsed, spilled, max, saver)
+        })
+        .await;
+        match finished {
+            Ok(output) => (Ok(output), None),
+            Err(e) => (
+                Err(envelope(
+                    Code::McpRemoteError,
+                    format!("the result of `{}` could not be read", tool.name),
+                )),
+                Some(format!("mcp-harness: {e}")),
+            ),
+        }
     }
 
     /// A request of the call failed: rule 8's transitions.
@@ -328,13 +378,28 @@ impl Hub {
                         tool: tool.name.clone(),
                     },
                 );
-                let message = format!(
-                    "`{}` did not answer within {} ms; the call was cancelled, the connection to `{}` dropped \
-                     and its tools revoked",
-                    tool.name,
-                    after.as_millis(),
-                    tool.alias
-                );
+                let message = if after >= conn.max_call() {
+                    format!(
+                        "`{}` was still running after {} ms (max_call_ms), however much progress it reported; \
+                         the call was cancelled, the connection to `{}` dropped and its tools revoked",
+                        tool.name,
+                        after.as_millis(),
+                        tool.alias
+                    )
+                } else {
+                    format!(
+                        "`{}` did not answer within {} ms{}; the call was cancelled, the connection to `{}` \
+                         dropped and its tools revoked",
+                        tool.name,
+                        after.as_millis(),
+                        if conn.resets_on_progress() {
+                            " (nor reported progress)"
+                        } else {
+                            ""
+                        },
+                        tool.alias
+                    )
+                };
                 (Err(envelope(Code::McpTimeout, message)), None)
             }
             RequestError::Unauthorized(denial) if denial.more_scope => {

@@ -16,7 +16,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::elicit::Elicitor;
-use super::events::{ConnectionId, EventSink, McpEvent};
+use super::events::{ConnectionId, EventSink, McpEvent, Offering};
 use super::names::ServerAlias;
 use super::negotiate::Era;
 
@@ -24,6 +24,38 @@ use super::negotiate::Era;
 /// a call — progress == total — always goes through): a server that floods
 /// progress notifications cannot flood the UI.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
+
+/// Progress token → the call (its id) that asked for progress: lets a
+/// progress notification name its call, however many run at once.
+pub type ProgressRoutes = Arc<Mutex<std::collections::HashMap<String, String>>>;
+
+/// One entry of [`ProgressRoutes`], removed when the request is over.
+pub struct ProgressRoute {
+    routes: ProgressRoutes,
+    token: String,
+}
+
+impl ProgressRoute {
+    pub fn register(routes: &ProgressRoutes, token: String, call: String) -> Self {
+        routes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(token.clone(), call);
+        Self {
+            routes: Arc::clone(routes),
+            token,
+        }
+    }
+}
+
+impl Drop for ProgressRoute {
+    fn drop(&mut self) {
+        self.routes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.token);
+    }
+}
 
 /// What every client handler of one connection shares. Negotiation may make
 /// two (the `server/discover` probe, then the handshake), so they are built
@@ -37,6 +69,8 @@ pub struct HandlerParts {
     /// watches it (a storm just bumps the counter: re-lists are coalesced).
     pub list_changed: Arc<watch::Sender<u64>>,
     pub elicitor: Arc<dyn Elicitor>,
+    /// Progress token → the call it belongs to.
+    pub routes: ProgressRoutes,
 }
 
 impl HandlerParts {
@@ -62,6 +96,16 @@ pub struct HarnessClient {
 }
 
 impl HarnessClient {
+    /// `resources/list_changed` or `prompts/list_changed` (from a notification
+    /// or a subscription).
+    pub(super) fn note_offerings_changed(parts: &HandlerParts, what: Offering) {
+        parts.events.emit(McpEvent::OfferingsChanged {
+            alias: parts.alias.clone(),
+            connection: parts.id,
+            what,
+        });
+    }
+
     /// Counts one `tools/list_changed` (from a notification or a subscription).
     pub(super) fn note_list_changed(parts: &HandlerParts) {
         parts.list_changed.send_modify(|n| *n = n.wrapping_add(1));
@@ -111,6 +155,14 @@ impl ClientHandler for HarnessClient {
         Self::note_list_changed(&self.parts);
     }
 
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        Self::note_offerings_changed(&self.parts, Offering::Resources);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        Self::note_offerings_changed(&self.parts, Offering::Prompts);
+    }
+
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
@@ -119,9 +171,17 @@ impl ClientHandler for HarnessClient {
         if !self.progress_due(params.total.is_some_and(|t| params.progress >= t)) {
             return;
         }
+        let call = self
+            .parts
+            .routes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&params.progress_token.0.to_string())
+            .cloned();
         self.parts.events.emit(McpEvent::Progress {
             alias: self.parts.alias.clone(),
             connection: self.parts.id,
+            call,
             progress: params.progress,
             total: params.total,
             message: params.message,

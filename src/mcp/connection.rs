@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use rmcp::ServiceError;
 use rmcp::model::{
-    CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest, RequestId,
-    ServerResult,
+    CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest, ProgressToken,
+    RequestId, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde::Serialize;
@@ -112,6 +112,15 @@ impl RequestError {
     }
 }
 
+/// The answer to a [`Connection::request_long`].
+pub(super) struct Long {
+    pub result: ServerResult,
+    /// What the stdio gate cut from it (long texts, in files).
+    pub spilled: Option<super::spill::Spilled>,
+    /// Keeps the call's progress token routed to the call.
+    pub route: Option<super::client::ProgressRoute>,
+}
+
 /// A live connection. Cheap to share (`Arc`); the process and the session are
 /// owned by its watchdog task, which ends them when asked or when they die.
 pub struct Connection {
@@ -123,6 +132,9 @@ pub struct Connection {
     pub(super) opened: Instant,
     pub(super) call_timeout: Duration,
     pub(super) has_tools: bool,
+    /// Whether the server declared resources / prompts.
+    pub(super) has_resources: bool,
+    pub(super) has_prompts: bool,
     /// Which protocol era the connection speaks.
     pub(super) era: Era,
     /// Tool-list changes come through `subscriptions/listen` (2026-07-28 and the
@@ -140,6 +152,10 @@ pub struct Connection {
     /// The notification count the current tool list reflects (read just before
     /// the listing that produced it started).
     pub(super) listed: AtomicU64,
+    /// What was cut from this server's long messages, by response id.
+    pub(super) spills: Arc<super::spill::SpillTable>,
+    pub(super) reset_timeout_on_progress: bool,
+    pub(super) max_call: Duration,
     /// One listing at a time (the raw tap is per connection).
     pub(super) listing: tokio::sync::Mutex<()>,
     /// When the current tool list expires (`ttlMs` of its pages), if it does.
@@ -184,6 +200,16 @@ impl Connection {
         self.call_timeout
     }
 
+    /// The longest a call may run, progress or not.
+    pub fn max_call(&self) -> Duration {
+        self.max_call
+    }
+
+    /// Whether progress notifications restart a call's timer.
+    pub fn resets_on_progress(&self) -> bool {
+        self.reset_timeout_on_progress
+    }
+
     /// Whether the tool list's `ttlMs` has run out at `now`.
     pub(super) fn list_expired(&self, now: tokio::time::Instant) -> bool {
         self.list_expires
@@ -200,6 +226,14 @@ impl Connection {
     /// Whether the server declared the tools capability at all.
     pub fn has_tools(&self) -> bool {
         self.has_tools
+    }
+
+    pub fn has_resources(&self) -> bool {
+        self.has_resources
+    }
+
+    pub fn has_prompts(&self) -> bool {
+        self.has_prompts
     }
 
     /// The protocol era of this connection.
@@ -289,15 +323,25 @@ impl Connection {
         timeout: Duration,
         sent: impl FnOnce(&RequestId),
     ) -> Result<ServerResult, RequestError> {
+        let options = PeerRequestOptions::with_timeout(timeout);
+        self.request_with_options(method, params, options, |id, _| sent(id))
+            .await
+    }
+
+    /// The one way a request goes out; `sent` learns its JSON-RPC id and
+    /// progress token.
+    async fn request_with_options(
+        &self,
+        method: &str,
+        params: Value,
+        options: PeerRequestOptions,
+        sent: impl FnOnce(&RequestId, &ProgressToken),
+    ) -> Result<ServerResult, RequestError> {
         if self.end_reason().is_some() {
             return Err(self.ended_error());
         }
         let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
-        let handle = match self
-            .peer
-            .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
-            .await
-        {
+        let handle = match self.peer.send_request_with_option(request, options).await {
             Ok(handle) => handle,
             Err(e) => {
                 return match self.map_error(e) {
@@ -306,7 +350,7 @@ impl Connection {
                 };
             }
         };
-        sent(&handle.id);
+        sent(&handle.id, &handle.progress_token);
         let mut guard = CancelOnDrop {
             peer: self.peer.clone(),
             id: Some(handle.id.clone()),
@@ -321,6 +365,62 @@ impl Connection {
             return Err(self.lost_once_ended().await);
         }
         result
+    }
+
+    /// A request whose answer may be large or slow (`tools/call`,
+    /// `resources/read`, `prompts/get`, a task's outcome): what the stdio gate
+    /// cut from the response comes with it, and, for a call (`call` names it),
+    /// progress notifications restart the timer (bounded by `max_call`) and are
+    /// told apart by `call`. The route of the call's progress token lives as long
+    /// as the returned [`Long::route`] (a task keeps it for its whole run).
+    pub(super) async fn request_long(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        call: Option<&str>,
+    ) -> Result<Long, RequestError> {
+        let mut options = PeerRequestOptions::with_timeout(timeout);
+        if call.is_some() && self.reset_timeout_on_progress {
+            options = options
+                .reset_timeout_on_progress()
+                .with_max_total_timeout(self.max_call.max(timeout));
+        }
+        let key = std::sync::Mutex::new(None);
+        let route = std::sync::Mutex::new(None);
+        let started = Instant::now();
+        let result = self
+            .request_with_options(method, params, options, |id, token| {
+                *key.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(super::spill::lexer::id_key(id.to_string().as_bytes()));
+                if let Some(call) = call {
+                    *route.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some(super::client::ProgressRoute::register(
+                            &self.parts.routes,
+                            token.0.to_string(),
+                            call.to_string(),
+                        ));
+                }
+            })
+            .await;
+        let spilled = key
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .and_then(|key| self.spills.take(&key));
+        match result {
+            // Which bound ended it: the idle timer, or `max_call` after progress.
+            Err(RequestError::Timeout(after))
+                if call.is_some() && started.elapsed() >= self.max_call =>
+            {
+                Err(RequestError::Timeout(after.max(self.max_call)))
+            }
+            Err(e) => Err(e),
+            Ok(result) => Ok(Long {
+                result,
+                spilled,
+                route: route.into_inner().unwrap_or_else(|e| e.into_inner()),
+            }),
+        }
     }
 
     /// The transport usually closes a moment before the watchdog has the exit

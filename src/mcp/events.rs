@@ -183,6 +183,14 @@ impl AliasState {
 /// Exposed name → what the harness noticed about that tool's definition.
 pub type ToolFlags = std::collections::BTreeMap<String, Vec<super::published::ToolFlag>>;
 
+/// Which of a server's offerings besides tools changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Offering {
+    Resources,
+    Prompts,
+}
+
 /// One thing that happened in the MCP layer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -217,6 +225,13 @@ pub enum McpEvent {
     ToolListChanged {
         alias: ServerAlias,
         connection: ConnectionId,
+    },
+    /// The server says its resources or its prompts changed: views of them
+    /// list again (nothing is cached in `mcp/`: every listing asks the server).
+    OfferingsChanged {
+        alias: ServerAlias,
+        connection: ConnectionId,
+        what: Offering,
     },
     /// A re-list after `tools/list_changed` still satisfies every local rule: the
     /// connection's exposed tools were replaced at once (snapshot `version`). All
@@ -257,6 +272,8 @@ pub enum McpEvent {
     Progress {
         alias: ServerAlias,
         connection: ConnectionId,
+        /// The call it is about (the id the call was made with), when known.
+        call: Option<String>,
         progress: f64,
         total: Option<f64>,
         message: Option<String>,

@@ -14,6 +14,7 @@ use super::elicit;
 use super::negotiate::Era;
 use super::registry::ExposedTool;
 use super::spec::Limits;
+use super::spill::Spilled;
 use super::tasks;
 
 /// At most this many questions in one `InputRequiredResult`.
@@ -76,12 +77,17 @@ fn classify(result: Value) -> Answer {
 
 /// Runs the call of `tool` with `arguments` to its end; the result JSON
 /// (a `CallToolResult`) or why not.
+///
+/// `call_id` names the call: its progress notifications (which restart the
+/// call's timer) are told apart by it, also while it runs as a task. What the
+/// stdio gate cut from the final answer (long texts, in files) comes with it.
 pub(super) async fn call(
     conn: &Connection,
     tool: &ExposedTool,
     arguments: Map<String, Value>,
     limits: &Limits,
-) -> Result<Value, CallFailure> {
+    call_id: &str,
+) -> Result<(Value, Option<Spilled>), CallFailure> {
     let as_task = conn.era() == Era::Handshake && tasks::wanted(conn, tool.task_support);
     let mut params = json!({ "name": tool.remote_name, "arguments": arguments });
     if as_task {
@@ -89,11 +95,18 @@ pub(super) async fn call(
     }
     let mut rounds = 0usize;
     loop {
-        let result = raw(conn
-            .request("tools/call", params.clone(), conn.call_timeout())
-            .await?);
-        match classify(result) {
-            Answer::Final(result) => return Ok(result),
+        let answer = conn
+            .request_long(
+                "tools/call",
+                params.clone(),
+                conn.call_timeout(),
+                Some(call_id),
+            )
+            .await?;
+        // Progress of a task keeps the token of the request that created it.
+        let _route = answer.route;
+        match classify(raw(answer.result)) {
+            Answer::Final(result) => return Ok((result, answer.spilled)),
             Answer::Task(task, shape) => {
                 let expected = match conn.era() {
                     Era::Stateless => tasks::Shape::Extension,

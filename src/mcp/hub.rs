@@ -36,6 +36,8 @@ pub(super) struct Inner {
     pub(super) events: EventSink,
     /// Answers elicitation requests of connections opened from now on.
     pub(super) elicitor: Mutex<Arc<dyn Elicitor>>,
+    /// The session's `results/` directory: whole results over `max_result_bytes`.
+    results: Mutex<Option<std::path::PathBuf>>,
     /// The protocol era each alias's server was last found to speak.
     eras: Mutex<BTreeMap<ServerAlias, Era>>,
     /// Where the tools' pins are kept (rule 14).
@@ -112,6 +114,7 @@ impl Hub {
                 registry: Registry::new(reserved, events.clone()),
                 events,
                 elicitor: Mutex::new(Arc::new(DecliningElicitor)),
+                results: Mutex::new(None),
                 eras: Mutex::new(BTreeMap::new()),
                 pins: Mutex::new(Arc::new(PinBook::in_memory())),
                 auth: Mutex::new(AuthContext::new(Arc::new(Store::default_location()))),
@@ -142,6 +145,31 @@ impl Hub {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner()),
         )
+    }
+
+    /// Where whole results over `max_result_bytes` are kept (the session's
+    /// `results/`). Without one, such results are cut and the rest is lost,
+    /// which the notice says.
+    pub fn set_results_dir(&self, dir: std::path::PathBuf) {
+        *self.inner.results.lock().unwrap_or_else(|e| e.into_inner()) = Some(dir);
+    }
+
+    pub fn results_dir(&self) -> Option<std::path::PathBuf> {
+        self.inner
+            .results
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Where connection `id` keeps long texts until a call claims them: inside
+    /// `results/` (so claiming is a rename), else in the temp dir.
+    pub(super) fn spill_dir(&self, id: super::events::ConnectionId) -> std::path::PathBuf {
+        let name = format!(".incoming-{}-{}", std::process::id(), id.0);
+        match self.results_dir() {
+            Some(dir) => dir.join(name),
+            None => std::env::temp_dir().join(format!("mcp-harness{name}")),
+        }
     }
 
     pub(super) fn known_era(&self, alias: &ServerAlias) -> Option<Era> {

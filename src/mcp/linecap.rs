@@ -2,7 +2,7 @@
 //! the connection, so the request it answered would only end at its timeout.
 //! This reader sits under rmcp, counts the bytes of the current line, and ends
 //! the stream once a line passes the cap: the connection ends at once with a
-//! reason of its own ("a message larger than 16 MiB"), memory stays bounded
+//! reason of its own ("a message larger than its max_message_bytes"), memory stays bounded
 //! (rmcp discards as it reads), and the call fails fast with that reason.
 
 use std::pin::Pin;
@@ -13,9 +13,6 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, ReadBuf};
 
 use super::rawtap::RawTap;
-
-/// The largest stdio message accepted, in bytes: rmcp's own line limit.
-pub const MAX_MESSAGE_BYTES: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
 
 /// Wraps the server's stdout.
 pub struct LineCap<R> {

@@ -15,6 +15,7 @@ use rmcp::service::{Peer, RoleClient, Subscription, SubscriptionEnd};
 
 use super::client::HarnessClient;
 use super::connection::Connection;
+use super::events::Offering;
 
 /// Consecutive failures to (re)establish the subscription before giving up on
 /// it (the list's `ttlMs` still bounds how stale it can get).
@@ -69,6 +70,8 @@ pub(super) async fn start(connection: &Arc<Connection>, within: Duration) {
 async fn subscribe(connection: &Connection) -> Result<Subscription, rmcp::ServiceError> {
     let mut filter = SubscriptionFilter::new();
     filter.tools_list_changed = Some(true);
+    filter.resources_list_changed = Some(true);
+    filter.prompts_list_changed = Some(true);
     connection.peer.listen_with_capacity(filter, CAPACITY).await
 }
 
@@ -114,6 +117,12 @@ async fn follow(connection: Arc<Connection>, mut current: Option<Subscription>) 
             match next {
                 Ok(Some(ServerNotification::ToolListChangedNotification(_))) => {
                     HarnessClient::note_list_changed(&connection.parts);
+                }
+                Ok(Some(ServerNotification::ResourceListChangedNotification(_))) => {
+                    HarnessClient::note_offerings_changed(&connection.parts, Offering::Resources);
+                }
+                Ok(Some(ServerNotification::PromptListChangedNotification(_))) => {
+                    HarnessClient::note_offerings_changed(&connection.parts, Offering::Prompts);
                 }
                 Ok(Some(_)) => {}
                 Ok(None) => break,

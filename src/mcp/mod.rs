@@ -83,6 +83,7 @@ pub mod names;
 pub mod negotiate;
 mod nulls;
 pub mod observe;
+pub mod offerings;
 mod open;
 pub mod pins;
 pub mod policy;
@@ -94,12 +95,14 @@ pub mod rawtap;
 pub mod registry;
 mod relist;
 mod result;
+pub mod results;
 mod revoke;
 pub mod schema;
 mod serve;
 pub mod shim;
 mod signin;
 pub mod spec;
+pub mod spill;
 mod tail;
 pub mod tasks;
 pub mod validators;
@@ -115,12 +118,13 @@ pub use elicit::{
 pub use envelope::{ToolError, ToolErrorCode};
 pub use error::{ConnectError, ConnectErrorCode, FailureKind, HubError};
 pub use events::{
-    AliasState, ConnectionId, EventSink, McpEvent, PinChange, RevokeCause, ToolChanges,
+    AliasState, ConnectionId, EventSink, McpEvent, Offering, PinChange, RevokeCause, ToolChanges,
 };
 pub use hub::{ConnectReport, Hub};
 pub use names::ServerAlias;
 pub use negotiate::Era;
 pub use observe::{CallRecord, Decision, Observer};
+pub use offerings::{Offered, Prompt, PromptMessages, Resource, ResourceList, ResourceTemplate};
 pub use pins::{DefinitionChange, PinBook, PinMode, PinState};
 pub use policy::{Effect, ToolPolicy};
 pub use published::PublishedTool;

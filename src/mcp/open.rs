@@ -20,13 +20,16 @@ use super::elicit::Elicitor;
 use super::error::{ConnectError, ConnectErrorCode as Code};
 use super::events::{ConnectionId, EventSink};
 use super::initfail::{self, Via};
-use super::linecap::{LineCap, MAX_MESSAGE_BYTES};
+use super::linecap::LineCap;
 use super::listen::ListenSlot;
 use super::negotiate::{self, Era, Failure as Unnegotiated, Plan};
 use super::process::{ServerProcess, StderrTail};
 use super::rawhttp::RawHttpClient;
 use super::rawtap::RawTap;
 use super::spec::{Limits, ResolvedTransport, ServerSpec};
+use super::spill::SpillTable;
+use super::spill::gate::Gate;
+use super::spill::lexer::{Caps, Lexer};
 use super::tasks::TaskBook;
 use super::vars::Vars;
 use super::watchdog::{self, BoundedReconnect, Closing, Lifeline, TransportSignals};
@@ -35,6 +38,9 @@ use super::watchdog::{self, BoundedReconnect, Closing, Lifeline, TransportSignal
 const STDERR_TAIL_BYTES: usize = 64 * 1024;
 /// How long a failed start may wait for the server's exit status and last stderr.
 const LAST_WORDS: Duration = Duration::from_millis(500);
+/// A base64 payload (image, audio, blob) larger than this is left out of a
+/// message: no model takes one that large (the Messages API stops at 5 MiB).
+const BINARY_CAP: usize = 8 * 1024 * 1024;
 
 /// Everything `open` needs.
 pub struct OpenParams<'a> {
@@ -45,6 +51,8 @@ pub struct OpenParams<'a> {
     pub events: EventSink,
     /// Answers the server's elicitation requests.
     pub elicitor: Arc<dyn Elicitor>,
+    /// Where long texts cut from this connection's messages wait to be claimed.
+    pub spill_dir: std::path::PathBuf,
     /// The era the last connect of this alias found, if any (no re-probe of a
     /// server known to be legacy).
     pub known_era: Option<Era>,
@@ -69,14 +77,19 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         events: p.events,
         list_changed: Arc::new(list_changed),
         elicitor: p.elicitor,
+        routes: super::client::ProgressRoutes::default(),
     };
     let plan = Plan::new(p.spec.protocol, p.known_era);
     let timeout = p.spec.connect_timeout;
     let stderr = Arc::new(StderrTail::new(STDERR_TAIL_BYTES));
-    let mut signals = TransportSignals::default();
+    let mut signals = TransportSignals {
+        max_message_bytes: p.spec.max_message_bytes,
+        ..TransportSignals::default()
+    };
     let mut budget = Budget::default();
     let mut auth = None;
     let tap = Arc::new(RawTap::default());
+    let spills = Arc::new(SpillTable::new(p.spill_dir.clone()));
     let ((session, era), process) = match transport {
         ResolvedTransport::Stdio(launch) => {
             let (mut process, pipes) = ServerProcess::spawn(&launch, Arc::clone(&stderr))
@@ -90,16 +103,39 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
                 })?;
             let stdout = LineCap::new(
                 pipes.stdout,
-                MAX_MESSAGE_BYTES,
+                p.spec.max_message_bytes,
                 Arc::clone(&signals.oversized),
             )
             .with_tap(Arc::clone(&tap));
-            let transport = AsyncRwTransport::new_client(stdout, pipes.stdin);
+            // Long strings are cut before rmcp buffers the line (see `spill`).
+            let caps = Caps {
+                text: p.limits.max_result_bytes,
+                binary: BINARY_CAP,
+                other: p.limits.max_result_bytes.max(1024 * 1024),
+            };
+            let stdout = Gate::new(stdout, Lexer::new(caps, Arc::clone(&spills)));
+            let transport = AsyncRwTransport::new_client(stdout, pipes.stdin)
+                .with_max_line_length(p.spec.max_message_bytes);
             let probe_window = p.limits.discover_timeout.min(timeout / 2);
             let negotiation = negotiate::over_stdio(transport, plan, &parts, probe_window);
+            let negotiation = tokio::time::timeout(timeout, negotiation);
+            tokio::pin!(negotiation);
             let session = tokio::select! {
-                result = tokio::time::timeout(timeout, negotiation) => result,
-                status = process.wait() => return Err(exited_during_init(status, &stderr).await),
+                result = &mut negotiation => result,
+                status = process.wait() => {
+                    // A server may answer (say, -32022 for a revision it refuses) and
+                    // exit at once: the answer already in the pipe is the cause, not
+                    // the exit that raced it.
+                    match tokio::time::timeout(LAST_WORDS, &mut negotiation).await {
+                        Ok(Ok(Err(Unnegotiated::Mismatch(message)))) => {
+                            return Err(mismatch(message, &stderr));
+                        }
+                        Ok(Ok(Err(Unnegotiated::Init(e)))) if initfail::is_answer(&e) => {
+                            return Err(initfail::failed(&e, Via::Stdio, &stderr));
+                        }
+                        _ => return Err(exited_during_init(status, &stderr).await),
+                    }
+                }
             };
             let session = match session {
                 Ok(Ok(session)) => session,
@@ -122,6 +158,8 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         }
         ResolvedTransport::Http { url, headers } => {
             let mut config = http_config(&url, &headers)?;
+            config.max_sse_event_size = p.spec.max_message_bytes;
+            config.max_json_response_size = p.spec.max_message_bytes;
             config.retry_config = Arc::new(BoundedReconnect::new(signals.unreachable.clone()));
             let oauth = super::auth::for_connection(
                 alias.as_str(),
@@ -188,6 +226,12 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let has_tools = info
         .as_ref()
         .is_some_and(|i| i.capabilities.tools.is_some());
+    let has_resources = info
+        .as_ref()
+        .is_some_and(|i| i.capabilities.resources.is_some());
+    let has_prompts = info
+        .as_ref()
+        .is_some_and(|i| i.capabilities.prompts.is_some());
     let endpoint = match &process {
         Some(p) => Endpoint::Stdio { pid: p.pid() },
         None => Endpoint::Http,
@@ -219,6 +263,8 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         opened: Instant::now(),
         call_timeout: p.spec.call_timeout,
         has_tools,
+        has_resources,
+        has_prompts,
         era,
         listens: stateless
             && info
@@ -233,6 +279,9 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         life,
         list_changes,
         listed: AtomicU64::new(0),
+        spills,
+        reset_timeout_on_progress: p.spec.reset_timeout_on_progress,
+        max_call: p.spec.max_call,
         listing: tokio::sync::Mutex::new(()),
         list_expires: std::sync::Mutex::new(None),
         listening,

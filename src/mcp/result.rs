@@ -3,9 +3,13 @@
 //! a text block's `text` and an embedded resource's `resource.text`; binary
 //! payloads (images, audio, blobs) are the agent's business (what a model accepts).
 
+use std::io::Write as _;
+
 #[cfg(test)]
 use rmcp::model::{CustomResult, ServerResult};
 use serde_json::{Value, json};
+
+use super::spill::Spilled;
 
 /// What the model gets back from a successful call.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,64 +92,175 @@ fn text_mut(block: &mut Value) -> Option<&mut Value> {
         .filter(|t| t.is_string())
 }
 
+/// Where the whole text of a large result goes.
+pub(super) struct Saver<'a> {
+    /// The session's `results/`, if there is one.
+    pub dir: Option<&'a std::path::Path>,
+    /// The call's id (the file is named after it).
+    pub call_id: &'a str,
+}
+
 /// Caps the text of a result at `max_bytes`, with an explicit notice block.
+/// Without a place to save the rest (tests, a library user), it is dropped.
+#[cfg(test)]
 pub(super) fn truncate(parsed: Parsed, max_bytes: usize) -> ToolOutput {
-    let total: usize = parsed.content.iter().filter_map(text).map(str::len).sum();
+    finish(
+        parsed,
+        None,
+        max_bytes,
+        Saver {
+            dir: None,
+            call_id: "test",
+        },
+    )
+}
+
+/// The model's view of a result: text over `max_bytes` cut (the whole of it
+/// saved in `results/CALL_ID.txt`, the notice says where and how to read on),
+/// whatever the stdio gate left out of a long message said so.
+pub(super) fn finish(
+    parsed: Parsed,
+    spilled: Option<Spilled>,
+    max_bytes: usize,
+    saver: Saver<'_>,
+) -> ToolOutput {
+    let spilled = spilled.unwrap_or_default();
+    // Every text of the result in order, with its whole length.
+    let mut lengths = Vec::new();
+    for (ordinal, block) in parsed.content.iter().filter_map(text).enumerate() {
+        let whole = spilled
+            .piece(ordinal)
+            .map_or(block.len() as u64, |p| p.bytes);
+        lengths.push(whole);
+    }
+    let total: u64 = lengths.iter().sum::<u64>() + lengths.len().saturating_sub(1) as u64;
     let structured_len = parsed
         .structured
         .as_ref()
         .map(|v| v.to_string().len())
         .unwrap_or(0);
-    if total <= max_bytes && structured_len <= max_bytes {
+    let structured_cut = structured_len > max_bytes || spilled.cut_other;
+    if total <= max_bytes as u64 && !structured_cut && spilled.is_empty() {
         return ToolOutput {
             content: parsed.content,
             structured_content: parsed.structured,
             truncated: false,
         };
     }
-    let mut shown = 0;
+    let saved = (total > max_bytes as u64).then(|| save(&parsed.content, &spilled, &saver));
+    // The model's part: texts in order until `max_bytes`; later texts left out.
+    let mut shown = 0usize;
+    let mut offset = 0u64;
     let mut cut_done = false;
+    let mut ordinal = 0;
     let mut content = Vec::with_capacity(parsed.content.len() + 1);
     for mut block in parsed.content {
         let Some(len) = text(&block).map(str::len) else {
             content.push(block);
             continue;
         };
+        let whole = lengths.get(ordinal).copied().unwrap_or(len as u64);
+        ordinal += 1;
         if cut_done {
             continue;
         }
         let remaining = max_bytes - shown;
-        if len <= remaining {
+        if whole as usize <= remaining && whole == len as u64 {
             shown += len;
+            offset += whole + 1;
         } else if let Some(slot) = text_mut(&mut block) {
-            let whole = slot.as_str().unwrap_or_default();
-            let mut cut = remaining;
-            while !whole.is_char_boundary(cut) {
+            let head = slot.as_str().unwrap_or_default();
+            let mut cut = remaining.min(head.len());
+            while !head.is_char_boundary(cut) {
                 cut -= 1;
             }
             shown += cut;
-            *slot = Value::String(whole[..cut].to_string());
+            offset += cut as u64;
+            *slot = Value::String(head[..cut].to_string());
             cut_done = true;
         }
         content.push(block);
     }
-    let mut notice =
-        format!("[mcp-harness: result truncated: {shown} of {total} bytes of text shown");
-    let structured = if structured_len > max_bytes {
+    let mut notice = String::from("[mcp-harness: ");
+    if total > max_bytes as u64 {
         notice.push_str(&format!(
-            "; structuredContent of {structured_len} bytes omitted"
+            "the result has {total} bytes of text; {shown} are shown (max_result_bytes). "
+        ));
+        match saved {
+            Some(Ok(name)) => notice.push_str(&format!(
+                "All of it is saved as results/{name}; read_result {{\"call_id\": \"{}\", \"offset\": {offset}}} reads on from where this stops.",
+                saver.call_id
+            )),
+            Some(Err(why)) => notice.push_str(&format!("The rest is not saved: {why}.")),
+            None => {}
+        }
+    } else {
+        notice.push_str("parts of the result were left out.");
+    }
+    let structured = if structured_cut {
+        notice.push_str(&format!(
+            " structuredContent ({structured_len} bytes{}) is omitted.",
+            if spilled.cut_other {
+                ", cut in transit"
+            } else {
+                ""
+            }
         ));
         None
     } else {
         parsed.structured
     };
-    notice.push_str(" (max_result_bytes)]");
+    for omitted in &spilled.omitted {
+        if omitted.what == "binary data" {
+            notice.push_str(&format!(
+                " A block's binary data of {} bytes is left out: too large for a model.",
+                omitted.bytes
+            ));
+        }
+    }
+    if spilled.failed {
+        notice.push_str(" Part of the text could not be kept (the disk refused it).");
+    }
+    notice.push(']');
     content.push(json!({ "type": "text", "text": notice }));
     ToolOutput {
         content,
         structured_content: structured,
         truncated: true,
     }
+}
+
+/// Writes every text of the result, whole, into `results/CALL_ID.txt` (mode
+/// 0600), separated by line breaks. Returns the file's name.
+fn save(content: &[Value], spilled: &Spilled, saver: &Saver<'_>) -> Result<String, String> {
+    let dir = saver
+        .dir
+        .ok_or("this run keeps no session directory to save it in")?;
+    let (mut file, name) = super::results::create(dir, saver.call_id)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut write = || -> std::io::Result<()> {
+        for (ordinal, block) in content.iter().filter_map(text).enumerate() {
+            if ordinal > 0 {
+                file.write_all(b"\n")?;
+            }
+            match spilled.piece(ordinal) {
+                Some(piece) => {
+                    let path = piece.path.as_ref().ok_or_else(|| {
+                        std::io::Error::other("part of the text could not be kept as it arrived")
+                    })?;
+                    std::io::copy(&mut std::fs::File::open(path)?, &mut file)?;
+                }
+                None => file.write_all(block.as_bytes())?,
+            }
+        }
+        file.flush()
+    };
+    if let Err(e) = write() {
+        // No half file: the notice says it could not be saved.
+        let _ = std::fs::remove_file(dir.join(&name));
+        return Err(format!("writing results/{name} failed: {e}"));
+    }
+    Ok(name)
 }
 
 #[cfg(test)]
@@ -170,7 +285,7 @@ mod tests {
             out.content[1]["text"]
                 .as_str()
                 .unwrap()
-                .contains("4 of 14 bytes")
+                .contains("15 bytes of text; 4 are shown")
         );
     }
 
@@ -193,7 +308,7 @@ mod tests {
             out.content[2]["text"]
                 .as_str()
                 .unwrap()
-                .contains("10 of 50 bytes")
+                .contains("50 bytes of text; 10 are shown")
         );
     }
 

@@ -19,6 +19,12 @@ pub struct ServerSpec {
     pub transport: TransportSpec,
     pub connect_timeout: Duration,
     pub call_timeout: Duration,
+    /// A progress notification restarts the call timer (bounded by `max_call`).
+    pub reset_timeout_on_progress: bool,
+    /// No call lasts longer than this, however much progress it reports.
+    pub max_call: Duration,
+    /// The largest message this server may send (stdio: one line).
+    pub max_message_bytes: usize,
     pub policy: ToolPolicy,
     /// Which protocol revision to speak (`protocol` in the config).
     pub protocol: ProtocolChoice,
@@ -28,6 +34,8 @@ pub struct ServerSpec {
     pub task_timeout: Duration,
     /// How its tools' definitions are pinned (rule 14).
     pub pin: PinMode,
+    /// `[servers.ALIAS.resources] read`: reading its resources (default `confirm`).
+    pub resource_read: super::policy::Effect,
 }
 
 /// `[servers.ALIAS] protocol`: the revision to speak.
@@ -167,13 +175,28 @@ impl TransportSpec {
     }
 }
 
+/// 16 MiB: the default size cap of one message.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+/// 256 MiB: the most `max_message_bytes` may be set to.
+pub const MAX_MESSAGE_BYTES_LIMIT: usize = 256 * 1024 * 1024;
+
 /// Bounds that apply to every connection (`[limits]` in the config).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     pub connect_timeout: Duration,
     pub call_timeout: Duration,
-    /// Text results larger than this are truncated with an explicit notice.
+    /// Text results larger than this are cut for the model, with an explicit
+    /// notice; the whole text is saved in the session's `results/`.
     pub max_result_bytes: usize,
+    /// The largest message a server may send (stdio: one line); up to 256 MiB.
+    pub max_message_bytes: usize,
+    pub reset_timeout_on_progress: bool,
+    pub max_call: Duration,
+    /// More exposed tools than this in one request: the request carries the
+    /// most recently used ones and `search_tools` instead of all of them.
+    pub max_tools_in_request: usize,
+    /// …or more than about this many tokens of tool definitions (4 bytes a token).
+    pub max_tool_tokens_in_request: usize,
     /// How long a closing server gets after stdin EOF, and again after SIGTERM.
     pub close_grace: Duration,
     /// `tools/list` stops with `pagination_limit` beyond these.
@@ -196,6 +219,11 @@ impl Default for Limits {
             connect_timeout: Duration::from_millis(10_000),
             call_timeout: Duration::from_millis(30_000),
             max_result_bytes: 100_000,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            reset_timeout_on_progress: true,
+            max_call: Duration::from_millis(600_000),
+            max_tools_in_request: 64,
+            max_tool_tokens_in_request: 20_000,
             close_grace: Duration::from_millis(2_000),
             max_tools: 10_000,
             max_list_pages: 1_000,

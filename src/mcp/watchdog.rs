@@ -47,8 +47,8 @@ pub enum EndReason {
     Exited(String),
     /// The transport closed (stdout EOF, HTTP session gone).
     TransportClosed,
-    /// The server sent one message larger than the stdio limit (see `linecap`).
-    MessageTooLarge,
+    /// The server sent one message larger than its `max_message_bytes` (see `linecap`).
+    MessageTooLarge(usize),
     /// An HTTP server's event stream broke and every reconnect failed.
     Unreachable,
     /// An HTTP server no longer accepts the sign-in and it could not be renewed.
@@ -70,12 +70,21 @@ impl fmt::Display for EndReason {
             EndReason::AuthLost => f.write_str(
                 "the server no longer accepts the sign-in (HTTP 401) and it could not be renewed",
             ),
-            EndReason::MessageTooLarge => write!(
+            EndReason::MessageTooLarge(limit) => write!(
                 f,
-                "the server sent a message larger than {} MiB, the limit of one stdio message",
-                super::linecap::MAX_MESSAGE_BYTES / (1024 * 1024)
+                "the server sent a message larger than {}, its max_message_bytes",
+                mib(*limit)
             ),
         }
+    }
+}
+
+/// "16 MiB", or the exact bytes when not a whole number of MiB.
+fn mib(bytes: usize) -> String {
+    if bytes.is_multiple_of(1024 * 1024) {
+        format!("{} MiB", bytes / (1024 * 1024))
+    } else {
+        format!("{bytes} bytes")
     }
 }
 
@@ -87,6 +96,8 @@ pub const HTTP_RECONNECTS: usize = 4;
 pub struct TransportSignals {
     /// stdio: one message went over the line limit (see `linecap`).
     pub oversized: Arc<AtomicBool>,
+    /// The cap `oversized` is about.
+    pub max_message_bytes: usize,
     /// HTTP: the reconnect policy gave up on a broken event stream. rmcp keeps the
     /// session alive after that, so without this an HTTP server that dies is only
     /// noticed when a call times out.
@@ -195,7 +206,7 @@ pub async fn watch(
         _ = &mut session_end => {
             session_done = true;
             let reason = if signals.oversized.load(Ordering::Relaxed) {
-                EndReason::MessageTooLarge
+                EndReason::MessageTooLarge(signals.max_message_bytes)
             } else {
                 // stdout EOF usually means the process is exiting: prefer its status.
                 // The shim reports it only after sweeping the server's leftovers,

@@ -179,36 +179,58 @@ fn a_crash_mid_call_is_connection_lost_long_before_the_timeout() {
 }
 
 #[test]
-fn large_results_are_truncated_with_a_notice() {
+fn a_large_result_is_cut_for_the_model_and_saved_whole() {
+    use std::os::unix::fs::PermissionsExt as _;
     let env = TestEnv::new();
-    alpha(&env, &["--fault", "huge-result=300000"], "");
-    let (code, out) = call(&env, "lookup", r#"{"key":"apple"}"#, &[]);
-    assert_eq!(code, Some(0), "{out}");
+    alpha(&env, &["--fault", "huge-result=324000"], "");
+    let out = env.run(&[
+        "call",
+        "demo_alpha",
+        "lookup",
+        "--args",
+        r#"{"key":"apple"}"#,
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = json(&out);
     assert_eq!(out["truncated"], true);
     let content = out["content"].as_array().unwrap();
-    let text: usize = content[..content.len() - 1]
+    let shown: String = content[..content.len() - 1]
         .iter()
-        .map(|b| b["text"].as_str().unwrap_or("").len())
-        .sum();
-    assert_eq!(text, 100_000);
+        .map(|b| b["text"].as_str().unwrap_or(""))
+        .collect();
+    assert!((99_997..=100_000).contains(&shown.len()), "{}", shown.len());
+    let notice = content.last().unwrap()["text"].as_str().unwrap();
     assert!(
-        content.last().unwrap()["text"]
-            .as_str()
-            .unwrap()
-            .contains("truncated")
+        notice.contains("the result has 324000 bytes of text"),
+        "{notice}"
     );
-}
-
-#[test]
-fn unknown_content_block_types_do_not_fail_the_call() {
-    let env = TestEnv::new();
-    env.config(&format!(
-        "{}[servers.demo_alpha.tools]\nlookup = \"allow\"\n",
-        env.demo("demo_alpha", "hostile", &["--scenario", "unknown-content"])
-    ));
-    let (code, out) = call(&env, "lookup", r#"{"key":"x"}"#, &[]);
-    assert_eq!(code, Some(0), "{out}");
-    assert_eq!(out["content"][1]["type"], "hologram");
+    assert!(
+        notice.contains(&format!("\"offset\": {}", shown.len())),
+        "{notice}"
+    );
+    // The whole text is in the session's results/, owner-only.
+    let name = notice
+        .split("results/")
+        .nth(1)
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap();
+    let sessions = env.path("xdg-data/mcp-harness/sessions");
+    let session = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let file = session.join("results").join(name);
+    let whole = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(whole.len(), 324_000);
+    assert!(whole.starts_with(&shown));
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    env.assert_no_leaks();
 }
 
 #[test]

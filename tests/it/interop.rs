@@ -291,3 +291,40 @@ async fn everything_announcing_list_changed_right_after_initialize_is_handled() 
     hub.shutdown().await;
     env.assert_no_leaks();
 }
+
+/// server-everything's `simulate-research-query` says `taskSupport:
+/// "required"` (issue 11: every call of it used to fail with -32601). It runs
+/// as a 2025-11-25 experimental task — created, polled, its result fetched —
+/// and `call --json` prints an ordinary result.
+#[cfg_attr(
+    mcph_no_interop,
+    ignore = "the pinned third-party MCP servers are not installed: run ./interop/install.sh"
+)]
+#[test]
+fn server_everythings_task_tool_runs_as_a_task() {
+    let interop = Interop::get();
+    let env = TestEnv::new();
+    let entry = interop.npm_entry("server-everything");
+    let base = server(
+        &env,
+        "everything",
+        &interop.node(),
+        &[entry.to_string_lossy().into_owned(), "stdio".into()],
+        "",
+    );
+    env.config(&base);
+    let out = env.run(&["policy", "everything"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    env.config(&format!("{base}{}", stdout(&out)));
+    let (code, out) = call(
+        &env,
+        "everything",
+        "simulate-research-query",
+        j!({"topic": "tides"}),
+        true,
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(out["ok"], true, "{out}");
+    assert!(text_of(&out).contains("Research Report: tides"), "{out}");
+    env.assert_no_leaks();
+}

@@ -120,7 +120,10 @@ fn a_50_mb_result_ends_the_connection_at_once_with_a_reason() {
     assert_eq!(code, Some(1));
     assert_eq!(out["error"]["code"], "mcp_connection_lost", "{out}");
     let message = out["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("larger than 16 MiB"), "{message}");
+    assert!(
+        message.contains("larger than 16 MiB, its max_message_bytes"),
+        "{message}"
+    );
     assert!(
         elapsed < Duration::from_secs(100),
         "not the call timeout: {elapsed:?}"

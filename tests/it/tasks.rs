@@ -282,3 +282,73 @@ fn ctrl_c_cancels_the_running_task_on_the_server() {
         env.assert_no_leaks();
     }
 }
+
+/// `run --json` with the scripted model calling the task tool: an ordinary
+/// tool result, the `registered` event names the revision, and the session's
+/// audit log records the negotiated revision and the task's status changes.
+#[test]
+fn run_json_and_the_audit_log_record_the_revision_and_the_task() {
+    for mode in ["2026-07-28", "2025-11-25"] {
+        let env = TestEnv::new();
+        let scenario = "delay_ms = 1\n[[act]]\n\
+            [[act.turn]]\ntext = \"connect\"\ntool_calls = [{ name = \"connect_mcp\", arguments = { alias = \"s\" } }]\n\
+            [[act.turn]]\ntext = \"research\"\ntool_calls = [{ name = \"mcp__s__research\", arguments = { topic = \"tides\", seconds = 0.5 } }]\n\
+            [[act.turn]]\ntext = \"done\"\n";
+        std::fs::write(env.path("scenario.toml"), scenario).unwrap();
+        let text = config(&env, mode, &[], "");
+        env.config(&format!(
+            "[model]\nprovider = \"scripted\"\nscenario = \"{{DIR}}/scenario.toml\"\n{text}"
+        ));
+        let out = env
+            .command(&["run", "--prompt", "go", "--json"])
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{mode}: {}", stderr(&out));
+        let events: Vec<Value> = crate::common::stdout(&out)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect();
+        let registered = events
+            .iter()
+            .find(|e| e["event"] == "registry" && e["change"] == "registered")
+            .unwrap_or_else(|| panic!("{mode}: {events:#?}"));
+        assert_eq!(registered["protocol_version"], mode);
+        let result = events
+            .iter()
+            .find(|e| e["event"] == "tool_result" && e["name"] == "mcp__s__research")
+            .unwrap_or_else(|| panic!("{mode}: {events:#?}"));
+        assert_eq!(result["ok"], true, "{mode}: {result}");
+        assert!(
+            result["content"].as_str().unwrap_or("").contains("tides"),
+            "{mode}: {result}"
+        );
+        let session = events.last().unwrap()["session"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let audit: Vec<Value> = std::fs::read_to_string(
+            env.path("xdg-data/mcp-harness/sessions")
+                .join(session)
+                .join("audit.jsonl"),
+        )
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+        let audited = audit
+            .iter()
+            .find(|r| r["event"] == "registered")
+            .unwrap_or_else(|| panic!("{mode}: {audit:#?}"));
+        assert_eq!(audited["protocol_version"], mode);
+        let states: Vec<&str> = audit
+            .iter()
+            .filter(|r| r["event"] == "task")
+            .filter_map(|r| r["state"].as_str())
+            .collect();
+        assert_eq!(states.first(), Some(&"working"), "{mode}: {audit:#?}");
+        assert_eq!(states.last(), Some(&"completed"), "{mode}: {audit:#?}");
+        env.assert_no_leaks();
+    }
+}

@@ -1,7 +1,7 @@
 //! The Lead's own tools: MCP management by alias only (never a command, URL or
 //! path), and delegation to subagents and teammates.
 
-use crate::mcp::{AliasState, FailureKind, Hub, HubError, ToolError, ToolErrorCode};
+use crate::mcp::{AliasState, Effect, FailureKind, Hub, HubError, ToolError, ToolErrorCode};
 
 /// `connect_mcp {alias}`: the result for the model, and what the server said
 /// (its error text, its stderr) for the operator only.
@@ -120,4 +120,100 @@ pub fn list_mcp_servers(hub: &Hub) -> String {
         "{}\nConnect one with connect_mcp {{\"alias\": …}}.",
         lines.join("\n")
     )
+}
+
+/// `read_result {call_id, offset, length}`: a page of a result saved whole.
+/// The text is the server's, so it goes to the model as any result does
+/// (without invisible code points).
+pub fn read_result(hub: &Hub, arguments: &serde_json::Value) -> Result<String, ToolError> {
+    let call_id = arguments
+        .get("call_id")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    let offset = arguments
+        .get("offset")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
+    let max = hub.limits().max_result_bytes;
+    let length = arguments
+        .get("length")
+        .and_then(serde_json::Value::as_u64)
+        .map_or(max, |l| (l as usize).min(max));
+    let failed = |message: String| {
+        let mut e = ToolError::new(ToolErrorCode::ToolFailed, message);
+        e.tool = Some("read_result".into());
+        e
+    };
+    let dir = hub
+        .results_dir()
+        .ok_or_else(|| failed("this session saves no results".into()))?;
+    let page = crate::mcp::results::read(&dir, call_id, offset, length).map_err(failed)?;
+    let stem = crate::mcp::results::file_stem(call_id);
+    let mut text = format!(
+        "[results/{stem}.txt: bytes {}–{} of {}]\n",
+        page.start, page.end, page.total
+    );
+    text.push_str(&crate::sanitize::hidden::strip(&page.text));
+    if page.end < page.total {
+        text.push_str(&format!(
+            "\n[mcp-harness: {} more bytes; read_result {{\"call_id\": \"{stem}\", \"offset\": {}}} reads on]",
+            page.total - page.end,
+            page.end
+        ));
+    }
+    Ok(text)
+}
+
+/// `list_mcp_resources`: the server's listing as the model sees it, every
+/// server string one line without invisible code points, and the local policy.
+pub fn resources_text(alias: &str, list: &crate::mcp::ResourceList) -> String {
+    use crate::sanitize::for_model_line;
+    let mut lines = Vec::new();
+    lines.push(format!(
+        "Resources of `{alias}` ({}; reading them: {} by local policy):",
+        list.resources.len(),
+        match list.read {
+            Effect::Allow => "allowed",
+            Effect::Confirm => "the operator confirms each read",
+            Effect::Deny => "denied",
+        }
+    ));
+    for r in &list.resources {
+        let mut line = format!(
+            "- {} <{}>",
+            for_model_line(&r.name, 120),
+            for_model_line(&r.uri, 500)
+        );
+        if let Some(mime) = &r.mime_type {
+            line.push_str(&format!(" ({})", for_model_line(mime, 80)));
+        }
+        if let Some(size) = r.size {
+            line.push_str(&format!(", {size} bytes"));
+        }
+        if let Some(d) = r.description.as_deref().or(r.title.as_deref()) {
+            line.push_str(&format!(": {}", for_model_line(d, 300)));
+        }
+        lines.push(line);
+    }
+    if !list.templates.is_empty() {
+        lines.push(format!(
+            "Templates ({}; fill in the {{…}} parts to read one):",
+            list.templates.len()
+        ));
+        for t in &list.templates {
+            let mut line = format!(
+                "- {} <{}>",
+                for_model_line(&t.name, 120),
+                for_model_line(&t.uri_template, 500)
+            );
+            if let Some(d) = t.description.as_deref().or(t.title.as_deref()) {
+                line.push_str(&format!(": {}", for_model_line(d, 300)));
+            }
+            lines.push(line);
+        }
+    }
+    if list.malformed > 0 {
+        lines.push(format!("({} malformed entries left out)", list.malformed));
+    }
+    lines.join("\n")
 }

@@ -111,6 +111,52 @@ fn catalog() -> Vec<(&'static str, &'static str, Value, Effect)> {
             ),
             Effect::Allow,
         ),
+        (
+            "search_tools",
+            "Find MCP tools this request does not carry (there are more than one request may hold): \
+            matches words of their names and descriptions. The tools found are offered from your \
+            next request, not in this reply.",
+            object(
+                json!({"query": string("Words to look for, e.g. \"create issue\"")}),
+                &["query"],
+            ),
+            Effect::Allow,
+        ),
+        (
+            "list_mcp_resources",
+            "List the resources (URI, name, MIME type, size) and resource templates a connected MCP \
+            server offers. Read one with read_mcp_resource.",
+            object(
+                json!({"alias": string("A connected server alias")}),
+                &["alias"],
+            ),
+            Effect::Allow,
+        ),
+        (
+            "read_mcp_resource",
+            "Read one resource of a connected MCP server by its URI (from list_mcp_resources, or a \
+            URI filled in from one of its templates). The operator's policy may ask them first or \
+            refuse.",
+            object(
+                json!({"alias": string("A connected server alias"),
+                "uri": string("The resource's URI")}),
+                &["alias", "uri"],
+            ),
+            Effect::Allow,
+        ),
+        (
+            "read_result",
+            "Read more of a tool result that was too large to show whole: the harness saved all of it \
+            and its notice names the call_id and the offset where the shown part stops. Returns up to \
+            `length` bytes from `offset` (default: as much as a result may show).",
+            object(
+                json!({"call_id": string("The call_id the notice names"),
+                "offset": {"type": "integer", "minimum": 0},
+                "length": {"type": "integer", "minimum": 1}}),
+                &["call_id"],
+            ),
+            Effect::Allow,
+        ),
     ]
 }
 
@@ -121,8 +167,12 @@ pub const LEAD_ONLY: &[&str] = &[
     "connect_mcp",
     "disconnect_mcp",
     "list_mcp_servers",
+    "list_mcp_resources",
+    "read_mcp_resource",
     "spawn_subagent",
     "ask_teammate",
+    "read_result",
+    "search_tools",
 ];
 
 impl Builtins {

@@ -9,10 +9,12 @@ use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     model::{
         CallToolRequestParams, CallToolResponse, CancelTaskParams, CancelledNotificationParam,
-        CreateTaskResult, DiscoverResult, GetTaskParams, GetTaskResult, Implementation,
-        InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult,
-        PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-        ServerNotification, SubscriptionFilter, TASKS_EXTENSION_ID, ToolListChangedNotification,
+        CreateTaskResult, DiscoverResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+        GetTaskResult, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
+        ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+        PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+        ServerCapabilities, ServerConfig, ServerNotification, SubscriptionFilter,
+        TASKS_EXTENSION_ID, ToolListChangedNotification,
     },
     service::{NotificationContext, Peer, RequestContext, SubscriptionContext, SubscriptionSink},
 };
@@ -32,6 +34,10 @@ impl ServerHandler for DemoHandler {
         let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_prompts()
+            .enable_prompts_list_changed()
             .build();
         if self.inner.extras {
             // The 2026-07-28 tasks extension; on a handshake connection
@@ -116,6 +122,46 @@ impl ServerHandler for DemoHandler {
         let id = context.sink().id().clone();
         self.sinks().retain(|sink| sink.id() != &id);
         Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        self.resource_list()
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.resource_templates()
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        self.resource_read(request).map(Into::into)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        self.prompt_list()
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        self.prompt_get(request).map(Into::into)
     }
 
     async fn list_tools(

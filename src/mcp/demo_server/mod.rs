@@ -18,6 +18,7 @@ mod http;
 // Only the test fixtures turn the gate on; the installed demo never does.
 #[cfg_attr(not(feature = "test-fixtures"), allow(dead_code))]
 mod oauth_gate;
+mod offerings;
 mod record;
 mod service;
 mod taint;

@@ -177,7 +177,7 @@ impl DemoHandler {
         self.inner.flavor.server_name()
     }
 
-    fn table(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
+    pub(super) fn table(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
         self.inner
             .table
             .lock()
@@ -321,8 +321,14 @@ fn every_block(key: &str) -> CallToolResult {
 }
 
 fn huge_text(bytes: usize) -> String {
-    const FILLER: &str = "All work and no play makes a huge result. ";
+    // Lines of text with a non-ASCII letter, as a real file read would be: the
+    // line breaks are escapes on the wire, which is the expensive case to parse.
+    const FILLER: &str = "All work and no play makes a huge résult.\n";
     let mut text = FILLER.repeat(bytes / FILLER.len() + 1);
-    text.truncate(bytes);
+    let mut cut = bytes.min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
     text
 }

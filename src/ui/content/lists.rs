@@ -15,6 +15,11 @@ pub fn servers_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
     let mut lines: Vec<Line<'static>> = Vec::new();
     if state.servers.is_empty() {
         lines.push(Line::styled("no servers configured", theme::dim()));
+        lines.push(Line::raw(""));
+        // The way in for someone whose servers live in another host's config.
+        let hint = "bring yours from another host: quit, then run `mcp-harness import --from HOST` \
+                    (claude-desktop, claude-code, cursor, vscode, codex or gemini) and start again";
+        lines.extend(wrapped(hint, width).into_iter().map(Line::raw));
     }
     for (i, server) in state.servers.iter().enumerate() {
         let marker = match server.state {

@@ -14,16 +14,17 @@
 //! on `task_timeout_ms`, when the caller stops waiting (Ctrl-C) and when its
 //! connection closes, and a status that moves backwards is an error.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
 use std::time::Duration;
 
-use rmcp::model::{ClientRequest, CustomRequest};
-use rmcp::service::{Peer, RoleClient};
 use serde::Serialize;
 use serde_json::{Value, json};
-use tokio::task::JoinHandle;
 use tokio::time::Instant;
+
+mod book;
+
+pub use book::TaskBook;
+pub(super) use book::cancel_before_close;
+use book::{Running, timed_out};
 
 use super::connection::Connection;
 use super::events::McpEvent;
@@ -31,6 +32,7 @@ use super::exchange::{self, CallFailure};
 use super::published::TaskSupport;
 use super::registry::ExposedTool;
 use super::spec::TaskMode;
+use super::spill::Spilled;
 
 /// Polling is never faster than this, whatever the server asks (0 included)…
 pub const POLL_MIN: Duration = Duration::from_millis(100);
@@ -38,8 +40,6 @@ pub const POLL_MIN: Duration = Duration::from_millis(100);
 pub const POLL_MAX: Duration = Duration::from_secs(5);
 /// When the server suggests no interval.
 const POLL_DEFAULT: Duration = Duration::from_secs(1);
-/// How long a `tasks/cancel` may take when nobody waits for its answer.
-const CANCEL_GRACE: Duration = Duration::from_millis(500);
 
 /// Which wire shape a task speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,122 +114,6 @@ pub(super) fn ttl_ms(conn: &Connection) -> u64 {
     u64::try_from(conn.task_timeout.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// The tasks running on one connection (to cancel them when it closes), and
-/// the cancels already on their way for tasks whose caller stopped waiting.
-#[derive(Default)]
-pub struct TaskBook {
-    running: Mutex<BTreeMap<String, Shape>>,
-    /// A Ctrl-C drops the call and then closes the connection at once: the
-    /// close waits for these (bounded), or the `tasks/cancel` would lose the
-    /// race against the closing session and never reach the server.
-    cancelling: Mutex<Vec<JoinHandle<()>>>,
-}
-
-impl TaskBook {
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Shape>> {
-        self.running.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn lock_cancelling(&self) -> std::sync::MutexGuard<'_, Vec<JoinHandle<()>>> {
-        self.cancelling.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.lock().is_empty()
-    }
-
-    /// The ids of the running tasks.
-    pub(super) fn ids(&self) -> Vec<String> {
-        self.lock().keys().cloned().collect()
-    }
-
-    /// Sends `tasks/cancel` for a task nobody waits for any more, in the
-    /// background; a close of the connection waits for it ([`Self::take_cancelling`]).
-    fn cancel_abandoned(
-        &self,
-        runtime: &tokio::runtime::Handle,
-        peer: Peer<RoleClient>,
-        id: String,
-    ) {
-        let handle = runtime.spawn(async move {
-            let _ = tokio::time::timeout(CANCEL_GRACE, send_cancel(&peer, &id)).await;
-        });
-        let mut cancelling = self.lock_cancelling();
-        cancelling.retain(|h| !h.is_finished());
-        cancelling.push(handle);
-    }
-
-    /// The cancels still on their way (the connection is about to close).
-    pub(super) fn take_cancelling(&self) -> Vec<JoinHandle<()>> {
-        std::mem::take(&mut *self.lock_cancelling())
-    }
-}
-
-/// Before a connection closes: sends `tasks/cancel` for each task still
-/// running and waits for the cancels already sent for abandoned ones, at most
-/// [`CANCEL_GRACE`] for all the answers (a server that does not answer must
-/// not hold up the close).
-pub(super) async fn cancel_before_close(
-    peer: &Peer<RoleClient>,
-    ids: &[String],
-    cancelling: Vec<JoinHandle<()>>,
-) {
-    if ids.is_empty() && cancelling.is_empty() {
-        return;
-    }
-    let cancels = futures::future::join_all(ids.iter().map(|id| send_cancel(peer, id)));
-    let abandoned = futures::future::join_all(cancelling);
-    let _ = tokio::time::timeout(CANCEL_GRACE, futures::future::join(cancels, abandoned)).await;
-}
-
-async fn send_cancel(peer: &Peer<RoleClient>, task_id: &str) {
-    let request = ClientRequest::CustomRequest(CustomRequest::new(
-        "tasks/cancel",
-        Some(json!({ "taskId": task_id })),
-    ));
-    if let Err(error) = peer.send_request(request).await {
-        tracing::debug!(%error, "tasks/cancel failed");
-    }
-}
-
-/// Keeps a task in its connection's book, and cancels it on the server if the
-/// caller stops waiting before it ends (Ctrl-C drops the call's future).
-struct Running<'a> {
-    conn: &'a Connection,
-    id: String,
-    armed: bool,
-}
-
-impl<'a> Running<'a> {
-    fn new(conn: &'a Connection, id: String, shape: Shape) -> Self {
-        conn.tasks.lock().insert(id.clone(), shape);
-        Self {
-            conn,
-            id,
-            armed: true,
-        }
-    }
-}
-
-impl Drop for Running<'_> {
-    fn drop(&mut self) {
-        self.conn.tasks.lock().remove(&self.id);
-        if !self.armed || self.conn.is_ended() {
-            return;
-        }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        self.conn
-            .tasks
-            .cancel_abandoned(&runtime, self.conn.peer.clone(), self.id.clone());
-    }
-}
-
 /// One look at a task: the fields both shapes share.
 struct View {
     state: TaskState,
@@ -266,7 +150,7 @@ pub(super) async fn run(
     tool: &ExposedTool,
     created: Value,
     shape: Shape,
-) -> Result<Value, CallFailure> {
+) -> Result<(Value, Option<Spilled>), CallFailure> {
     let deadline = Instant::now() + conn.task_timeout;
     let id = match created.get("taskId").and_then(Value::as_str) {
         Some(id) if !id.is_empty() && id.len() <= 512 => id.to_owned(),
@@ -293,6 +177,7 @@ pub(super) async fn run(
     // looked at once more before its outcome is trusted.
     let mut confirmed = !last.state.is_terminal();
     let mut task = created;
+    let mut spilled = None;
     loop {
         if confirmed && last.state.is_terminal() {
             break;
@@ -310,9 +195,19 @@ pub(super) async fn run(
                 () = tokio::time::sleep_until(deadline) => return Err(timed_out(guard, conn.task_timeout).await),
             }
         }
-        let get = conn.request("tasks/get", json!({ "taskId": id }), conn.call_timeout());
+        // A 2026-07-28 task's outcome comes in `tasks/get`: it may be large.
+        let get = conn.request_long(
+            "tasks/get",
+            json!({ "taskId": id }),
+            conn.call_timeout(),
+            None,
+        );
         task = tokio::select! {
-            result = get => exchange::raw(result?),
+            answer = get => {
+                let answer = answer?;
+                spilled = answer.spilled;
+                exchange::raw(answer.result)
+            }
             () = tokio::time::sleep_until(deadline) => return Err(timed_out(guard, conn.task_timeout).await),
         };
         let next = view(&task, shape)?;
@@ -335,7 +230,7 @@ pub(super) async fn run(
         return Err(timed_out(guard, conn.task_timeout).await);
     }
     guard.armed = false;
-    outcome
+    outcome.map(|(result, fetched)| (result, fetched.or(spilled)))
 }
 
 /// Answers a 2026-07-28 task's questions with `tasks/update`.
@@ -363,7 +258,7 @@ async fn outcome(
     state: TaskState,
     shape: Shape,
     deadline: Instant,
-) -> Result<Value, CallFailure> {
+) -> Result<(Value, Option<Spilled>), CallFailure> {
     if state == TaskState::Cancelled {
         return Err(CallFailure::Protocol(
             "the server cancelled the task before it finished".into(),
@@ -375,6 +270,7 @@ async fn outcome(
                 .get("result")
                 .filter(|r| r.is_object())
                 .cloned()
+                .map(|result| (result, None))
                 .ok_or_else(|| {
                     CallFailure::Protocol("the task completed without a `result`".into())
                 }),
@@ -387,11 +283,11 @@ async fn outcome(
                 return Err(CallFailure::TaskTimeout(conn.task_timeout));
             }
             match conn
-                .request("tasks/result", json!({ "taskId": id }), left)
+                .request_long("tasks/result", json!({ "taskId": id }), left, None)
                 .await
             {
-                Ok(result) => {
-                    let result = exchange::raw(result);
+                Ok(answer) => {
+                    let result = exchange::raw(answer.result);
                     // A task-shaped answer instead of the result: the server
                     // says the task is not over after saying it was.
                     if let Some(status) = result.get("status").and_then(Value::as_str)
@@ -403,7 +299,7 @@ async fn outcome(
                             state.label()
                         )));
                     }
-                    Ok(result)
+                    Ok((result, answer.spilled))
                 }
                 Err(super::connection::RequestError::Timeout(_)) => {
                     Err(CallFailure::TaskTimeout(conn.task_timeout))
@@ -426,13 +322,4 @@ fn failed(error: Option<&Value>) -> CallFailure {
             .unwrap_or("")
             .to_owned(),
     }
-}
-
-/// Cancels the task (waiting briefly for the answer) and says it timed out.
-async fn timed_out(mut guard: Running<'_>, after: Duration) -> CallFailure {
-    guard.armed = false;
-    if !guard.conn.is_ended() {
-        let _ = tokio::time::timeout(CANCEL_GRACE, send_cancel(&guard.conn.peer, &guard.id)).await;
-    }
-    CallFailure::TaskTimeout(after)
 }

@@ -1,0 +1,491 @@
+//! Resources and prompts (issue 14, deliverables 2 and 3): headless
+//! `resources` / `prompts` through the real binary, the read policy
+//! (`[servers.ALIAS.resources] read`), the Lead's `list_mcp_resources` text,
+//! large reads saved whole, and hostile servers whose names, URIs and texts
+//! carry escapes and invisible characters. Against the demo servers and
+//! server-everything.
+
+use std::collections::BTreeMap;
+
+use mcp_harness::agent::tools::lead_only::{read_result, resources_text};
+use mcp_harness::mcp::{FlagApprover, ToolErrorCode};
+use serde_json::json;
+
+use crate::common::hubs::{DEMO_POLICY, hub};
+use crate::common::interop::Interop;
+use crate::common::{TestEnv, json, stderr, stdout};
+
+/// Demo server `s` (alpha) with its tool policy and `extra` config lines.
+fn config(env: &TestEnv, args: &[&str], extra: &str) -> String {
+    format!(
+        "{}{extra}[servers.s.tools]\n{DEMO_POLICY}",
+        env.demo("s", "alpha", args)
+    )
+}
+
+/// No terminal control, no invisible code point: what rule 13/15 promise.
+fn assert_inert(text: &str) {
+    for c in text.chars() {
+        assert!(
+            c == '\n' || c == '\t' || !(c.is_control()),
+            "a control character {:?} in {text:?}",
+            c
+        );
+        assert!(
+            !mcp_harness::sanitize::hidden::is_invisible(c),
+            "an invisible character U+{:04X} in {text:?}",
+            c as u32
+        );
+    }
+}
+
+#[test]
+fn resources_lists_resources_and_templates_with_the_read_policy() {
+    let env = TestEnv::new();
+    env.config(&config(&env, &[], ""));
+    let out = env.run(&["resources", "s"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("4 resources of `s` (reading them: confirm)"),
+        "{text}"
+    );
+    assert!(text.contains("demo://demo-alpha/readme"), "{text}");
+    assert!(text.contains("300.0 kB"), "{text}");
+    assert!(text.contains("demo://demo-alpha/entry/{key}"), "{text}");
+    let out = env.run(&["resources", "s", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["read"], "confirm");
+    assert_eq!(v["resources"][0]["uri"], "demo://demo-alpha/readme");
+    assert_eq!(v["resources"][0]["mimeType"], "text/markdown");
+    assert_eq!(v["resources"][2]["size"], 300 * 1024);
+    assert_eq!(
+        v["templates"][0]["uriTemplate"],
+        "demo://demo-alpha/entry/{key}"
+    );
+    env.assert_no_leaks();
+}
+
+#[test]
+fn a_confirm_read_needs_yes_allow_reads_and_deny_refuses_everything() {
+    let env = TestEnv::new();
+    env.config(&config(&env, &[], ""));
+    let uri = "demo://demo-alpha/entry/apple";
+    let out = env.run(&["resources", "s", "--read", uri]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("mcp_permission_denied"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("pass --yes"), "{}", stderr(&out));
+    let out = env.run(&["resources", "s", "--read", uri, "--yes"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("apple: red"), "{}", stdout(&out));
+
+    env.config(&config(
+        &env,
+        &[],
+        "[servers.s.resources]\nread = \"allow\"\n",
+    ));
+    let out = env.run(&["resources", "s", "--read", uri, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["content"][0]["resource"]["text"], "apple: red");
+
+    env.config(&config(
+        &env,
+        &[],
+        "[servers.s.resources]\nread = \"deny\"\n",
+    ));
+    for args in [
+        vec!["resources", "s"],
+        vec!["resources", "s", "--read", uri, "--yes"],
+    ] {
+        let out = env.run(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(
+            stderr(&out).contains("denied by local policy"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let out = env.run(&["check"]);
+    assert!(
+        out.status.success(),
+        "the resources table is a valid key: {}",
+        stderr(&out)
+    );
+    env.assert_no_leaks();
+}
+
+#[test]
+fn a_bad_read_policy_names_its_key() {
+    let env = TestEnv::new();
+    env.config(&config(
+        &env,
+        &[],
+        "[servers.s.resources]\nread = \"sometimes\"\n",
+    ));
+    let out = env.run(&["resources", "s"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("servers.s.resources.read"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_servers_error_text_never_reaches_an_error_field() {
+    let env = TestEnv::new();
+    env.config(&config(
+        &env,
+        &[],
+        "[servers.s.resources]\nread = \"allow\"\n",
+    ));
+    let out = env.run(&[
+        "resources",
+        "s",
+        "--read",
+        "demo://demo-alpha/broken",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out);
+    assert_eq!(v["error"]["code"], "mcp_remote_error");
+    let error = v["error"].to_string();
+    for secret in ["sk-demo", "/srv/demo", "handlers.py"] {
+        assert!(!error.contains(secret), "{secret} in {error}");
+    }
+    assert!(
+        v["server_output"].as_str().unwrap().contains("sk-demo"),
+        "{v}"
+    );
+    // Without --json the server's words are marked as such.
+    let out = env.run(&["resources", "s", "--read", "demo://demo-alpha/broken"]);
+    let err = stderr(&out);
+    let first = err.lines().next().unwrap();
+    assert!(!first.contains("sk-demo"), "{first}");
+    env.assert_no_leaks();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_resource_is_capped_and_saved_whole_for_read_result() {
+    let env = TestEnv::new();
+    let (hub, _events) = hub(
+        &env,
+        &config(&env, &[], "[servers.s.resources]\nread = \"allow\"\n"),
+    );
+    hub.set_results_dir(env.path("results"));
+    hub.connect("s").await.unwrap().outcome.unwrap();
+    let outcome = hub
+        .read_resource(
+            "s",
+            "demo://demo-alpha/large",
+            &FlagApprover { approve: false },
+            "toolu_r1",
+        )
+        .await;
+    let output = outcome.result.unwrap();
+    assert!(output.truncated);
+    let whole = std::fs::read_to_string(env.path("results/toolu_r1.txt")).unwrap();
+    assert_eq!(whole.len(), 300 * 1024);
+    assert!(whole.ends_with("END\n"));
+    let head = output.content[0]["resource"]["text"].as_str().unwrap();
+    assert!(head.len() < whole.len() && whole.starts_with(head));
+    let notice = output.content.last().unwrap().to_string();
+    assert!(notice.contains("toolu_r1"), "{notice}");
+    let page = read_result(
+        &hub,
+        &json!({"call_id": "toolu_r1", "offset": whole.len() - 10}),
+    )
+    .unwrap();
+    assert!(page.ends_with("END\n"), "{page}");
+    hub.shutdown().await;
+    env.assert_no_leaks();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_servers_resources_reach_the_model_and_the_terminal_inert() {
+    let env = TestEnv::new();
+    let args = ["--fault", "escapes", "--fault", "hidden-text"];
+    let text = config(&env, &args, "[servers.s.resources]\nread = \"allow\"\n");
+    let (hub, _events) = hub(&env, &text);
+    hub.connect("s").await.unwrap().outcome.unwrap();
+    let list = hub.list_resources("s").await.result.unwrap();
+    // The server's own strings are kept as sent (for --json)…
+    assert!(list.resources[0].uri.contains('\x1b'));
+    // …and what the model gets is inert, every line of it.
+    let for_model = resources_text("s", &list);
+    assert_inert(&for_model);
+    assert!(
+        for_model.contains("demo://demo-alpha/readme"),
+        "{for_model}"
+    );
+    // A read of the hostile URI: the text for the model has no hidden part.
+    let uri = list.resources[0].uri.clone();
+    let run = mcp_harness::agent::toolbox::from_mcp(
+        hub.read_resource("s", &uri, &FlagApprover { approve: false }, "c1")
+            .await,
+    );
+    let parts = run.outcome.unwrap();
+    let text = format!("{parts:?}");
+    assert!(
+        !text.contains('\u{200B}') && !text.contains('\u{E0049}'),
+        "{text}"
+    );
+    // The hostile prompt, by its hostile name and argument, as listed.
+    let prompts = hub.list_prompts("s").await.result.unwrap();
+    assert!(prompts[0].name.contains('\x1b'), "{:?}", prompts[0].name);
+    let arguments = [(prompts[0].arguments[0].name.clone(), "apples".to_string())]
+        .into_iter()
+        .collect();
+    let got = hub
+        .get_prompt("s", &prompts[0].name, &arguments)
+        .await
+        .result
+        .unwrap();
+    let said = got.messages[0].content["text"].as_str().unwrap();
+    assert!(said.contains("apples"), "{said}");
+    hub.shutdown().await;
+    // Headless: nothing the terminal would act on.
+    env.config(&text_config(&env, &args));
+    for argv in [vec!["resources", "s"], vec!["prompts", "s"]] {
+        let out = env.run(&argv);
+        assert!(out.status.success(), "{argv:?}: {}", stderr(&out));
+        assert_inert(&stdout(&out));
+    }
+    let out = env.run(&["prompts", "s", "--get", "quiz"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_inert(&stdout(&out));
+    env.assert_no_leaks();
+}
+
+fn text_config(env: &TestEnv, args: &[&str]) -> String {
+    config(env, args, "")
+}
+
+#[test]
+fn prompts_lists_and_gets_with_local_argument_checks() {
+    let env = TestEnv::new();
+    env.config(&config(&env, &[], ""));
+    let out = env.run(&["prompts", "s"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("2 prompts of `s`"), "{text}");
+    assert!(text.contains("summarize topic [style]"), "{text}");
+    let out = env.run(&[
+        "prompts",
+        "s",
+        "--get",
+        "summarize",
+        "topic=plums",
+        "style=detailed",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("[user]\nGive a detailed summary of plums"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[assistant]\nI will look it up first."),
+        "{text}"
+    );
+    let out = env.run(&[
+        "prompts",
+        "s",
+        "--get",
+        "summarize",
+        "--json",
+        "topic=plums",
+    ]);
+    let v = json(&out);
+    assert_eq!(v["messages"][0]["role"], "user");
+    // Checked before anything is sent.
+    let out = env.run(&["prompts", "s", "--get", "summarize"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("needs an argument: topic"),
+        "{}",
+        stderr(&out)
+    );
+    let out = env.run(&[
+        "prompts",
+        "s",
+        "--get",
+        "summarize",
+        "topic=x",
+        "colour=red",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no argument colour"),
+        "{}",
+        stderr(&out)
+    );
+    let out = env.run(&["prompts", "s", "--get", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("lists no such prompt"),
+        "{}",
+        stderr(&out)
+    );
+    let out = env.run(&["prompts", "s", "--get", "summarize", "not-a-pair"]);
+    assert_eq!(out.status.code(), Some(2));
+    env.assert_no_leaks();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unconnected_or_unknown_alias_is_a_clear_error() {
+    let env = TestEnv::new();
+    let (hub, _events) = hub(&env, &config(&env, &[], ""));
+    let e = hub.list_resources("s").await.result.unwrap_err();
+    assert_eq!(e.code, ToolErrorCode::McpNotConnected);
+    assert!(e.message.contains("not connected"), "{e:?}");
+    let e = hub.list_prompts("ghost").await.result.unwrap_err();
+    assert!(e.message.contains("known aliases: s"), "{e:?}");
+    let e = hub
+        .get_prompt("s", "summarize", &BTreeMap::new())
+        .await
+        .result
+        .unwrap_err();
+    assert_eq!(e.code, ToolErrorCode::McpNotConnected);
+    hub.shutdown().await;
+}
+
+#[cfg_attr(
+    mcph_no_interop,
+    ignore = "the pinned third-party MCP servers are not installed: run ./interop/install.sh"
+)]
+#[test]
+fn server_everything_resources_and_prompts() {
+    let interop = Interop::get();
+    let env = TestEnv::new();
+    let entry = interop.npm_entry("server-everything");
+    let base = format!(
+        "[servers.everything]\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\nenv = {{ MCPH_TEST_TAG = \"{}\" }}\nconnect_timeout_ms = 60000\n",
+        interop.node().to_string_lossy(),
+        entry.to_string_lossy(),
+        env.tag
+    );
+    env.config(&base);
+    let policy = env.run(&["policy", "everything"]);
+    assert!(policy.status.success(), "{}", stderr(&policy));
+    env.config(&format!("{base}{}", stdout(&policy)));
+    let out = env.run(&["resources", "everything", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    let resources = v["resources"].as_array().unwrap();
+    assert!(!resources.is_empty(), "{v}");
+    let templates = v["templates"].as_array().unwrap();
+    assert!(
+        templates
+            .iter()
+            .any(|t| t["uriTemplate"].as_str().unwrap().contains("{")),
+        "{v}"
+    );
+    let uri = resources[0]["uri"].as_str().unwrap();
+    let out = env.run(&["resources", "everything", "--read", uri, "--yes"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("[resource]"), "{}", stdout(&out));
+    let out = env.run(&[
+        "resources",
+        "everything",
+        "--read",
+        "demo://resource/dynamic/text/1",
+        "--yes",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.run(&["prompts", "everything"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("args-prompt city [state]"),
+        "{}",
+        stdout(&out)
+    );
+    let out = env.run(&["prompts", "everything", "--get", "args-prompt", "city=Lyon"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("What's weather in Lyon?"),
+        "{}",
+        stdout(&out)
+    );
+    env.assert_no_leaks();
+}
+
+/// The Lead's built-ins through `run --json` with a model on loopback: the
+/// listing, a read under `confirm` (denied by `--approve never`, run by
+/// `--approve always`), and a failed read whose server text stays out of the
+/// envelope.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lead_lists_and_reads_resources_under_the_read_policy() {
+    use crate::common::headless::{of, run};
+    use crate::common::model_stub::ModelStub;
+    use crate::provider_openai::wire::{calls, text};
+    let readme = "demo://demo-alpha/readme";
+    let script = || {
+        vec![
+            calls(&[("connect_mcp", json!({"alias": "demo_alpha"}))]),
+            calls(&[
+                ("list_mcp_resources", json!({"alias": "demo_alpha"})),
+                (
+                    "read_mcp_resource",
+                    json!({"alias": "demo_alpha", "uri": readme}),
+                ),
+                (
+                    "read_mcp_resource",
+                    json!({"alias": "demo_alpha", "uri": "demo://demo-alpha/broken"}),
+                ),
+            ]),
+            text("done"),
+        ]
+    };
+    for approve in ["never", "always"] {
+        let env = TestEnv::new();
+        let stub = ModelStub::start(script()).await;
+        env.config(&format!(
+            "[model]\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"gpt-test\"\n{}[servers.demo_alpha.tools]\n{DEMO_POLICY}",
+            stub.url(),
+            env.demo("demo_alpha", "alpha", &[])
+        ));
+        let (out, events) = tokio::task::block_in_place(|| {
+            run(&env, &["--prompt", "read", "--json", "--approve", approve])
+        });
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let results = of(&events, "tool_result");
+        let by_id = |id: &str| {
+            results
+                .iter()
+                .find(|r| r["id"] == id)
+                .unwrap_or_else(|| panic!("no result {id}: {results:?}"))
+        };
+        let listing = by_id("call_0_list_mcp_resources");
+        assert_eq!(listing["ok"], true, "{listing}");
+        let listing = listing["content"].as_str().unwrap();
+        assert!(listing.contains("<demo://demo-alpha/readme>"), "{listing}");
+        assert!(
+            listing.contains("the operator confirms each read"),
+            "{listing}"
+        );
+        let read = by_id("call_1_read_mcp_resource");
+        let broken = by_id("call_2_read_mcp_resource");
+        if approve == "never" {
+            assert_eq!(read["ok"], false, "{read}");
+            assert_eq!(read["error"]["code"], "mcp_permission_denied", "{read}");
+        } else {
+            assert_eq!(read["ok"], true, "{read}");
+            assert!(
+                read["content"].as_str().unwrap().contains("# demo-alpha"),
+                "{read}"
+            );
+            assert_eq!(broken["error"]["code"], "mcp_remote_error", "{broken}");
+            assert!(!broken["error"].to_string().contains("sk-demo"), "{broken}");
+        }
+        env.assert_no_leaks();
+    }
+}
