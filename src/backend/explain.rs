@@ -3,6 +3,7 @@
 //! line is the harness's own words (names quoted inert).
 
 use crate::config::{Config, ConfigSource, EMBEDDED_DEFAULT, lines};
+use crate::mcp::names::exposed_name;
 use crate::mcp::{Effect, ToolErrorCode};
 use crate::protocol::{Decided, ExplainView, GrantView, Rule};
 use crate::sanitize::inert_line;
@@ -68,6 +69,25 @@ fn policy(record: &CallRecord, config: &Config) -> String {
                 place(line)
             )
         }
+        // A tool the policy denies is never offered, so the call path knows its
+        // alias only: its entry is the one whose exposed name is the call's.
+        (Some(alias), None)
+            if let Some((remote, effect)) = entry_for(config, alias, &record.name) =>
+        {
+            let line = text
+                .as_deref()
+                .and_then(|t| lines::policy_line(t, alias, &remote));
+            format!(
+                "[servers.{alias}.tools] {} = \"{effect}\" — {}{}",
+                quoted(&remote),
+                place(line),
+                if effect == Effect::Deny {
+                    " (so it was never offered to the model)"
+                } else {
+                    ""
+                }
+            )
+        }
         _ if record.builtin => {
             let line = text
                 .as_deref()
@@ -89,6 +109,15 @@ fn policy(record: &CallRecord, config: &Config) -> String {
             inert_line(&record.name, 80)
         ),
     }
+}
+
+/// The policy entry of `alias` whose exposed name is `name`.
+fn entry_for(config: &Config, alias: &str, name: &str) -> Option<(String, Effect)> {
+    let spec = config.servers.iter().find(|s| s.alias.as_str() == alias)?;
+    spec.policy
+        .entries()
+        .find(|(remote, _)| exposed_name(&spec.alias, remote) == name)
+        .map(|(remote, effect)| (remote.to_string(), effect))
 }
 
 fn quoted(name: &str) -> String {
@@ -113,6 +142,9 @@ fn schema(record: &CallRecord) -> String {
                 record.schema_errors.join("; ")
             };
             format!("refused before anything was sent: {errors}")
+        }
+        Some(ToolErrorCode::McpPermissionDenied | ToolErrorCode::PermissionDenied) => {
+            "not checked: the policy refused the call first".into()
         }
         _ if record.effect.is_none() => "not checked (no such tool)".into(),
         _ => "the arguments satisfied the tool's input schema (checked before anything was sent)"

@@ -103,16 +103,25 @@ pub struct Rows {
     pub name_width: usize,
     /// The widest exposed name.
     pub exposed_width: usize,
+    /// In the compact layout, the widest text between name and effect (a
+    /// reason it is not exposed, a revocation's cause, an exposed name's end
+    /// where normalizing changed it); 0 when no row has one.
+    pub middle_width: usize,
 }
 
 impl Rows {
     /// The name column's width in a pane `width` wide: every name whole when
-    /// the full exposed names fit, else at most two thirds of the room left of
-    /// the effect column.
+    /// the full exposed names fit; else the names take the room left of the
+    /// effect column, keeping up to a third of it for the text between name
+    /// and effect when some row has such text.
     pub fn name_column(&self, width: usize, compact: bool) -> usize {
         let left = width.saturating_sub(EFFECT_WIDTH + 1);
         if compact {
-            self.name_width.min(left * 2 / 3)
+            let middle = match self.middle_width {
+                0 => 0,
+                w => (w + 3).min(left / 3),
+            };
+            self.name_width.min(left.saturating_sub(middle))
         } else {
             self.name_width.min(left)
         }
@@ -233,10 +242,38 @@ impl<'a> Source<'a> {
                 rows.exposed_width = rows
                     .exposed_width
                     .max(tool.exposed_as.as_ref().map_or(0, |e| e.chars().count()));
+                rows.middle_width = rows.middle_width.max(middle(&row));
                 rows.refs.push(at);
             }
         }
         rows
+    }
+}
+
+/// The width of what a compact row shows between its name and its effect.
+fn middle(row: &RegistryRow<'_>) -> usize {
+    let tool = row.tool();
+    match row {
+        RegistryRow::Struck { cause, .. } => cause.text.chars().count(),
+        RegistryRow::Tool { alias, .. } => match &tool.exposed_as {
+            None => tool
+                .why_not
+                .as_ref()
+                .map_or("not exposed".len(), |w| w.chars().count()),
+            // The end of the exposed name shows only where normalizing changed it.
+            Some(exposed) => {
+                let prefix = "mcp__".len() + alias.chars().count() + "__".len();
+                let end = exposed.chars().count().saturating_sub(prefix);
+                if exposed.starts_with("mcp__")
+                    && exposed.ends_with(tool.name.as_str())
+                    && end == tool.name.chars().count()
+                {
+                    0
+                } else {
+                    end
+                }
+            }
+        },
     }
 }
 

@@ -6,6 +6,7 @@ mod forms;
 mod queue;
 mod resume;
 mod tasks;
+mod views;
 
 use std::time::Duration;
 

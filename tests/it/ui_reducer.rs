@@ -7,6 +7,7 @@ mod editor;
 pub mod forms;
 mod hand_calls;
 mod keys;
+mod readme_keys;
 mod registry;
 mod sign_in;
 mod tasks;

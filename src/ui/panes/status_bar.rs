@@ -114,6 +114,8 @@ fn hint_items(state: &AppState) -> Vec<String> {
             items.insert(0, "Ctrl-R reconnect the resumed servers".into());
         }
         if state.paused.is_some() && state.focus == Focus::Input && state.input.is_empty() {
+            // Enter on an empty box goes on; it sends nothing.
+            items.retain(|i| !i.starts_with("Enter "));
             items.insert(0, "Enter go on with the replay".into());
         }
         // In the input box `?` is text unless the box is empty; F1 always works.

@@ -168,11 +168,13 @@ async fn always_settles_the_queued_prompts_it_covers_and_a_revoked_grant_asks_ag
 async fn every_call_says_how_it_was_decided_and_explain_names_the_config_line() {
     let env = TestEnv::new();
     let server = env.demo("demo_alpha", "alpha", &[]);
+    let policy = DEMO_POLICY.replace("reset = \"confirm\"", "reset = \"deny\"");
     let path = env.config(&format!(
-        "[model]\nprovider = \"scripted\"\n{server}# local rules\n[servers.demo_alpha.tools]\n{DEMO_POLICY}"
+        "[model]\nprovider = \"scripted\"\n{server}# local rules\n[servers.demo_alpha.tools]\n{policy}"
     ));
     let text = std::fs::read_to_string(&path).unwrap();
     let set_line = text.lines().position(|l| l.starts_with("set =")).unwrap() + 1;
+    let reset_line = text.lines().position(|l| l.starts_with("reset =")).unwrap() + 1;
     let config = config::parse(&text, ConfigSource::File(path.clone())).expect("config");
     let options = SessionOptions {
         workspace: Some(env.dir.path().to_path_buf()),
@@ -259,6 +261,38 @@ async fn every_call_says_how_it_was_decided_and_explain_names_the_config_line() 
         schema.contains("refused") && schema.contains("/key"),
         "{schema}"
     );
+    // deny: never offered, so the call path knows only the alias; explain
+    // still names the entry and its line, and says nothing contrary to it.
+    call(&handle, "mcp__demo_alpha__reset", json!({}));
+    let reset = finished(&mut handle, "the denied reset").await;
+    assert_eq!(reset.decided, Some(Decided::DeniedByPolicy));
+    handle
+        .commands
+        .send(Command::Explain(reset.id.clone()))
+        .expect("explain");
+    let BackendEvent::Explained(view) = next(&mut handle, "the explanation", |e| {
+        matches!(e, BackendEvent::Explained(_))
+    })
+    .await
+    else {
+        unreachable!()
+    };
+    let line = |rule: Rule| {
+        view.lines
+            .iter()
+            .find(|(r, _)| *r == rule)
+            .map(|(_, t)| t.clone())
+            .unwrap_or_default()
+    };
+    let policy = line(Rule::Policy);
+    assert!(
+        policy.contains("[servers.demo_alpha.tools] reset = \"deny\"")
+            && policy.contains(&format!("{}:{reset_line}", path.display()))
+            && policy.contains("never offered"),
+        "{policy}"
+    );
+    assert!(line(Rule::Schema).contains("policy refused"), "{view:?}");
+    assert!(line(Rule::Approval).contains("policy denies"), "{view:?}");
     stop(handle).await;
     env.assert_no_leaks();
 }

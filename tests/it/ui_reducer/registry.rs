@@ -171,3 +171,41 @@ fn a_revoked_listing_reads_alias_slash_tool_in_the_all_servers_view_too() {
         ]
     );
 }
+
+/// In the compact layout (full exposed names do not fit), names take the room
+/// no row needs for text between name and effect: at 120×40 the all-servers
+/// view's `demo_alpha/guarded_set` is whole, not cut at two thirds.
+#[test]
+fn compact_rows_give_the_names_the_room_no_row_needs_for_a_reason() {
+    let named = |names: &[(&str, Option<&str>)]| {
+        let published = names
+            .iter()
+            .map(|(n, why)| match why {
+                None => tool(
+                    n,
+                    Some(&format!("mcp__demo_alpha__{n}")),
+                    Some("allow"),
+                    None,
+                ),
+                Some(why) => tool(n, None, Some("deny"), Some(why)),
+            })
+            .collect::<Vec<_>>();
+        let mut server = servers()[0].clone();
+        server.state = AliasStatus::Ready;
+        server.published = Arc::from(published);
+        let mut s = AppState::new(Instant::now());
+        update(&mut s, views(vec![server]));
+        s.registry_all = true;
+        s
+    };
+    // A 40-column pane: 32 columns left of the effect.
+    let s = named(&[("lookup", None), ("guarded_set", None)]);
+    assert_eq!(s.rows().name_width, "demo_alpha/guarded_set".len());
+    assert_eq!(
+        s.rows().name_column(40, true),
+        "demo_alpha/guarded_set".len()
+    );
+    // A row with a reason keeps a third of the room for it.
+    let s = named(&[("guarded_set", None), ("reset", Some("local policy: deny"))]);
+    assert_eq!(s.rows().name_column(40, true), 32 - 32 / 3);
+}
