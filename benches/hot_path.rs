@@ -261,10 +261,34 @@ fn big_state(tools: usize, cells: usize) -> AppState {
             task: None,
             dropped_nulls: Vec::new(),
             expanded: false,
+            decided: Some(mcp_harness::protocol::Decided::AllowedByPolicy),
         })),
     }) {
         state.cells.push(cell);
     }
     state.focus = Focus::Registry;
     state
+}
+
+/// A keystroke in the registry's filter and the frame after it, with N tools
+/// (typing one more character, then taking it back: two keystrokes).
+#[divan::bench(args = SIZES)]
+fn registry_filter_keystroke_and_frame(bencher: Bencher, n: usize) {
+    use crossterm::event::{KeyCode, KeyEvent};
+    use mcp_harness::ui::msg::Msg;
+    use mcp_harness::ui::update::update;
+    let mut state = big_state(n, 0);
+    state.area = ratatui::layout::Rect::new(0, 0, 120, 40);
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    let key = |code| Msg::Key(KeyEvent::from(code));
+    update(&mut state, key(KeyCode::Char('/')));
+    for c in "tool_0".chars() {
+        update(&mut state, key(KeyCode::Char(c)));
+    }
+    bencher.bench_local(|| {
+        update(&mut state, key(KeyCode::Char('9')));
+        terminal.draw(|f| panes::draw(f, &state)).expect("draw");
+        update(&mut state, key(KeyCode::Backspace));
+        terminal.draw(|f| panes::draw(f, &state)).expect("draw");
+    });
 }

@@ -3,7 +3,9 @@
 //!
 //! `cargo bench --bench mcp_core` — needs the release demo server, which cargo
 //! builds for benches. Prints medians, p99 and ratios. `BENCH_ONLY=large` runs
-//! only the 10,000-tool listing (for profiling it with perf).
+//! only the 10,000-tool listing (for profiling it with perf); `eras` (a call on
+//! each protocol revision and a raw rmcp call), `pins` and `telemetry` run only
+//! that part.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
 
@@ -15,6 +17,8 @@ use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::mcp::{EventSink, FlagApprover, Hub, McpEvent, Vars, bench};
 use serde_json::json;
 
+#[path = "mcp_core/eras.rs"]
+mod eras;
 #[path = "mcp_core/large.rs"]
 mod large;
 #[path = "mcp_core/pins.rs"]
@@ -293,6 +297,10 @@ fn main() {
             large_server(10_000, false).await;
             return;
         }
+        if only == "eras" {
+            eras::eras_call().await;
+            return;
+        }
         if only == "pins" {
             pins::pin_overhead(10_000, false).await;
             pins::pin_overhead(10_000, true).await;
@@ -303,6 +311,8 @@ fn main() {
             return;
         }
         call_path().await;
+        println!();
+        eras::eras_call().await;
         println!();
         telemetry_overhead().await;
         println!();

@@ -32,6 +32,8 @@ pub struct SessionOptions {
     pub persist: bool,
     /// The directory the read-only tools may see (default: the current directory).
     pub workspace: Option<PathBuf>,
+    /// Where sessions are stored (default: the platform data dir).
+    pub data_dir: Option<PathBuf>,
 }
 
 /// A running session's parts.
@@ -42,6 +44,9 @@ pub struct Session {
     /// What the hub and the agents report, on one channel in the order it happened
     /// (a connect's `registered` comes before the tool result that announces it).
     pub events: UnboundedReceiver<SessionEvent>,
+    /// For a resumed session: the aliases that were connected when it ended
+    /// (not reconnected; the operator decides).
+    pub resumed: Option<Vec<String>>,
 }
 
 /// One event of a session: from the MCP layer or from an agent.
@@ -160,6 +165,7 @@ pub fn start(
         lead,
         store,
         events,
+        resumed: options.resume.is_some().then_some(connected),
     })
 }
 
@@ -169,9 +175,13 @@ fn open_store(options: &SessionOptions) -> Result<Opened, SetupError> {
     if !options.persist && options.resume.is_none() {
         return Ok((None, Vec::new(), Vec::new()));
     }
-    let data = crate::logging::data_dir().ok_or_else(|| {
-        SetupError::Store(std::io::Error::other("no data directory for this platform"))
-    })?;
+    let data = options
+        .data_dir
+        .clone()
+        .or_else(crate::logging::data_dir)
+        .ok_or_else(|| {
+            SetupError::Store(std::io::Error::other("no data directory for this platform"))
+        })?;
     match &options.resume {
         Some(id) => {
             let resumed = Store::resume(&data, id.as_deref()).map_err(SetupError::Store)?;

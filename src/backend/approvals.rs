@@ -1,12 +1,12 @@
 //! The backend's book of approval prompts: which are open, which call each one
-//! is about, and what the operator approved "always".
+//! is about, what the operator granted "always", and how each call was decided.
 //!
-//! "Always" is remembered per tool *definition on one connection* — the
-//! connection id (never reused) plus the exposed tool's name, description,
+//! A grant ("always") is remembered per tool *definition on one connection* —
+//! the connection id (never reused) plus the exposed tool's name, description,
 //! schema and effect — not per name. A reconnected server, or a tool whose
-//! definition changed, is a different identity and prompts again; nothing has
-//! to be reset when that happens, so there is no moment in which a changed tool
-//! could ride on an old approval.
+//! definition changed, is a different identity and prompts again. The queue is
+//! kept honest: a prompt whose tool was revoked or changed is withdrawn with a
+//! notice, and an "always" settles the queued prompts it covers.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -18,7 +18,10 @@ use super::approver::{Asked, BY_HAND};
 use super::convert;
 use crate::agent::events::AgentId;
 use crate::mcp::{ConnectionId, Effect, Snapshot};
-use crate::protocol::{ApprovalId, ApprovalView, BackendEvent, Decision, Origin};
+use crate::protocol::{
+    ApprovalId, ApprovalView, BackendEvent, Decided, Decision, GrantId, GrantView, Origin,
+    Withdrawal,
+};
 
 /// What "approve always" was given to.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,17 +38,59 @@ enum Identity {
     },
 }
 
+impl Identity {
+    /// The same tool, as the current snapshot has it (`false`: gone or changed).
+    fn holds_in(&self, snapshot: &Snapshot) -> bool {
+        match self {
+            Identity::Builtin(_) => true,
+            Identity::Mcp {
+                connection,
+                name,
+                description,
+                schema,
+                effect,
+            } => snapshot.resolve(name).is_some_and(|t| {
+                t.connection_id() == *connection
+                    && t.description == *description
+                    && t.input_schema == *schema
+                    && t.effect == *effect
+            }),
+        }
+    }
+
+    fn connection(&self) -> Option<ConnectionId> {
+        match self {
+            Identity::Mcp { connection, .. } => Some(*connection),
+            Identity::Builtin(_) => None,
+        }
+    }
+}
+
 struct Pending {
     reply: oneshot::Sender<Decision>,
     /// `None` when the tool is no longer in the registry (the call will fail
     /// before anything is sent; "always" then has nothing to remember).
     identity: Option<Identity>,
+    call_id: Option<String>,
+    tool: String,
+    alias: Option<String>,
+    remote_name: Option<String>,
+}
+
+struct Grant {
+    view: GrantView,
+    identity: Identity,
 }
 
 pub struct Approvals {
     events: mpsc::UnboundedSender<BackendEvent>,
     pending: HashMap<ApprovalId, Pending>,
-    always: Vec<Identity>,
+    grants: Vec<Grant>,
+    next_grant: GrantId,
+    /// The grants changed (the views must be sent again).
+    dirty: bool,
+    /// How each call's approval went, by call id, until its result takes it.
+    decided: HashMap<String, Decided>,
     /// The call each agent has in flight, by agent label (`lead`, `subagent #1`):
     /// an agent runs its calls one at a time, so this names the call a prompt
     /// from that agent is about.
@@ -59,7 +104,10 @@ impl Approvals {
         Self {
             events,
             pending: HashMap::new(),
-            always: Vec::new(),
+            grants: Vec::new(),
+            next_grant: 1,
+            dirty: false,
+            decided: HashMap::new(),
             in_flight: HashMap::new(),
             origins: HashMap::from([(BY_HAND.to_string(), Origin::Operator)]),
         }
@@ -80,14 +128,19 @@ impl Approvals {
         }
     }
 
+    /// How call `id`'s approval went, if it was asked about (taken once).
+    pub fn take_decided(&mut self, id: &str) -> Option<Decided> {
+        self.decided.remove(id)
+    }
+
     /// Who a request's label stands for: every agent's call is announced (and
     /// recorded here) before it can ask; MCP calls are the Lead's by default.
     fn origin(&self, label: &str) -> Origin {
         self.origins.get(label).cloned().unwrap_or(Origin::Lead)
     }
 
-    /// A call asks: approve it at once if its exact definition was approved
-    /// "always", otherwise put the prompt on the screen.
+    /// A call asks: approve it at once if a grant covers its exact definition,
+    /// otherwise put the prompt on the screen.
     pub fn ask(&mut self, asked: Asked, snapshot: &Snapshot) {
         let Asked {
             id,
@@ -109,57 +162,209 @@ impl Approvals {
                 effect: t.effect,
             }),
         };
-        if identity.as_ref().is_some_and(|i| self.always.contains(i)) {
+        let call_id = call_id.or_else(|| self.in_flight.get(&request.requested_by).cloned());
+        if let Some(grant) = identity.as_ref().and_then(|i| self.grant_for(i)) {
+            self.record(call_id.as_deref(), Decided::SessionGrant(grant));
             let _ = reply.send(Decision::Once);
             return;
         }
-        let call_id = call_id.or_else(|| self.in_flight.get(&request.requested_by).cloned());
         let view = ApprovalView {
             id,
-            call_id,
-            tool: request.tool,
+            call_id: call_id.clone(),
+            tool: request.tool.clone(),
             alias: request.alias.as_ref().map(ToString::to_string),
-            remote_name: request.remote_name,
+            remote_name: request.remote_name.clone(),
             arguments: request.arguments,
             effect: convert::effect(request.effect),
             requested_by: self.origin(&request.requested_by),
         };
-        self.pending.insert(id, Pending { reply, identity });
+        self.pending.insert(
+            id,
+            Pending {
+                reply,
+                identity,
+                call_id,
+                tool: request.tool,
+                alias: request.alias.as_ref().map(ToString::to_string),
+                remote_name: request.remote_name,
+            },
+        );
         let _ = self.events.send(BackendEvent::ApprovalRequested(view));
     }
 
-    /// The operator answered prompt `id`.
+    /// The grant covering `identity`, counting one more use.
+    fn grant_for(&mut self, identity: &Identity) -> Option<GrantId> {
+        let grant = self.grants.iter_mut().find(|g| g.identity == *identity)?;
+        grant.view.uses += 1;
+        self.dirty = true;
+        Some(grant.view.id)
+    }
+
+    fn record(&mut self, call_id: Option<&str>, decided: Decided) {
+        if let Some(id) = call_id {
+            self.decided.insert(id.to_string(), decided);
+        }
+    }
+
+    /// The operator answered prompt `id`. "Always" becomes a grant, which
+    /// settles every queued prompt of the same definition at once.
     pub fn answer(&mut self, id: ApprovalId, decision: Decision) {
         let Some(pending) = self.pending.remove(&id) else {
             return;
         };
-        if decision == Decision::Always
-            && let Some(identity) = pending.identity
-            && !self.always.contains(&identity)
-        {
-            self.always.push(identity);
-        }
+        let decided = match (decision, &pending.identity) {
+            (Decision::Once, _) | (Decision::Always, None) => Decided::ApprovedOnce,
+            (Decision::Deny, _) => Decided::DeniedByOperator,
+            (Decision::Always, Some(identity)) => {
+                let grant = self.grant(identity.clone(), &pending);
+                self.settle_covered(identity, grant);
+                Decided::ApprovedAlways(grant)
+            }
+        };
+        self.record(pending.call_id.as_deref(), decided);
         let _ = pending.reply.send(decision);
+    }
+
+    fn grant(&mut self, identity: Identity, pending: &Pending) -> GrantId {
+        if let Some(existing) = self.grants.iter().find(|g| g.identity == identity) {
+            return existing.view.id;
+        }
+        let id = self.next_grant;
+        self.next_grant += 1;
+        self.grants.push(Grant {
+            view: GrantView {
+                id,
+                tool: pending.tool.clone(),
+                alias: pending.alias.clone(),
+                remote_name: pending.remote_name.clone(),
+                given_at: chrono::Utc::now().format("%H:%M:%S UTC").to_string(),
+                uses: 0,
+            },
+            identity,
+        });
+        self.dirty = true;
+        id
+    }
+
+    /// Approves every queued prompt the new grant covers.
+    fn settle_covered(&mut self, identity: &Identity, grant: GrantId) {
+        let covered: Vec<ApprovalId> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.identity.as_ref() == Some(identity))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in covered {
+            let Some(pending) = self.pending.remove(&id) else {
+                continue;
+            };
+            if let Some(g) = self.grants.iter_mut().find(|g| g.view.id == grant) {
+                g.view.uses += 1;
+            }
+            self.record(pending.call_id.as_deref(), Decided::SessionGrant(grant));
+            let _ = pending.reply.send(Decision::Once);
+            let _ = self.events.send(BackendEvent::ApprovalWithdrawn {
+                id,
+                why: Withdrawal::Granted(grant),
+            });
+        }
     }
 
     /// The asker stopped waiting (answered, timed out or cancelled): if the
     /// prompt is still open, take it off the screen.
     pub fn settled(&mut self, id: ApprovalId) {
-        if self.pending.remove(&id).is_some() {
-            let _ = self.events.send(BackendEvent::ApprovalWithdrawn(id));
+        if let Some(pending) = self.pending.remove(&id) {
+            self.record(pending.call_id.as_deref(), Decided::NotApproved);
+            let _ = self.events.send(BackendEvent::ApprovalWithdrawn {
+                id,
+                why: Withdrawal::Settled,
+            });
         }
     }
 
     /// Denies every open prompt (the turn was interrupted, or the harness quits).
     pub fn withdraw_all(&mut self) {
-        for (id, _) in self.pending.drain() {
-            let _ = self.events.send(BackendEvent::ApprovalWithdrawn(id));
+        let ids: Vec<ApprovalId> = self.pending.keys().copied().collect();
+        for id in ids {
+            self.withdraw(id, Withdrawal::Interrupted);
         }
     }
 
-    /// A connection ended: its approvals can never match again; drop them.
-    pub fn connection_ended(&mut self, ended: ConnectionId) {
-        self.always
-            .retain(|i| !matches!(i, Identity::Mcp { connection, .. } if *connection == ended));
+    fn withdraw(&mut self, id: ApprovalId, why: Withdrawal) {
+        if let Some(pending) = self.pending.remove(&id) {
+            self.record(pending.call_id.as_deref(), Decided::NotApproved);
+            // Dropping the reply tells the asker; the call path then finds
+            // its tool gone and says so.
+            let _ = self
+                .events
+                .send(BackendEvent::ApprovalWithdrawn { id, why });
+        }
+    }
+
+    /// A connection ended: its prompts are withdrawn (with a notice) and its
+    /// grants can never match again.
+    pub fn connection_ended(&mut self, ended: ConnectionId, cause: &str) {
+        let before = self.grants.len();
+        self.grants
+            .retain(|g| g.identity.connection() != Some(ended));
+        self.dirty |= self.grants.len() != before;
+        let gone: Vec<(ApprovalId, String)> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.identity.as_ref().and_then(Identity::connection) == Some(ended))
+            .map(|(id, p)| (*id, p.tool.clone()))
+            .collect();
+        for (id, tool) in gone {
+            self.withdraw(id, Withdrawal::Revoked(cause.to_string()));
+            let _ = self.events.send(BackendEvent::Notice(format!(
+                "withdrew the approval prompt for `{tool}`: its tools were revoked ({cause})"
+            )));
+        }
+    }
+
+    /// The registry changed (a re-list): a prompt or grant whose tool is gone
+    /// or defined differently no longer stands.
+    pub fn registry_changed(&mut self, snapshot: &Snapshot) {
+        let before = self.grants.len();
+        self.grants.retain(|g| g.identity.holds_in(snapshot));
+        self.dirty |= self.grants.len() != before;
+        let changed: Vec<(ApprovalId, String)> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.identity.as_ref().is_some_and(|i| !i.holds_in(snapshot)))
+            .map(|(id, p)| (*id, p.tool.clone()))
+            .collect();
+        for (id, tool) in changed {
+            self.withdraw(id, Withdrawal::Changed);
+            let _ = self.events.send(BackendEvent::Notice(format!(
+                "withdrew the approval prompt for `{tool}`: the server changed or withdrew the tool \
+                 since it was asked (a changed tool is approved anew)"
+            )));
+        }
+    }
+
+    /// The grants as the Rules view shows them.
+    pub fn grants(&self) -> Arc<[GrantView]> {
+        self.grants.iter().map(|g| g.view.clone()).collect()
+    }
+
+    /// One grant's view (for `save to config`).
+    pub fn grant_view(&self, id: GrantId) -> Option<GrantView> {
+        self.grants
+            .iter()
+            .find(|g| g.view.id == id)
+            .map(|g| g.view.clone())
+    }
+
+    /// Ends a grant: its tool asks again.
+    pub fn revoke(&mut self, id: GrantId) -> Option<GrantView> {
+        let at = self.grants.iter().position(|g| g.view.id == id)?;
+        self.dirty = true;
+        Some(self.grants.remove(at).view)
+    }
+
+    /// Whether the grants changed since the last call (the views must go out).
+    pub fn take_dirty(&mut self) -> bool {
+        std::mem::take(&mut self.dirty)
     }
 }

@@ -1,5 +1,7 @@
 //! The TUI's elicitor: a server's request for input becomes a form in the UI;
-//! the call waits for the operator's answer (or a cancel on shutdown).
+//! the call waits for the operator's answer (or a cancel on shutdown). An
+//! answer the server's own schema refuses is never sent as a silent `cancel`:
+//! the form stays open with the problems on their fields.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -10,13 +12,24 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::mcp::elicit::{ElicitationRequest, ElicitationResponse, Elicitor};
-use crate::protocol::{
-    BackendEvent, ElicitAnswer, ElicitationId, ElicitationView, FieldKind, FieldView,
-};
+use crate::mcp::schema;
+use crate::protocol::{BackendEvent, ElicitAnswer, ElicitationId, ElicitationView, FieldProblem};
+
+mod fields;
+
+pub use fields::fields;
+
+struct Open {
+    reply: oneshot::Sender<ElicitAnswer>,
+    /// The requested schema, to check an answer before it is sent.
+    schema: Value,
+    /// The fields' names (to put a problem on its field).
+    names: Vec<String>,
+}
 
 pub struct TuiElicitor {
     events: mpsc::UnboundedSender<BackendEvent>,
-    pending: Mutex<HashMap<ElicitationId, oneshot::Sender<ElicitAnswer>>>,
+    pending: Mutex<HashMap<ElicitationId, Open>>,
     next: AtomicU64,
 }
 
@@ -29,14 +42,23 @@ impl TuiElicitor {
         }
     }
 
+    /// The operator's answer. An accepted answer is checked against the
+    /// server's schema (compiled offline, as every server schema) first: if it
+    /// does not satisfy it, the form stays and the UI is told why.
     pub fn answer(&self, id: ElicitationId, answer: ElicitAnswer) {
-        if let Some(tx) = self
-            .pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&id)
-        {
-            let _ = tx.send(answer);
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if let (ElicitAnswer::Accept(content), Some(open)) = (&answer, pending.get(&id)) {
+            let problems = check(&open.schema, &open.names, &Value::Object(content.clone()));
+            if !problems.is_empty() {
+                let _ = self
+                    .events
+                    .send(BackendEvent::ElicitationInvalid { id, problems });
+                return;
+            }
+        }
+        if let Some(open) = pending.remove(&id) {
+            let _ = open.reply.send(answer);
+            let _ = self.events.send(BackendEvent::ElicitationWithdrawn(id));
         }
     }
 
@@ -55,20 +77,71 @@ impl TuiElicitor {
     }
 }
 
+/// Every problem of `content` against the requested schema, each on its field
+/// where the error names one.
+fn check(requested: &Value, names: &[String], content: &Value) -> Vec<FieldProblem> {
+    let validator = match schema::compile(requested) {
+        Ok(v) => v,
+        Err(e) => {
+            let why = match e {
+                schema::SchemaProblem::NotObject(d)
+                | schema::SchemaProblem::ExternalRef(d)
+                | schema::SchemaProblem::Invalid(d) => d,
+            };
+            return vec![FieldProblem {
+                field: None,
+                message: format!(
+                    "the server's form schema cannot be checked ({why}); decline or cancel it"
+                ),
+            }];
+        }
+    };
+    schema::validate(&validator, content)
+        .into_iter()
+        .map(|e| {
+            let at = e.instance_path.trim_start_matches('/');
+            let top = at.split('/').next().unwrap_or_default();
+            let field = names
+                .iter()
+                .find(|n| n.as_str() == top)
+                // A missing required property is reported on the object: the
+                // message quotes its name.
+                .or_else(|| {
+                    names
+                        .iter()
+                        .find(|n| at.is_empty() && e.message.contains(&format!("\"{n}\"")))
+                })
+                .cloned();
+            FieldProblem {
+                field,
+                message: e.message,
+            }
+        })
+        .collect()
+}
+
 impl Elicitor for TuiElicitor {
     fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitationResponse> {
         Box::pin(async move {
             let id = self.next.fetch_add(1, Ordering::Relaxed);
             let (tx, rx) = oneshot::channel();
+            let fields = fields(&request.requested_schema, &request.order);
             self.pending
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .insert(id, tx);
+                .insert(
+                    id,
+                    Open {
+                        reply: tx,
+                        schema: request.requested_schema.clone(),
+                        names: fields.iter().map(|f| f.name.clone()).collect(),
+                    },
+                );
             let view = ElicitationView {
                 id,
                 alias: request.alias.to_string(),
                 message: request.message.clone(),
-                fields: fields(&request.requested_schema),
+                fields,
             };
             let _ = self.events.send(BackendEvent::ElicitationRequested(view));
             match rx.await {
@@ -78,57 +151,4 @@ impl Elicitor for TuiElicitor {
             }
         })
     }
-}
-
-/// The form's fields, from the requested schema's properties.
-pub fn fields(schema: &Value) -> Vec<FieldView> {
-    let required: Vec<&str> = schema["required"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
-    let Some(properties) = schema["properties"].as_object() else {
-        return Vec::new();
-    };
-    properties
-        .iter()
-        .map(|(name, p)| {
-            let choices: Option<Vec<String>> = p["enum"]
-                .as_array()
-                .map(|e| {
-                    e.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .or_else(|| {
-                    p["oneOf"].as_array().map(|o| {
-                        o.iter()
-                            .filter_map(|c| c["const"].as_str())
-                            .map(str::to_string)
-                            .collect()
-                    })
-                });
-            let kind = match (choices, p["type"].as_str()) {
-                (Some(c), _) if !c.is_empty() => FieldKind::Choice(c),
-                (_, Some("boolean")) => FieldKind::Boolean,
-                (_, Some("integer")) => FieldKind::Integer,
-                (_, Some("number")) => FieldKind::Number,
-                _ => FieldKind::Text,
-            };
-            let default = p.get("default").map(|d| match d {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            });
-            FieldView {
-                name: name.clone(),
-                title: p["title"].as_str().map(str::to_string),
-                description: p["description"].as_str().map(str::to_string),
-                kind,
-                required: required.contains(&name.as_str()),
-                default,
-            }
-        })
-        .collect()
 }

@@ -4,9 +4,10 @@
 use crate::agent::conversation::ResultPart;
 use crate::agent::events::{AgentEvent, AgentId, Origin};
 use crate::agent::toolbox::ToolRun;
-use crate::mcp::{McpEvent, ToolErrorCode};
-use crate::protocol::{BackendEvent, ToolCallView, ToolOutcomeView};
+use crate::mcp::{ConnectErrorCode, McpEvent, RevokeCause, ToolErrorCode};
+use crate::protocol::{BackendEvent, Decided, ToolCallView, ToolOutcomeView};
 
+use super::records::CallRecord;
 use super::{Backend, convert};
 
 impl Backend {
@@ -31,6 +32,28 @@ impl Backend {
                     self.calls.insert(id.clone(), (alias.clone(), name.clone()));
                 }
                 self.approvals.call_started(&agent, &id);
+                let (alias, remote_name) = match &origin {
+                    Origin::Mcp { alias, remote_name } => {
+                        (Some(alias.clone()), Some(remote_name.clone()))
+                    }
+                    _ => (None, None),
+                };
+                self.records.started(
+                    &id,
+                    CallRecord {
+                        name: name.clone(),
+                        alias,
+                        remote_name,
+                        builtin: origin == Origin::Builtin,
+                        effect,
+                        at: chrono::Utc::now().format("%H:%M:%S UTC").to_string(),
+                        decided: None,
+                        code: None,
+                        message: None,
+                        schema_errors: Vec::new(),
+                        elapsed_ms: None,
+                    },
+                );
                 BackendEvent::ToolCallStarted(ToolCallView {
                     id,
                     by: convert::origin(&agent),
@@ -60,7 +83,8 @@ impl Backend {
                 if let Some((alias, _)) = self.calls.remove(&id) {
                     self.count(&alias, &run);
                 }
-                BackendEvent::ToolCallFinished(outcome_view(id, &run))
+                let decided = self.decided(&id, &run);
+                BackendEvent::ToolCallFinished(outcome_view(id, &run, decided))
             }
             AgentEvent::Notice { agent, text } => BackendEvent::Notice(label(&agent, &text)),
             AgentEvent::Error { agent, message } => BackendEvent::Error(label(&agent, &message)),
@@ -111,6 +135,8 @@ impl Backend {
             McpEvent::Registered { alias, .. } => {
                 // A new connection: its Health counts its own calls.
                 self.stats.remove(alias.as_str());
+                self.records.connected(alias.as_str());
+                self.approvals.registry_changed(&self.hub.snapshot());
             }
             McpEvent::Revoked {
                 alias,
@@ -119,7 +145,15 @@ impl Backend {
                 cause,
                 ..
             } => {
-                self.approvals.connection_ended(*connection);
+                self.approvals
+                    .connection_ended(*connection, &cause.to_string());
+                if let RevokeCause::PolicyViolation {
+                    code: ConnectErrorCode::DefinitionChanged,
+                    ..
+                } = cause
+                {
+                    self.records.pin_violated(alias.as_str());
+                }
                 if let Some(last) = self.builder.last.get_mut(alias.as_str())
                     && last.connection.id() == *connection
                 {
@@ -138,6 +172,7 @@ impl Backend {
                 changed,
                 ..
             } => {
+                self.approvals.registry_changed(&self.hub.snapshot());
                 let mut parts = Vec::new();
                 for (label, names) in [("added", added), ("removed", removed), ("changed", changed)]
                 {
@@ -245,7 +280,16 @@ pub(super) fn label(agent: &AgentId, text: &str) -> String {
     }
 }
 
-pub(super) fn outcome_view(id: String, run: &ToolRun) -> ToolOutcomeView {
+impl Backend {
+    /// How call `id` was decided: its prompt's answer (or grant), else what its
+    /// effect and outcome say.
+    pub(super) fn decided(&mut self, id: &str, run: &ToolRun) -> Option<Decided> {
+        let approval = self.approvals.take_decided(id);
+        self.records.finished(id, run, approval).or(approval)
+    }
+}
+
+pub(super) fn outcome_view(id: String, run: &ToolRun, decided: Option<Decided>) -> ToolOutcomeView {
     let (ok, text, code) = match &run.outcome {
         Ok(parts) => (
             true,
@@ -270,6 +314,7 @@ pub(super) fn outcome_view(id: String, run: &ToolRun) -> ToolOutcomeView {
         code,
         server_output: run.server_output.clone(),
         elapsed_ms: run.elapsed.as_millis() as u64,
+        decided,
         dropped_nulls: run.dropped_nulls.clone(),
     }
 }

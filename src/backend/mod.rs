@@ -7,8 +7,12 @@ mod approver;
 mod convert;
 mod elicitor;
 mod events;
+mod explain;
+mod history;
 mod operator;
 mod pins;
+mod records;
+mod rules;
 mod signin;
 mod views;
 
@@ -22,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::events::TurnEnd;
 use crate::agent::lead::Lead;
+use crate::agent::model::ModelProvider;
 use crate::agent::toolbox::ToolRun;
 use crate::config::{Config, ConfigSource};
 use crate::mcp::Hub;
@@ -30,6 +35,7 @@ use crate::session::{self, SessionEvent, SessionOptions, SetupError};
 use crate::store::Store;
 use approvals::Approvals;
 use approver::{Asked, TuiApprover};
+use records::Records;
 use views::{Stats, ViewBuilder};
 
 /// The UI's ends of the channels: commands up, events down, and the views
@@ -64,6 +70,19 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         Arc::clone(&sign_in) as Arc<dyn crate::mcp::auth::UserAgent>
     ));
     let first_run = config.source == ConfigSource::Embedded && session.lead.model.is_replay();
+    let model = Arc::clone(&session.lead.model);
+    // A person is watching: the replay waits for them between acts.
+    if let Some(pacing) = model.pacing() {
+        pacing.enable();
+    }
+    let resumed = session.resumed.map(|connected| {
+        let history = session
+            .store
+            .as_ref()
+            .map(|s| history::read(s.dir()))
+            .unwrap_or_default();
+        (history, connected)
+    });
     let info = SessionInfo {
         provider: session.lead.model.name().to_string(),
         model: session.lead.model.model().to_string(),
@@ -92,6 +111,8 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         config,
         stats: HashMap::new(),
         calls: HashMap::new(),
+        records: Records::default(),
+        model,
         tasks: HashMap::new(),
         cancel: CancellationToken::new(),
         hand_cancel: CancellationToken::new(),
@@ -101,7 +122,7 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         session: session.events,
         internal: internal_rx,
     };
-    let task = tokio::spawn(backend.run(info, channels));
+    let task = tokio::spawn(backend.run(info, resumed, channels));
     Ok(BackendHandle {
         commands,
         events: events_rx,
@@ -148,6 +169,10 @@ struct Backend {
     calls: HashMap<String, (String, String)>,
     /// Calls that run as tasks (by call id).
     tasks: HashMap<String, ()>,
+    /// What is remembered of each call (how it was decided, for "explain").
+    records: Records,
+    /// The model provider (a replay's pace is ended from here).
+    model: Arc<dyn ModelProvider>,
     /// The running turn's.
     cancel: CancellationToken,
     /// The operator's hand-made calls' (Ctrl-C cancels them as it does a turn).
@@ -156,13 +181,36 @@ struct Backend {
 
 type Turn = JoinHandle<(Lead, TurnEnd)>;
 
+/// A resumed session's earlier conversation and the servers it had connected.
+type Resumed = (Vec<crate::protocol::HistoryItem>, Vec<String>);
+
 impl Backend {
-    async fn run(mut self, info: SessionInfo, mut ch: Channels) {
+    async fn run(mut self, info: SessionInfo, resumed: Option<Resumed>, mut ch: Channels) {
         self.send(BackendEvent::Started(info));
+        if let Some((history, connected)) = resumed {
+            self.send(BackendEvent::Resumed { history, connected });
+        }
         self.servers();
         let mut turn: Option<Turn> = None;
+        let mut pace = self.model.pacing().map(|p| p.subscribe());
         loop {
             tokio::select! {
+                paused = async {
+                    match pace.as_mut() {
+                        Some(pace) => match pace.changed().await {
+                            Ok(()) => Some(*pace.borrow_and_update()),
+                            Err(_) => None,
+                        },
+                        None => std::future::pending().await,
+                    }
+                }, if pace.is_some() => {
+                    match paused {
+                        Some(Some(seconds)) => self.send(BackendEvent::ReplayPaused { seconds }),
+                        Some(None) => self.send(BackendEvent::ReplayResumed),
+                        // The provider is gone: nothing paces any more.
+                        None => pace = None,
+                    }
+                }
                 command = ch.commands.recv() => {
                     let command = command.unwrap_or(Command::Quit);
                     if command == Command::Quit {
@@ -192,6 +240,10 @@ impl Backend {
                     self.turn_done(finished);
                 }
             }
+            // A grant given, used or ended shows in the Rules view.
+            if self.approvals.take_dirty() {
+                self.servers();
+            }
         }
         self.shutdown(turn).await;
     }
@@ -218,8 +270,9 @@ impl Backend {
                 if let Some((alias, _)) = self.calls.remove(&id) {
                     self.count(&alias, &run);
                 }
+                let decided = self.decided(&id, &run);
                 self.send(BackendEvent::ToolCallFinished(events::outcome_view(
-                    id, &run,
+                    id, &run, decided,
                 )));
             }
         }
@@ -255,6 +308,14 @@ impl Backend {
                 self.tell(text);
             }
             Command::Approval { id, decision } => self.approvals.answer(id, decision),
+            Command::Explain(id) => self.explain(&id),
+            Command::RevokeGrant(id) => self.revoke_grant(id),
+            Command::SaveGrant(id) => self.save_grant(id),
+            Command::Continue => {
+                if let Some(pacing) = self.model.pacing() {
+                    pacing.go();
+                }
+            }
             Command::Elicitation { id, answer } => self.elicitor.answer(id, answer),
             Command::WritePolicy(alias) => self.write_policy(&alias),
             Command::AcceptPins { alias, seen } => self.accept_pins(alias, seen),
@@ -313,7 +374,9 @@ impl Backend {
 
     /// Sends fresh views (incrementally built: unchanged tool lists are shared).
     fn servers(&mut self) {
-        let views = self.builder.views(&self.hub, &self.stats);
+        let views = self
+            .builder
+            .views(&self.hub, &self.stats, self.approvals.grants());
         self.views.send_replace(views);
     }
 

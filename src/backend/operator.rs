@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::approver::HandApprover;
+use super::records::CallRecord;
 use super::{Backend, Internal, convert};
 use crate::agent::toolbox::{ToolRun, from_mcp};
 use crate::config::ConfigSource;
@@ -66,6 +67,22 @@ impl Backend {
         if let Some((alias, ..)) = &origin {
             self.calls.insert(id.clone(), (alias.clone(), name.clone()));
         }
+        self.records.started(
+            &id,
+            CallRecord {
+                name: name.clone(),
+                alias: origin.as_ref().map(|(a, ..)| a.clone()),
+                remote_name: origin.as_ref().map(|(_, r, _)| r.clone()),
+                builtin: false,
+                effect: origin.as_ref().map(|(.., e)| *e),
+                at: chrono::Utc::now().format("%H:%M:%S UTC").to_string(),
+                decided: None,
+                code: None,
+                message: None,
+                schema_errors: Vec::new(),
+                elapsed_ms: None,
+            },
+        );
         self.send(BackendEvent::ToolCallStarted(ToolCallView {
             id: id.clone(),
             by: Origin::Operator,

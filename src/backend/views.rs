@@ -14,8 +14,8 @@ use crate::mcp::{
     PublishedTool, ServerSpec, connection::Endpoint, schema,
 };
 use crate::protocol::{
-    ArgProblem, ArgsCheck, EndedView, HealthView, PinStatus, ServerView, SignInStatus, TokenInfo,
-    ToolView, Views,
+    ArgProblem, ArgsCheck, EndedView, GrantView, HealthView, PinStatus, ServerView, SignInStatus,
+    TokenInfo, ToolView, Views,
 };
 
 /// Call statistics per alias, kept by the backend.
@@ -81,7 +81,12 @@ pub struct ViewBuilder {
 
 impl ViewBuilder {
     /// Every configured server as it stands now.
-    pub fn views(&mut self, hub: &Hub, stats: &HashMap<String, Stats>) -> Views {
+    pub fn views(
+        &mut self,
+        hub: &Hub,
+        stats: &HashMap<String, Stats>,
+        grants: Arc<[GrantView]>,
+    ) -> Views {
         let snapshot = hub.snapshot();
         let servers = hub
             .aliases()
@@ -173,6 +178,7 @@ impl ViewBuilder {
         Views {
             servers: Arc::from(servers),
             snapshot: snapshot.version(),
+            grants,
         }
     }
 

@@ -167,6 +167,7 @@ async fn tui(config: Option<PathBuf>, resume: Option<String>) -> ExitCode {
         resume: resume.map(|id| (!id.is_empty()).then_some(id)),
         persist: true,
         workspace: None,
+        data_dir: None,
     };
     let backend = match crate::backend::spawn(config, options) {
         Ok(b) => b,

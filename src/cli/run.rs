@@ -54,6 +54,7 @@ pub async fn run(config: Option<PathBuf>, args: RunArgs) -> ExitCode {
             .map(|id| (!id.is_empty()).then(|| id.clone())),
         persist: true,
         workspace: None,
+        data_dir: None,
     };
     let approver = Arc::new(FlagApprover {
         approve: args.approve == Approve::Always,

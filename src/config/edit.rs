@@ -82,12 +82,73 @@ pub fn write_policy(
         }
         effects.insert(name.clone(), effect);
     }
-    // Write next to the file, then rename: a crash never leaves half a config.
-    let temp = path.with_extension("toml.mcp-harness-tmp");
-    std::fs::write(&temp, doc.to_string())
-        .map_err(|e| format!("cannot write {}: {e}", temp.display()))?;
-    std::fs::rename(&temp, path).map_err(|e| format!("cannot replace {}: {e}", path.display()))?;
+    replace(path, &doc.to_string())?;
     Ok(ToolPolicy::new(effects))
+}
+
+/// Writes `TOOL = "EFFECT"` for one tool — `[servers.ALIAS.tools]` when
+/// `alias` is given, `[builtin_tools]` otherwise — keeping comments, layout and
+/// the entry's own trailing comment. An MCP tool's entry must already exist:
+/// the policy lists exactly what the server publishes.
+pub fn set_effect(
+    path: &Path,
+    alias: Option<&str>,
+    tool: &str,
+    effect: Effect,
+) -> Result<(), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e| format!("cannot parse {}: {e}", path.display()))?;
+    let table = match alias {
+        Some(alias) => doc
+            .get_mut("servers")
+            .and_then(|s| s.get_mut(alias))
+            .and_then(|s| s.get_mut("tools"))
+            .and_then(Item::as_table_like_mut)
+            .ok_or_else(|| {
+                format!(
+                    "{} has no [servers.{alias}.tools] table to write into",
+                    path.display()
+                )
+            })?,
+        None => {
+            if doc.get("builtin_tools").is_none() {
+                doc.insert("builtin_tools", Item::Table(Table::new()));
+            }
+            doc.get_mut("builtin_tools")
+                .and_then(Item::as_table_like_mut)
+                .ok_or_else(|| format!("builtin_tools in {} is not a table", path.display()))?
+        }
+    };
+    match table.get_mut(tool).and_then(Item::as_value_mut) {
+        Some(existing) => {
+            let decor = existing.decor().clone();
+            *existing = toml_edit::Value::from(effect.to_string());
+            *existing.decor_mut() = decor;
+        }
+        None if alias.is_some() => {
+            return Err(format!(
+                "{} has no entry for `{tool}` under [servers.{}.tools]; write the policy (p) first",
+                path.display(),
+                alias.unwrap_or_default()
+            ));
+        }
+        None => {
+            table
+                .entry_format(&key_for(tool)?)
+                .or_insert(value(effect.to_string()));
+        }
+    }
+    replace(path, &doc.to_string())
+}
+
+/// Writes next to the file, then renames: a crash never leaves half a config.
+fn replace(path: &Path, text: &str) -> Result<(), String> {
+    let temp = path.with_extension("toml.mcp-harness-tmp");
+    std::fs::write(&temp, text).map_err(|e| format!("cannot write {}: {e}", temp.display()))?;
+    std::fs::rename(&temp, path).map_err(|e| format!("cannot replace {}: {e}", path.display()))
 }
 
 #[cfg(test)]
@@ -153,5 +214,25 @@ mod tests {
             after.contains("[servers.s.tools]\na = \"confirm\""),
             "{after}"
         );
+    }
+
+    #[test]
+    fn one_effect_is_set_in_place_keeping_its_comment() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let before = "[servers.s]\ncommand = \"x\"\n\n[servers.s.tools]\nlookup = \"confirm\" # ask me\nset = \"confirm\"\n";
+        std::fs::write(&path, before).unwrap();
+        set_effect(&path, Some("s"), "lookup", Effect::Allow).unwrap();
+        let after = std::fs::read_to_string(&path).unwrap();
+        assert!(after.contains("lookup = \"allow\" # ask me\n"), "{after}");
+        assert!(after.contains("set = \"confirm\""), "{after}");
+        assert!(set_effect(&path, Some("s"), "missing", Effect::Allow).is_err());
+        set_effect(&path, None, "read_file", Effect::Allow).unwrap();
+        let after = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            after.contains("[builtin_tools]\nread_file = \"allow\""),
+            "{after}"
+        );
+        super::super::parse(&after, super::super::ConfigSource::Embedded).unwrap();
     }
 }

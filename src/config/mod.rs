@@ -4,6 +4,7 @@
 mod agent;
 pub mod edit;
 pub mod import;
+pub mod lines;
 mod oauth;
 mod servers;
 mod telemetry;

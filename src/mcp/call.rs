@@ -162,6 +162,12 @@ impl Hub {
             };
             let decider = approver.decider();
             if let ApprovalDecision::Denied { reason } = approver.approve(request).await {
+                // A prompt withdrawn because its tool was revoked meanwhile:
+                // the truth is that the server is gone, not that anyone denied
+                // (no decision was made).
+                if let Some(error) = self.gone(&tool) {
+                    return CallOutcome::local(error);
+                }
                 *decision = Decision::Denied { decider };
                 return CallOutcome::local(envelope(Code::McpPermissionDenied, reason));
             }

@@ -193,12 +193,21 @@ impl ClientHandler for HarnessClient {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, rmcp::ErrorData> {
+        // The wire's property order survives only in rmcp's typed schema (a
+        // `Value` object is sorted), so it is taken here, before the round trip.
+        let order = match &request {
+            ElicitRequestParams::FormElicitationParams {
+                requested_schema, ..
+            } => requested_schema.property_order.clone(),
+            _ => None,
+        };
         let params = serde_json::to_value(&request).unwrap_or(Value::Null);
         let answer = super::elicit::answer_form(
             self.parts.elicitor.as_ref(),
             &self.parts.alias,
             self.parts.id,
             &params,
+            order,
         )
         .await;
         Ok(serde_json::from_value(answer)

@@ -21,6 +21,9 @@ pub struct ElicitationRequest {
     /// The requested schema: an object whose properties are strings, numbers,
     /// integers, booleans or enums, each possibly with a `default` (untrusted).
     pub requested_schema: Value,
+    /// The properties' names in the server's order (`requested_schema` is a
+    /// map, which keeps no order).
+    pub order: Vec<String>,
 }
 
 /// The operator's answer.
@@ -57,12 +60,14 @@ impl Elicitor for DecliningElicitor {
 /// `ElicitResult` to send back. URL mode is never offered: a server that asks for
 /// it is declined without reaching the operator; an accepted answer that does
 /// not satisfy the requested schema is sent as `cancel`, never as content the
-/// server's own schema refuses.
+/// server's own schema refuses. `order` is the properties' wire order where the
+/// caller still has it (the schema's own keys otherwise).
 pub(super) async fn answer_form(
     elicitor: &dyn Elicitor,
     alias: &ServerAlias,
     connection: ConnectionId,
     params: &Value,
+    order: Option<Vec<String>>,
 ) -> Value {
     let decline = json!({"action": "decline"});
     let form = params.get("mode").is_none_or(|m| m == "form");
@@ -80,6 +85,13 @@ pub(super) async fn answer_form(
         connection,
         message: message.to_string(),
         requested_schema: schema.clone(),
+        order: order.unwrap_or_else(|| {
+            schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().cloned().collect())
+                .unwrap_or_default()
+        }),
     };
     match elicitor.elicit(request).await {
         ElicitationResponse::Accept { content } => {

@@ -245,6 +245,9 @@ pub(super) async fn answer_questions(
             &conn.parts.alias,
             conn.parts.id,
             &params,
+            // An input round's questions reach us as JSON already parsed
+            // into a sorted map: the server's order is gone by now.
+            None,
         )
         .await;
         answers.insert(key.clone(), answer);

@@ -118,9 +118,24 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
                 .with_max_line_length(p.spec.max_message_bytes);
             let probe_window = p.limits.discover_timeout.min(timeout / 2);
             let negotiation = negotiate::over_stdio(transport, plan, &parts, probe_window);
+            let negotiation = tokio::time::timeout(timeout, negotiation);
+            tokio::pin!(negotiation);
             let session = tokio::select! {
-                result = tokio::time::timeout(timeout, negotiation) => result,
-                status = process.wait() => return Err(exited_during_init(status, &stderr).await),
+                result = &mut negotiation => result,
+                status = process.wait() => {
+                    // A server may answer (say, -32022 for a revision it refuses) and
+                    // exit at once: the answer already in the pipe is the cause, not
+                    // the exit that raced it.
+                    match tokio::time::timeout(LAST_WORDS, &mut negotiation).await {
+                        Ok(Ok(Err(Unnegotiated::Mismatch(message)))) => {
+                            return Err(mismatch(message, &stderr));
+                        }
+                        Ok(Ok(Err(Unnegotiated::Init(e)))) if initfail::is_answer(&e) => {
+                            return Err(initfail::failed(&e, Via::Stdio, &stderr));
+                        }
+                        _ => return Err(exited_during_init(status, &stderr).await),
+                    }
+                }
             };
             let session = match session {
                 Ok(Ok(session)) => session,

@@ -22,6 +22,7 @@ use rmcp::model::{ClientRequest, CustomRequest};
 use rmcp::service::{Peer, RoleClient};
 use serde::Serialize;
 use serde_json::{Value, json};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::connection::Connection;
@@ -114,15 +115,24 @@ pub(super) fn ttl_ms(conn: &Connection) -> u64 {
     u64::try_from(conn.task_timeout.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// The tasks running on one connection (to cancel them when it closes).
+/// The tasks running on one connection (to cancel them when it closes), and
+/// the cancels already on their way for tasks whose caller stopped waiting.
 #[derive(Default)]
 pub struct TaskBook {
     running: Mutex<BTreeMap<String, Shape>>,
+    /// A Ctrl-C drops the call and then closes the connection at once: the
+    /// close waits for these (bounded), or the `tasks/cancel` would lose the
+    /// race against the closing session and never reach the server.
+    cancelling: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl TaskBook {
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Shape>> {
         self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lock_cancelling(&self) -> std::sync::MutexGuard<'_, Vec<JoinHandle<()>>> {
+        self.cancelling.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn len(&self) -> usize {
@@ -137,16 +147,44 @@ impl TaskBook {
     pub(super) fn ids(&self) -> Vec<String> {
         self.lock().keys().cloned().collect()
     }
+
+    /// Sends `tasks/cancel` for a task nobody waits for any more, in the
+    /// background; a close of the connection waits for it ([`Self::take_cancelling`]).
+    fn cancel_abandoned(
+        &self,
+        runtime: &tokio::runtime::Handle,
+        peer: Peer<RoleClient>,
+        id: String,
+    ) {
+        let handle = runtime.spawn(async move {
+            let _ = tokio::time::timeout(CANCEL_GRACE, send_cancel(&peer, &id)).await;
+        });
+        let mut cancelling = self.lock_cancelling();
+        cancelling.retain(|h| !h.is_finished());
+        cancelling.push(handle);
+    }
+
+    /// The cancels still on their way (the connection is about to close).
+    pub(super) fn take_cancelling(&self) -> Vec<JoinHandle<()>> {
+        std::mem::take(&mut *self.lock_cancelling())
+    }
 }
 
-/// Sends `tasks/cancel` for each task (its connection is about to close);
-/// waits at most [`CANCEL_GRACE`] for the answers.
-pub(super) async fn cancel_all(peer: &Peer<RoleClient>, ids: &[String]) {
-    if ids.is_empty() {
+/// Before a connection closes: sends `tasks/cancel` for each task still
+/// running and waits for the cancels already sent for abandoned ones, at most
+/// [`CANCEL_GRACE`] for all the answers (a server that does not answer must
+/// not hold up the close).
+pub(super) async fn cancel_before_close(
+    peer: &Peer<RoleClient>,
+    ids: &[String],
+    cancelling: Vec<JoinHandle<()>>,
+) {
+    if ids.is_empty() && cancelling.is_empty() {
         return;
     }
-    let cancels = ids.iter().map(|id| send_cancel(peer, id));
-    let _ = tokio::time::timeout(CANCEL_GRACE, futures::future::join_all(cancels)).await;
+    let cancels = futures::future::join_all(ids.iter().map(|id| send_cancel(peer, id)));
+    let abandoned = futures::future::join_all(cancelling);
+    let _ = tokio::time::timeout(CANCEL_GRACE, futures::future::join(cancels, abandoned)).await;
 }
 
 async fn send_cancel(peer: &Peer<RoleClient>, task_id: &str) {
@@ -184,16 +222,12 @@ impl Drop for Running<'_> {
         if !self.armed || self.conn.is_ended() {
             return;
         }
-        let (Ok(runtime), peer, id) = (
-            tokio::runtime::Handle::try_current(),
-            self.conn.peer.clone(),
-            self.id.clone(),
-        ) else {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        runtime.spawn(async move {
-            let _ = tokio::time::timeout(CANCEL_GRACE, send_cancel(&peer, &id)).await;
-        });
+        self.conn
+            .tasks
+            .cancel_abandoned(&runtime, self.conn.peer.clone(), self.id.clone());
     }
 }
 

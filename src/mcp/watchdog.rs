@@ -236,7 +236,8 @@ pub async fn watch(
     if mode == StopMode::Close {
         // Tell the server before the session goes: tasks still running, and
         // the subscription (a server may hold its exit for an open one).
-        super::tasks::cancel_all(&peer, &running_tasks).await;
+        let cancelling = closing.tasks.take_cancelling();
+        super::tasks::cancel_before_close(&peer, &running_tasks, cancelling).await;
         closing.listening.cancel(&peer).await;
     }
     if mode == StopMode::Kill

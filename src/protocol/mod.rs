@@ -4,12 +4,17 @@
 //! only.
 
 mod kinds;
+mod more;
 mod views;
 
 use serde_json::Value;
 
 pub use kinds::{
     AliasStatus, EndCause, EndKind, Origin, PinStatus, PolicyEffect, Target, TaskStatus, TurnEnd,
+};
+pub use more::{
+    Choice, Decided, DefaultValue, ExplainView, FieldProblem, GrantId, GrantView, HistoryItem,
+    Rule, TextFormat, Withdrawal,
 };
 pub use views::{
     ApprovalView, ArgProblem, ArgsCheck, ElicitationView, EndedView, FieldKind, FieldView,
@@ -58,6 +63,14 @@ pub enum Command {
         id: ElicitationId,
         answer: ElicitAnswer,
     },
+    /// Which local rule decided this call (answered with `Explained`).
+    Explain(String),
+    /// End a session grant: its tool asks again.
+    RevokeGrant(GrantId),
+    /// Write `allow` for a grant's tool into the config file (the operator confirmed).
+    SaveGrant(GrantId),
+    /// Go on with a paused replay (the scripted demo waits between acts).
+    Continue,
     /// Sign in to this alias (OAuth): its authorization page is shown, then it connects.
     SignIn(String),
     /// The address the browser was sent to, pasted (for a browser on another machine).
@@ -135,12 +148,31 @@ pub enum BackendEvent {
     },
     /// A `confirm` call waits for the operator.
     ApprovalRequested(ApprovalView),
-    /// A pending prompt was withdrawn (the turn was interrupted, or shutdown).
-    ApprovalWithdrawn(ApprovalId),
+    /// A pending prompt left without the operator's answer, and why.
+    ApprovalWithdrawn { id: ApprovalId, why: Withdrawal },
     /// A server asks the operator for input.
     ElicitationRequested(ElicitationView),
-    /// A pending form was withdrawn (shutdown, interruption).
+    /// A form left: its answer was taken (and goes to the server), or it was
+    /// withdrawn (shutdown, interruption).
     ElicitationWithdrawn(ElicitationId),
+    /// The answer to a form does not satisfy the server's schema: the form stays,
+    /// with the problems on their fields (nothing was sent).
+    ElicitationInvalid {
+        id: ElicitationId,
+        problems: Vec<FieldProblem>,
+    },
+    /// How a call was decided (the answer to `Command::Explain`).
+    Explained(ExplainView),
+    /// The earlier conversation of a resumed session, and the servers it had
+    /// connected (not reconnected: `Ctrl-R` does).
+    Resumed {
+        history: Vec<HistoryItem>,
+        connected: Vec<String>,
+    },
+    /// A replay pauses between acts until `Continue` (or by itself after `seconds`).
+    ReplayPaused { seconds: u64 },
+    /// The paused replay goes on.
+    ReplayResumed,
     /// The result of an operator command (connect, write policy, …).
     Status(String),
     /// A sign-in waits for the browser: show its window.

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::kinds::{AliasStatus, Origin, PinStatus, PolicyEffect, Target};
+use super::more::{Choice, Decided, GrantView, TextFormat};
 use super::{ApprovalId, ElicitationId};
 
 /// What the UI shows that replaces itself whole (sent over a `watch` channel:
@@ -18,6 +19,8 @@ pub struct Views {
     pub servers: Arc<[ServerView]>,
     /// The registry's snapshot version.
     pub snapshot: u64,
+    /// The session's grants ("approve always"), oldest first.
+    pub grants: Arc<[GrantView]>,
 }
 
 /// Who the operator is talking to.
@@ -63,6 +66,8 @@ pub struct ToolOutcomeView {
     /// What the server said that the model did not see (untrusted).
     pub server_output: Option<String>,
     pub elapsed_ms: u64,
+    /// Which local rule decided it.
+    pub decided: Option<Decided>,
     /// Arguments the harness left out before validation (`null`s the schema
     /// refuses at optional properties), as JSON pointers.
     pub dropped_nulls: Vec<String>,
@@ -288,24 +293,42 @@ pub struct ElicitationView {
     pub fields: Vec<FieldView>,
 }
 
-/// One field of an elicitation form.
+/// One field of an elicitation form, in the server's order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldView {
     pub name: String,
+    /// The server's label for it (untrusted).
     pub title: Option<String>,
     pub description: Option<String>,
     pub kind: FieldKind,
     pub required: bool,
-    /// The schema's default, as text for the form.
-    pub default: Option<String>,
+    /// The schema's default (of the field's own type), if any.
+    pub default: Option<Value>,
 }
 
-/// What a field takes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a field takes (the spec's restricted schema, every type of it).
+#[derive(Debug, Clone, PartialEq)]
 pub enum FieldKind {
-    Text,
-    Number,
-    Integer,
+    Text {
+        format: Option<TextFormat>,
+        min_length: Option<u64>,
+        max_length: Option<u64>,
+    },
+    Number {
+        minimum: Option<f64>,
+        maximum: Option<f64>,
+    },
+    Integer {
+        minimum: Option<i64>,
+        maximum: Option<i64>,
+    },
     Boolean,
-    Choice(Vec<String>),
+    /// One of these (plain `enum`, titled `oneOf`, legacy `enumNames`).
+    Choice(Vec<Choice>),
+    /// Any of these (an array of enum items), between `min` and `max` of them.
+    Choices {
+        options: Vec<Choice>,
+        min: Option<u64>,
+        max: Option<u64>,
+    },
 }

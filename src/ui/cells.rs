@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::sanitize::{line, wrapped};
 use super::theme;
-use crate::protocol::{Origin, PolicyEffect, Target, TaskStatus};
+use crate::protocol::{Decided, Origin, PolicyEffect, Target, TaskStatus};
 
 /// Result lines shown for a collapsed call.
 const COLLAPSED_RESULT_LINES: usize = 2;
@@ -65,6 +65,8 @@ pub struct ToolCallCell {
     /// properties), as JSON pointers.
     pub dropped_nulls: Vec<String>,
     pub expanded: bool,
+    /// Which local rule decided it (once it ended).
+    pub decided: Option<Decided>,
 }
 
 impl Cell {
@@ -163,7 +165,9 @@ impl PartialEq<Vec<Cell>> for Transcript {
 pub fn banner(width: usize) -> Vec<Line<'static>> {
     let text = "Welcome to mcp-harness. No config file and no model API key were found, so this runs the embedded demo: \
         two demo MCP servers (demo_alpha, demo_beta) and a scripted model that replays a script. Type anything and \
-        press Enter to watch connect, approval and revocation; Tab moves between panes, ? shows every key. \
+        press Enter to watch connect, approval, denial, an \"always\" grant and revocation; the story pauses between \
+        its parts (Enter goes on). To watch the watchdog, kill a server: Tab to Servers (or Alt-2), select it, K, \
+        then y; its tools are struck out in the registry (Alt-3). Tab moves between panes, ? shows every key. \
         For real servers, write ~/.config/mcp-harness/config.toml (start from config.example.toml); for a real \
         model, set ANTHROPIC_API_KEY or OPENAI_API_KEY.";
     let mut lines: Vec<Line<'static>> = wrapped(text, width)
@@ -203,6 +207,7 @@ fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<Line<'stati
         CallStatus::Ok { elapsed_ms } => ("✓", format!("ok {elapsed_ms} ms"), theme::ok()),
         CallStatus::Failed { code, .. } => ("✗", code.clone(), theme::error()),
     };
+
     let agent = match &call.by {
         Origin::Lead => String::new(),
         other => format!("{other} → "),
@@ -226,6 +231,11 @@ fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<Line<'stati
     if let Some(effect) = call.effect {
         about.push(Span::styled(" · ", theme::dim()));
         about.push(Span::styled(effect.label(), theme::effect(effect)));
+    }
+    // How it was decided, on every finished call's row.
+    if let Some(decided) = call.decided {
+        about.push(Span::styled(" · ", theme::dim()));
+        about.push(Span::styled(decided.phrase(), decision_style(decided)));
     }
     let mut lines = vec![header];
     if let Some((status, message)) = call
@@ -332,6 +342,17 @@ fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<Line<'stati
         }
     }
     lines
+}
+
+fn decision_style(decided: Decided) -> Style {
+    match decided {
+        Decided::AllowedByPolicy
+        | Decided::ApprovedOnce
+        | Decided::ApprovedAlways(_)
+        | Decided::SessionGrant(_) => theme::ok(),
+        Decided::NotRun => theme::dim(),
+        _ => theme::error(),
+    }
 }
 
 fn more_lines(n: usize) -> String {

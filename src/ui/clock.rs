@@ -9,8 +9,8 @@ use super::state::AppState;
 
 impl AppState {
     /// When the screen next changes by itself, if ever: a running call's clock
-    /// (every `tick`), a struck-out tool leaving, a status message expiring, an
-    /// approval prompt arming, the age of a live connection in a visible Health
+    /// (every `tick`), a status message expiring, an approval prompt, a form or
+    /// "kill?" arming, the age of a live connection in a visible Health
     /// pane (once a second). The loop sleeps until then and no longer:
     /// idle means no wake-ups at all.
     pub fn next_wakeup(&self, tick: Duration) -> Option<Instant> {
@@ -19,10 +19,10 @@ impl AppState {
         );
         let deadlines = [
             running.then(|| self.now + tick),
-            self.revoked.iter().map(|r| r.until).min(),
             self.status.as_ref().map(|(_, until)| *until),
             self.arms_at().filter(|t| *t > self.now),
             self.form_arms_at().filter(|t| *t > self.now),
+            self.kill_arms_at().filter(|t| *t > self.now),
             self.health_tick(),
         ];
         deadlines.into_iter().flatten().min()

@@ -6,14 +6,18 @@
 use ratatui::layout::{Constraint, Layout, Margin, Position, Rect};
 
 use super::content;
-use super::rows::registry_rows;
+use super::rows::EFFECT_WIDTH;
 use super::sanitize::wrapped;
 use super::state::{AppState, Focus};
 
 /// Columns from which the side panes sit beside the conversation.
 pub const WIDE: u16 = 110;
-/// The width of the servers and health column in the wide layout.
+/// The width of the servers and health column in the wide layout, at least.
 const SIDE: u16 = 30;
+/// …and at most (it grows with the width).
+const SIDE_MAX: u16 = 48;
+/// The registry column's width, at most.
+const REGISTRY_MAX: u16 = 84;
 /// Rows a status message may take (more is cut; the conversation keeps the
 /// whole text for the commands that matter).
 pub const MESSAGE_ROWS: usize = 2;
@@ -77,17 +81,19 @@ pub fn layout(area: Rect, state: &AppState) -> Areas {
         ..Areas::default()
     };
     if area.width >= WIDE {
-        // The conversation gets the most room; the registry enough for the
-        // demo's full exposed names at 120 columns (longer ones go compact).
-        let side = ((area.width - SIDE) * 4 / 9).clamp(36, 64);
+        // The side columns grow with the width; the conversation keeps the
+        // most room; the registry has enough for the demo's full exposed names
+        // at 120 columns (longer ones go compact).
+        let left_width = (area.width / 5).clamp(SIDE, SIDE_MAX);
+        let side = ((area.width - left_width) * 7 / 15).clamp(36, REGISTRY_MAX);
         let [left, center, right] = Layout::horizontal([
-            Constraint::Length(SIDE),
+            Constraint::Length(left_width),
             Constraint::Min(40),
             Constraint::Length(side),
         ])
         .areas(body);
         // The servers pane grows to show a rejected alias's whole reason.
-        let wanted = servers_height(state, SIDE.saturating_sub(2)) + 2;
+        let wanted = servers_height(state, left_width.saturating_sub(2)) + 2;
         let servers_rows = wanted.clamp(6, (left.height * 2 / 3).max(6));
         let [servers, health] =
             Layout::vertical([Constraint::Length(servers_rows), Constraint::Min(3)]).areas(left);
@@ -149,24 +155,48 @@ pub struct RegistryGeometry {
     pub header_rows: usize,
     /// Rows that fit.
     pub height: usize,
-    /// The first row shown (the selection stays in view).
+    /// The first row shown (the selection is always in view).
     pub first: usize,
-    /// Names do not fit whole: show exposed names' tails.
+    /// Full exposed names do not fit: the exposed column shows what differs.
     pub compact: bool,
 }
 
 pub fn registry_geometry(inner: Rect, state: &AppState) -> RegistryGeometry {
     let width = inner.width as usize;
-    let rows = registry_rows(state);
-    let compact = !content::registry_fits(&rows, width, state.registry_all);
+    let rows = state.rows();
+    let compact = rows.name_width + 3 + rows.exposed_width + 1 + EFFECT_WIDTH > width;
     let header_rows = content::registry_header(state, width, compact).len();
-    let height = (inner.height as usize).saturating_sub(header_rows);
+    let height = (inner.height as usize).saturating_sub(header_rows).max(1);
     RegistryGeometry {
         header_rows,
         height,
-        first: state.selected_tool.saturating_sub(height.saturating_sub(1)),
+        first: first_row(
+            state.registry_offset,
+            state.selected_tool,
+            height,
+            rows.refs.len(),
+        ),
         compact,
     }
+}
+
+/// The first row of a window of `height` rows over `len` that starts near
+/// `offset` and shows `selected`.
+pub fn first_row(offset: usize, selected: usize, height: usize, len: usize) -> usize {
+    let height = height.max(1);
+    let mut first = offset.min(len.saturating_sub(height));
+    if selected < first {
+        first = selected;
+    } else if selected >= first + height {
+        first = selected + 1 - height;
+    }
+    first
+}
+
+/// The registry's rows per page as laid out now (`None`: not on screen).
+pub fn registry_page(state: &AppState) -> Option<usize> {
+    let area = layout(state.area, state).registry?;
+    Some(registry_geometry(area.inner(Margin::new(1, 1)), state).height)
 }
 
 /// The registry row under screen line `y` of the pane drawn in `area` (for clicks).
@@ -174,7 +204,8 @@ pub fn registry_row_at(area: Rect, state: &AppState, y: u16) -> Option<usize> {
     let inner = area.inner(Margin::new(1, 1));
     let geometry = registry_geometry(inner, state);
     let offset = (y.checked_sub(inner.y)? as usize).checked_sub(geometry.header_rows)?;
-    (offset < geometry.height).then_some(geometry.first + offset)
+    let row = geometry.first + offset;
+    (offset < geometry.height && row < state.rows().refs.len()).then_some(row)
 }
 
 /// A centered rectangle for modals.

@@ -11,14 +11,17 @@
 pub mod cells;
 pub mod clock;
 pub mod content;
+pub mod input;
 pub mod keymap;
 pub mod layout;
 pub mod msg;
+pub mod offers;
 pub mod panes;
 pub mod pins;
 pub mod rows;
 pub mod sanitize;
 pub mod state;
+pub mod text;
 pub mod theme;
 pub mod update;
 
@@ -79,11 +82,30 @@ pub async fn run_terminal(channels: Channels) -> io::Result<()> {
         std::process::abort();
     }));
     let _ = crossterm::execute!(io::stdout(), EnableMouseCapture, EnableBracketedPaste);
-    let input = crossterm::event::EventStream::new().filter_map(|e| async move { e.ok() });
-    let result = run(&mut terminal, Box::pin(input), channels).await;
+    let result = run(&mut terminal, terminal_input(), channels).await;
     let _ = crossterm::execute!(io::stdout(), DisableMouseCapture, DisableBracketedPaste);
     ratatui::restore();
     result
+}
+
+/// The terminal's events, read on a thread of its own: everything already
+/// read waits in the channel, so the loop takes a whole burst into one frame.
+/// (The thread blocks in the read; it ends with the process.)
+fn terminal_input() -> impl Stream<Item = Event> + Unpin {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let spawned = std::thread::Builder::new()
+        .name("terminal input".into())
+        .spawn(move || {
+            while let Ok(event) = crossterm::event::read() {
+                if tx.send(event).is_err() {
+                    break;
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::error!("cannot start the terminal input thread: {e}");
+    }
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }
 
 /// What woke the loop.
@@ -101,12 +123,14 @@ enum Wake {
 /// `TestBackend` and scripted keys).
 pub async fn run<B: Backend>(
     terminal: &mut Terminal<B>,
-    mut input: impl Stream<Item = Event> + Unpin,
+    input: impl Stream<Item = Event> + Unpin,
     mut channels: Channels,
 ) -> io::Result<()>
 where
     B::Error: Into<io::Error>,
 {
+    // Keys whose escape sequence a read cut in two are joined again.
+    let mut input = input::Unsplit::new(input);
     let mut state = AppState::new(Instant::now());
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut quit_deadline: Option<tokio::time::Instant> = None;

@@ -5,8 +5,8 @@
 
 use ratatui::text::{Line, Span};
 
-use super::content::keys_of;
 use super::keymap::Scope;
+use super::keymap::keys_of;
 use super::sanitize::{line, wrapped};
 use super::state::AppState;
 use super::theme;

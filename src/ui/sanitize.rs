@@ -9,6 +9,11 @@ pub fn text(raw: &str) -> String {
     crate::sanitize::inert(raw, true)
 }
 
+/// One line, inert, whole (the caller fits it to a column).
+pub fn inert_text(raw: &str) -> String {
+    crate::sanitize::inert(raw, false)
+}
+
 /// One line, inert, at most `max` characters.
 pub fn line(raw: &str, max: usize) -> String {
     crate::sanitize::inert_line(raw, max)

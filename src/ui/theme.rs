@@ -80,3 +80,9 @@ pub fn pane_block(title: &str, focused: bool) -> Block<'static> {
             if focused { strong() } else { dim() },
         ))
 }
+
+/// A pane block whose title is cut (with `…`) to a pane `width` wide.
+pub fn fitted_block(title: &str, focused: bool, width: u16) -> Block<'static> {
+    let room = width.saturating_sub(4) as usize;
+    pane_block(&super::text::fit(title, room), focused)
+}

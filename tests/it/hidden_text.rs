@@ -216,7 +216,7 @@ fn the_registry_marks_the_tool_and_its_detail_shows_the_characters() {
     });
     tmux.keys(&["Tab", "Tab", "c"]);
     let screen = tmux.wait("alpha's tools in the registry", |s| {
-        s.contains("→ …lookup allow") && s.contains("ready 5 tools")
+        s.contains("mcp__alpha__…") && s.contains("ready 5 tools")
     });
     assert!(screen.contains("lookup [hidden text]"), "{screen}");
     assert!(!screen.contains("reset [hidden text]"), "{screen}");

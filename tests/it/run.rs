@@ -71,6 +71,15 @@ fn assert_demo_story(events: &[Value], approved: bool) {
                 "mcp__demo_alpha__set",
                 json!({"key": "apple", "value": "green"})
             ),
+            ("mcp__demo_alpha__reset", json!({})),
+            (
+                "mcp__demo_beta__set",
+                json!({"key": "lima", "value": "Peru"})
+            ),
+            (
+                "mcp__demo_beta__set",
+                json!({"key": "oslo", "value": "Norway"})
+            ),
             ("disconnect_mcp", alpha.clone()),
             ("mcp__demo_alpha__lookup", json!({"key": "apple"})),
             ("mcp__demo_beta__lookup", json!({"key": "oslo"})),
@@ -101,20 +110,23 @@ fn assert_demo_story(events: &[Value], approved: bool) {
     let (apple, lima) = (content(4), content(5));
     assert!(apple.contains("demo-alpha") && lima.contains("demo-beta"));
     assert_ne!(apple, lima);
-    let set = result(6);
-    if approved {
-        assert_eq!(set["ok"], true, "--approve always: {set}");
-    } else {
-        assert_eq!(set["ok"], false, "--approve never: {set}");
-        assert_eq!(set["error"]["code"], "mcp_permission_denied");
+    // The `confirm` calls: set, reset, and beta's set twice.
+    for i in 6..10 {
+        let confirmed = result(i);
+        if approved {
+            assert_eq!(confirmed["ok"], true, "--approve always: {confirmed}");
+        } else {
+            assert_eq!(confirmed["ok"], false, "--approve never: {confirmed}");
+            assert_eq!(confirmed["error"]["code"], "mcp_permission_denied");
+        }
     }
-    assert!(content(7).contains("revoked"));
+    assert!(content(10).contains("revoked"));
     // After the disconnect alpha's lookup is gone; beta's is untouched.
-    let gone = result(8);
+    let gone = result(11);
     assert_eq!(gone["ok"], false, "{gone}");
     assert_eq!(gone["error"]["alias"], "demo_alpha");
-    assert!(content(9).contains("demo-beta"));
-    assert!(content(10).starts_with("connected `demo_alpha`"));
+    assert!(content(12).contains("demo-beta"));
+    assert!(content(13).starts_with("connected `demo_alpha`"));
 
     // One stream, in the order things happened: a connect's `registered` comes
     // before the tool result that reports it, and a disconnect's `revoked` too.
@@ -167,7 +179,7 @@ fn assert_demo_story(events: &[Value], approved: bool) {
     // At the end of the run both are closed.
     assert!(registry[4..].iter().all(|e| e.0 == "revoked"));
     assert_eq!(registry.len(), 6, "{registry:?}");
-    assert_eq!(of(events, "assistant_text").len(), 8);
+    assert_eq!(of(events, "assistant_text").len(), 11);
 }
 
 #[test]

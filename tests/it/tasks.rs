@@ -199,25 +199,52 @@ fn a_poll_interval_of_zero_or_a_day_is_held_to_the_bounds() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revoking_the_connection_cancels_its_running_task() {
-    let env = TestEnv::new();
-    let text = config(&env, "2026-07-28", &[], "");
-    let (hub, mut events) = hub(&text);
-    hub.connect("s").await.unwrap().outcome.unwrap();
-    let caller = hub.clone();
-    let running =
-        tokio::spawn(
-            async move { call(&caller, "research", j!({"topic": "t", "seconds": 60})).await },
-        );
-    wait_for(&mut events, |e| matches!(e, McpEvent::Task { .. })).await;
-    hub.disconnect("s").unwrap();
-    let ended = tokio::time::timeout(Duration::from_secs(20), running)
-        .await
-        .expect("the call ends with its connection")
-        .unwrap();
-    assert!(ended.is_err(), "{ended:?}");
-    tokio::task::block_in_place(|| eventually(&env, "task_cancel"));
-    hub.shutdown().await;
-    env.assert_no_leaks();
+    for mode in ["2026-07-28", "2025-11-25"] {
+        let env = TestEnv::new();
+        let text = config(&env, mode, &[], "");
+        let (hub, mut events) = hub(&text);
+        hub.connect("s").await.unwrap().outcome.unwrap();
+        let caller = hub.clone();
+        let running = tokio::spawn(async move {
+            call(&caller, "research", j!({"topic": "t", "seconds": 60})).await
+        });
+        wait_for(&mut events, |e| matches!(e, McpEvent::Task { .. })).await;
+        hub.disconnect("s").unwrap();
+        let ended = tokio::time::timeout(Duration::from_secs(20), running)
+            .await
+            .expect("the call ends with its connection")
+            .unwrap();
+        assert!(ended.is_err(), "{mode}: {ended:?}");
+        tokio::task::block_in_place(|| eventually(&env, "task_cancel"));
+        hub.shutdown().await;
+        assert_eq!(recorded(&env, "task_cancel").len(), 1, "{mode}");
+        env.assert_no_leaks();
+    }
+}
+
+/// What Ctrl-C does to `call`: the caller stops waiting (the call's future is
+/// dropped) and the connection is closed at once. The cancel must reach the
+/// server before the close, not race it: once `shutdown` returns, the server
+/// has recorded it — exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_dropped_just_before_the_close_still_cancels_its_task_once() {
+    for mode in ["2026-07-28", "2025-11-25"] {
+        let env = TestEnv::new();
+        let text = config(&env, mode, &[], "");
+        let (hub, mut events) = hub(&text);
+        hub.connect("s").await.unwrap().outcome.unwrap();
+        let caller = hub.clone();
+        let running = tokio::spawn(async move {
+            call(&caller, "research", j!({"topic": "t", "seconds": 60})).await
+        });
+        wait_for(&mut events, |e| matches!(e, McpEvent::Task { .. })).await;
+        running.abort();
+        // The call's future is gone (its guard dropped) before the close starts.
+        assert!(running.await.unwrap_err().is_cancelled(), "{mode}");
+        hub.shutdown().await;
+        assert_eq!(recorded(&env, "task_cancel").len(), 1, "{mode}");
+        env.assert_no_leaks();
+    }
 }
 
 #[test]

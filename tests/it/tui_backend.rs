@@ -2,6 +2,10 @@
 //! that asks for input mid-call gets the operator's form answer; an operator's
 //! hand-made call of a `confirm` tool waits for the approval prompt.
 
+mod forms;
+mod queue;
+mod resume;
+
 use std::time::Duration;
 
 use crate::common::TestEnv;
@@ -43,7 +47,10 @@ fn start_alpha(env: &TestEnv) -> BackendHandle {
 
 fn start(env: &TestEnv, servers: &str) -> BackendHandle {
     let text = format!("[model]\nprovider = \"scripted\"\n{servers}");
-    let config = config::parse(&env.fill(&text), ConfigSource::Embedded).expect("config");
+    // A config file of the test's own: the pins' lock file goes beside it,
+    // never into the user's data dir.
+    let path = env.config(&text);
+    let config = config::parse(&env.fill(&text), ConfigSource::File(path)).expect("config");
     let options = SessionOptions {
         workspace: Some(env.dir.path().to_path_buf()),
         ..SessionOptions::default()
@@ -174,9 +181,9 @@ async fn a_server_asking_for_input_gets_the_operators_answer() {
     assert_eq!(form.alias, "hostile");
     assert_eq!(
         form.fields[0].kind,
-        FieldKind::Choice(vec!["red".into(), "green".into()])
+        FieldKind::Choice(crate::fixtures::choices(&["red", "green"]))
     );
-    assert_eq!(form.fields[0].default.as_deref(), Some("green"));
+    assert_eq!(form.fields[0].default, Some(json!("green")));
     let answer = json!({"colour": "red", "shade": 7})
         .as_object()
         .cloned()

@@ -4,6 +4,8 @@
 //! view; keys typed as an approval prompt opens do not decide it, and pasted
 //! lines stay lines. (Every way of ending the TUI is in tui_exits.rs.)
 
+mod scale;
+
 use crate::common::TestEnv;
 use crate::common::tmux::{Tmux, tui_command};
 
@@ -36,8 +38,12 @@ fn connect_from_the_side_panel_then_kill_and_watch_the_revocation() {
         s.contains("mcp__demo_alpha__lookup") && s.contains("ready")
     });
     assert!(screen.contains("Registry v1"), "{screen}");
+    // The effect in a fixed right-hand column: the row ends with it.
     assert!(
-        screen.contains("set → mcp__demo_alpha__set confirm"),
+        screen
+            .lines()
+            .any(|l| l.contains("set    → mcp__demo_alpha__set")
+                && l.trim_end().ends_with("confirm│")),
         "{screen}"
     );
     // Health counts the connection's age by itself (no key pressed meanwhile).
@@ -50,19 +56,28 @@ fn connect_from_the_side_panel_then_kill_and_watch_the_revocation() {
     tmux.wait("the age to move on", |s| {
         !up(s).is_empty() && up(s) != before
     });
-    // K kills the server's processes; the watchdog notices and revokes.
-    tmux.keys(&["K"]);
-    // (At 120 columns a revoked row shows its name's tail beside the cause.)
+    // K asks first; a y typed at once does not count (it arms like a prompt).
+    tmux.keys(&["K", "y"]);
+    tmux.wait("the question", |s| s.contains("Kill demo_alpha?"));
+    // Armed after a quiet second, and still asking: that y did not count.
+    let screen = tmux.wait("the question to arm", |s| !s.contains("arming:"));
+    assert!(screen.contains("Kill demo_alpha?"), "{screen}");
+    tmux.keys(&["y"]);
+    // The watchdog notices and revokes; the rows stay in place, struck out,
+    // reading ALIAS/TOOL.
     let screen = tmux.wait("the revocation", |s| {
-        s.contains("lost") && s.contains("lookup revoked:")
+        s.contains("lost") && s.contains("demo_alpha/lookup")
     });
     assert!(screen.contains("killed by signal 9"), "{screen}");
     assert!(screen.contains("Registry v2"), "{screen}");
-    // The struck-out tools leave after a moment.
+    // They stay until the next key (no timer takes them away).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(tmux.screen().contains("demo_alpha/lookup"));
+    tmux.keys(&["Down"]);
     tmux.wait("the revoked tools to go", |s| {
-        !s.contains("lookup revoked:")
+        !s.contains("demo_alpha/lookup")
     });
-    // Ctrl-C while idle quits, closing everything.
+    // Ctrl-C while idle, with nothing connected, quits at once.
     tmux.keys(&["C-c"]);
     tmux.wait_gone();
     env.assert_no_leaks();
@@ -263,7 +278,8 @@ fn keys_typed_as_a_prompt_opens_do_not_decide_it_and_pasted_lines_stay_lines() {
     tmux.wait("the editor", |s| s.contains("Call mcp__demo_alpha__set"));
     tmux.keys(&["C-s"]);
     tmux.wait("the prompt", |s| s.contains("Approval needed"));
-    // Keys that arrive while it opens go where they were going.
+    // Keys that arrive while it opens go where they were going (the registry:
+    // `a` shows every server's tools; y and n are no registry keys).
     tmux.keys(&["y", "y", "a", "n"]);
     let screen = tmux.wait("the arming note", |s| s.contains("arming: keys go to the"));
     assert!(screen.contains("Approval needed"), "{screen}");
@@ -271,15 +287,21 @@ fn keys_typed_as_a_prompt_opens_do_not_decide_it_and_pasted_lines_stay_lines() {
     let screen = tmux.wait("the prompt armed after a pause", |s| !s.contains("arming:"));
     assert!(screen.contains("Approval needed"), "{screen}");
     tmux.keys(&["y"]);
+    let screen = tmux.wait("the prompt to go", |s| !s.contains("Approval needed"));
+    // The stray keys never became text in the input box (letters in a list
+    // pane are keys), and `a` did what it does there.
+    assert!(screen.contains("all servers"), "{screen}");
+    // 1: the conversation, where the call's row says how it was decided.
+    tmux.keys(&["1"]);
+    // (The whole frame: a capture can catch the terminal halfway through one.)
     let screen = tmux.wait("the approved call", |s| {
-        s.contains("operator → mcp__demo_alpha__set") && s.contains(" ok ")
+        s.contains("operator → mcp__demo_alpha__set")
+            && s.contains(" ok ")
+            && s.contains("│second line")
     });
-    assert!(!screen.contains("Approval needed"), "{screen}");
-    // The stray keys were typed into the input box (typing in a list pane
-    // goes there), after the pasted text.
-    tmux.wait("the typed keys in the input box", |s| {
-        s.contains("second lineyyan")
-    });
+    assert!(screen.contains("approved once"), "{screen}");
+    assert!(screen.contains("│second line"), "{screen}");
+    assert!(!screen.contains("second liney"), "{screen}");
     tmux.keys(&["C-q"]);
     tmux.wait_gone();
     env.assert_no_leaks();

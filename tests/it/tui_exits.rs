@@ -85,7 +85,8 @@ fn exercise(exit: Exit) {
     wait_for(&env, PROCESSES);
     match exit {
         Exit::CtrlQ => tmux.keys(&["C-q"]),
-        Exit::CtrlC => tmux.keys(&["C-c"]),
+        // Servers are connected: quitting takes a second Ctrl-C within a second.
+        Exit::CtrlC => tmux.keys(&["C-c", "C-c"]),
         Exit::Sigterm => signal_harness(&env, "-TERM"),
         // Servers → Registry → Health, where `u` sends Refresh.
         Exit::PanicBackend => tmux.keys(&["Tab", "Tab", "u"]),

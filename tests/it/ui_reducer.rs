@@ -4,7 +4,10 @@
 mod approvals;
 mod conversation;
 mod editor;
+pub mod forms;
 mod hand_calls;
+mod keys;
+mod registry;
 mod sign_in;
 mod tasks;
 
@@ -122,11 +125,11 @@ fn approvals_queue_and_decide_with_y_a_n() {
     };
     assert_eq!(call.status, CallStatus::AwaitingApproval);
     s.now += Duration::from_secs(2);
-    // Other keys do not vanish silently: they go where they were going, and the
-    // status bar says what the prompt wants.
+    // Other keys do not vanish silently: they go where they were going; the
+    // prompt and the footer say what the prompt wants.
     assert!(update(&mut s, key(KeyCode::Char('x'))).is_empty());
     assert_eq!(s.input_text(), "x");
-    assert!(s.status.as_ref().unwrap().0.contains("y approve once"));
+    assert_eq!(s.scope(), mcp_harness::ui::keymap::Scope::Approval);
     // That key was typing: the prompt arms again after a pause.
     s.now += Duration::from_secs(2);
     assert_eq!(
@@ -177,6 +180,7 @@ fn streamed_text_merges_and_calls_finish() {
             code: Some("mcp_timeout".into()),
             server_output: None,
             elapsed_ms: 1500,
+            decided: None,
             dropped_nulls: Vec::new(),
         }),
     );
@@ -202,42 +206,91 @@ fn streamed_text_merges_and_calls_finish() {
 }
 
 #[test]
-fn revoked_tools_stay_struck_out_for_a_moment() {
+fn revoked_tools_stay_struck_out_in_place_until_the_next_key() {
     let start = Instant::now();
     let mut s = AppState::new(start);
+    update(&mut s, crate::fixtures::views(servers()));
+    s.focus = Focus::Registry;
+    let before: Vec<String> = (0..s.rows().refs.len())
+        .map(|i| s.registry_row(i).unwrap().tool().name.clone())
+        .collect();
     backend(
         &mut s,
         BackendEvent::ToolsRevoked {
             alias: "demo_alpha".into(),
             tools: vec!["mcp__demo_alpha__lookup".into()],
             cause: mcp_harness::protocol::EndCause {
-                kind: mcp_harness::protocol::EndKind::Disconnected,
-                text: "disconnected".into(),
+                kind: mcp_harness::protocol::EndKind::Killed,
+                text: "server process killed by the operator".into(),
             },
         },
     );
-    assert_eq!(s.revoked.len(), 1);
-    assert!(s.animating(), "the loop ticks while they fade");
-    s.now = start + Duration::from_secs(10);
-    update(&mut s, Msg::Tick);
-    assert!(s.revoked.is_empty());
+    // The new views have no tools for alpha: its listing stays, struck out.
+    let mut lost = servers();
+    lost[0].state = mcp_harness::protocol::AliasStatus::Lost;
+    lost[0].published = std::sync::Arc::from(Vec::new());
+    update(&mut s, crate::fixtures::views(lost));
+    let after: Vec<String> = (0..s.rows().refs.len())
+        .map(|i| s.registry_row(i).unwrap().tool().name.clone())
+        .collect();
+    assert_eq!(after, before, "in place, in the same order");
+    assert!(matches!(
+        s.registry_row(0),
+        Some(mcp_harness::ui::state::RegistryRow::Struck {
+            alias: "demo_alpha",
+            ..
+        })
+    ));
+    assert!(!s.animating(), "no timer: they wait for a key");
     assert!(matches!(s.cells.last(), Some(Cell::Notice(n)) if n.contains("revoked 1 tools")));
+    // A key right away (the y that confirmed the kill) leaves them…
+    update(&mut s, key(KeyCode::Down));
+    assert!(!s.struck.is_empty());
+    // …the next one, later, puts them away.
+    s.now = start + Duration::from_secs(5);
+    update(&mut s, key(KeyCode::Down));
+    assert!(s.struck.is_empty());
+    assert_eq!(s.rows().refs.len(), 0, "alpha has no tools now");
 }
 
 #[test]
-fn side_panel_keys_send_alias_commands() {
-    let mut s = AppState::new(Instant::now());
+fn side_panel_keys_send_alias_commands_that_fit_the_selection() {
+    let start = Instant::now();
+    let mut s = AppState::new(start);
     update(&mut s, crate::fixtures::views(servers()));
     s.focus = Focus::Servers;
+    // demo_alpha is connected: c says so instead of connecting it again.
+    assert!(update(&mut s, key(KeyCode::Char('c'))).is_empty());
+    assert!(s.status.as_ref().unwrap().0.contains("already connected"));
+    assert_eq!(
+        update(&mut s, key(KeyCode::Char('d'))),
+        vec![Effect::Send(Command::Disconnect("demo_alpha".into()))]
+    );
+    // K asks first, armed like an approval: a y right away does nothing…
+    assert!(update(&mut s, key(KeyCode::Char('K'))).is_empty());
+    assert!(matches!(s.overlay, Some(Overlay::ConfirmKill { .. })));
+    assert!(update(&mut s, key(KeyCode::Char('y'))).is_empty());
+    assert!(matches!(s.overlay, Some(Overlay::ConfirmKill { .. })));
+    // …after a quiet second it kills.
+    s.now += Duration::from_secs(2);
+    assert_eq!(
+        update(&mut s, key(KeyCode::Char('y'))),
+        vec![Effect::Send(Command::KillServer("demo_alpha".into()))]
+    );
+    assert_eq!(s.overlay, None);
+    // n (or Esc) cancels at once.
+    s.focus = Focus::Servers;
+    update(&mut s, key(KeyCode::Char('K')));
+    assert!(update(&mut s, key(KeyCode::Char('n'))).is_empty());
+    assert_eq!(s.overlay, None);
+    update(&mut s, key(KeyCode::Down));
+    // demo_beta was rejected: c connects it; K has no process to kill.
     assert_eq!(
         update(&mut s, key(KeyCode::Char('c'))),
-        vec![Effect::Send(Command::Connect("demo_alpha".into()))]
+        vec![Effect::Send(Command::Connect("demo_beta".into()))]
     );
-    update(&mut s, key(KeyCode::Down));
-    assert_eq!(
-        update(&mut s, key(KeyCode::Char('K'))),
-        vec![Effect::Send(Command::KillServer("demo_beta".into()))]
-    );
+    assert!(update(&mut s, key(KeyCode::Char('K'))).is_empty());
+    assert_eq!(s.overlay, None);
     // p on a policy_mismatch opens the confirmation; with no config file
     // (the embedded default) there is nothing to write into, so y does nothing…
     assert!(update(&mut s, key(KeyCode::Char('p'))).is_empty());
@@ -279,16 +332,20 @@ fn tab_cycles_focus_and_question_mark_opens_help_unless_typed_into_text() {
 }
 
 #[test]
-fn ctrl_c_in_an_overlay_interrupts_a_turn_and_does_not_quit() {
+fn ctrl_c_in_a_window_closes_it_and_neither_interrupts_nor_quits() {
     let mut s = AppState::new(Instant::now());
     s.busy = true;
     s.overlay = Some(Overlay::Help { scroll: 0 });
+    assert!(update(&mut s, ctrl('c')).is_empty());
+    assert_eq!(s.overlay, None);
+    assert!(!s.quitting);
+    // At the top level, with the turn running, it interrupts.
     assert_eq!(
         update(&mut s, ctrl('c')),
         vec![Effect::Send(Command::Interrupt)]
     );
-    assert!(!s.quitting);
     s.busy = false;
+    // Nothing connected: it quits at once.
     assert_eq!(update(&mut s, ctrl('c')), vec![Effect::Send(Command::Quit)]);
 }
 
@@ -303,7 +360,10 @@ fn pasted_line_breaks_survive_as_lines() {
     s.now += Duration::from_secs(2);
     update(&mut s, key(KeyCode::Down));
     update(&mut s, Msg::Paste("7\r".into()));
-    assert_eq!(s.elicitations[0].values[1], "57 ");
+    assert_eq!(
+        s.elicitations[0].values[1],
+        mcp_harness::ui::state::FieldValue::Text("57 ".into())
+    );
     assert_eq!(
         s.input.lines(),
         ["one", "two", "three"],
@@ -315,7 +375,15 @@ fn pasted_line_breaks_survive_as_lines() {
 fn an_elicitation_form_is_prefilled_edited_checked_and_sent() {
     let mut s = AppState::new(Instant::now());
     backend(&mut s, BackendEvent::ElicitationRequested(elicitation(3)));
-    assert_eq!(s.elicitations[0].values, ["green", "5", "false"]);
+    use mcp_harness::ui::state::FieldValue;
+    assert_eq!(
+        s.elicitations[0].values,
+        [
+            FieldValue::One(Some(1)),
+            FieldValue::Text("5".into()),
+            FieldValue::Bool(None)
+        ]
+    );
     s.now += Duration::from_secs(2);
     // ← picks the other choice; ↓ moves to the shade; typing edits it.
     update(&mut s, key(KeyCode::Left));
@@ -326,13 +394,12 @@ fn an_elicitation_form_is_prefilled_edited_checked_and_sent() {
         update(&mut s, key(KeyCode::Enter)).is_empty(),
         "not a whole number: not sent"
     );
-    assert!(
-        s.elicitations[0]
-            .problem
-            .as_deref()
-            .unwrap()
-            .contains("whole number")
+    assert_eq!(
+        s.elicitations[0].problems[1].as_deref(),
+        Some("a whole number"),
+        "on its field"
     );
+    assert_eq!(s.elicitations[0].selected, 1, "the focus goes to it");
     update(&mut s, key(KeyCode::Backspace));
     typed(&mut s, "7");
     update(&mut s, key(KeyCode::Down));
@@ -349,6 +416,9 @@ fn an_elicitation_form_is_prefilled_edited_checked_and_sent() {
             answer: ElicitAnswer::Accept(content)
         })]
     );
+    // It waits for the backend's word (which checks it once more).
+    assert!(s.elicitations[0].sent);
+    backend(&mut s, BackendEvent::ElicitationWithdrawn(3));
     assert!(s.elicitations.is_empty());
     // Esc cancels, Ctrl-D declines.
     backend(&mut s, BackendEvent::ElicitationRequested(elicitation(4)));

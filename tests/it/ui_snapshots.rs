@@ -4,6 +4,7 @@
 mod more;
 mod pins;
 mod sign_in;
+mod views;
 
 use std::time::{Duration, Instant};
 
@@ -37,6 +38,7 @@ pub fn finished(
         code: code.map(Into::into),
         server_output: server_output.map(Into::into),
         elapsed_ms: 12,
+        decided: None,
         dropped_nulls: Vec::new(),
     })
 }
@@ -108,8 +110,13 @@ pub fn render(state: &mut AppState, (width, height): (u16, u16)) -> Terminal<Tes
 }
 
 pub fn snapshot(name: &str, state: &mut AppState) {
-    for size in SIZES {
-        let terminal = render(state, size);
+    snapshot_at(name, state, &SIZES);
+}
+
+/// One snapshot per size (all in `tests/it/snapshots/`).
+pub fn snapshot_at(name: &str, state: &mut AppState, sizes: &[(u16, u16)]) {
+    for size in sizes {
+        let terminal = render(state, *size);
         insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), terminal.backend());
     }
 }
@@ -173,6 +180,7 @@ fn rejected_alias_with_reasons() {
 #[test]
 fn revoked_tools_are_struck_out() {
     let mut s = session();
+    let opened = s.now - Duration::from_secs(61);
     backend(
         &mut s,
         BackendEvent::ToolsRevoked {
@@ -180,12 +188,18 @@ fn revoked_tools_are_struck_out() {
             tools: vec![
                 "mcp__demo_alpha__lookup".into(),
                 "mcp__demo_alpha__set".into(),
+                "mcp__demo_alpha__fail".into(),
             ],
             cause: mcp_harness::protocol::EndCause {
-                kind: mcp_harness::protocol::EndKind::Disconnected,
-                text: "disconnected".into(),
+                kind: mcp_harness::protocol::EndKind::Killed,
+                text: "server process killed by the operator".into(),
             },
         },
+    );
+    // Then the views, where alpha is lost and has no tools.
+    update(
+        &mut s,
+        crate::fixtures::views(crate::fixtures::servers_after_a_kill(opened)),
     );
     s.focus = Focus::Registry;
     snapshot("revoked", &mut s);
@@ -196,9 +210,9 @@ fn revoked_tools_are_struck_out() {
         let row: String = (0..area.width)
             .map(|x| buffer[(x, y)].symbol().to_string())
             .collect();
-        // Compact at 120 columns: the name's tail beside why it went.
-        row.contains("…set revoked") && {
-            let x = row.find("…set revoked").unwrap_or(0);
+        // In place, reading ALIAS/TOOL, struck out.
+        row.contains("demo_alpha/set") && {
+            let x = row.find("demo_alpha/set").unwrap_or(0);
             let x = row[..x].chars().count() as u16;
             buffer[(x, y)].modifier.contains(Modifier::CROSSED_OUT)
         }

@@ -5,6 +5,7 @@ pub mod anthropic;
 mod api_error;
 mod http;
 pub mod openai;
+pub mod pacing;
 pub mod scripted;
 pub mod select;
 mod sse;
@@ -132,6 +133,11 @@ pub trait ModelProvider: Send + Sync {
     /// Whether this is a replay rather than a live model (the UI says so).
     fn is_replay(&self) -> bool {
         false
+    }
+    /// The replay's pace, for providers that pause between acts (the scripted
+    /// demo): the TUI enables it and ends a pause on the operator's key.
+    fn pacing(&self) -> Option<&pacing::Pacing> {
+        None
     }
     /// Sends one request and streams the reply. `on_event` sees text as it
     /// arrives; the returned reply is complete. Dropping the future cancels it.

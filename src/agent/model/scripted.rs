@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::pacing::Pacing;
 use super::{
     BoxFuture, ModelError, ModelProvider, ModelReply, ModelRequest, StopReason, StreamEvent,
 };
@@ -27,6 +28,9 @@ pub struct Scenario {
     /// Pause between streamed words, for the feel of a live model.
     #[serde(default)]
     pub delay_ms: u64,
+    /// How long a `pause` turn waits for the operator at most (seconds).
+    #[serde(default = "default_pause")]
+    pub pause_s: u64,
     /// What to say when the scenario has no more acts.
     #[serde(default = "default_epilogue")]
     pub epilogue: String,
@@ -44,6 +48,9 @@ pub struct Act {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Turn {
+    /// Wait for the operator (or `pause_s`) before this turn: a new act of the story.
+    #[serde(default)]
+    pub pause: bool,
     #[serde(default)]
     pub text: String,
     #[serde(default)]
@@ -56,6 +63,10 @@ pub struct ScriptedCall {
     pub name: String,
     #[serde(default = "empty_object")]
     pub arguments: Value,
+}
+
+fn default_pause() -> u64 {
+    8
 }
 
 fn default_epilogue() -> String {
@@ -86,6 +97,7 @@ impl Scenario {
 pub struct ScriptedProvider {
     scenario: Scenario,
     label: String,
+    pacing: Pacing,
 }
 
 impl ScriptedProvider {
@@ -93,6 +105,7 @@ impl ScriptedProvider {
         Self {
             scenario,
             label: label.into(),
+            pacing: Pacing::default(),
         }
     }
 
@@ -120,6 +133,7 @@ impl ScriptedProvider {
             .and_then(|a| a.turns.get(step))
             .cloned();
         let turn = turn.unwrap_or_else(|| Turn {
+            pause: false,
             text: self.scenario.epilogue.clone(),
             tool_calls: Vec::new(),
         });
@@ -140,6 +154,10 @@ impl ModelProvider for ScriptedProvider {
         true
     }
 
+    fn pacing(&self) -> Option<&Pacing> {
+        Some(&self.pacing)
+    }
+
     fn complete<'a>(
         &'a self,
         request: ModelRequest<'a>,
@@ -147,6 +165,11 @@ impl ModelProvider for ScriptedProvider {
     ) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
         let (turn, id) = self.turn_for(&request);
         Box::pin(async move {
+            if turn.pause {
+                self.pacing
+                    .pause(Duration::from_secs(self.scenario.pause_s))
+                    .await;
+            }
             let delay = Duration::from_millis(self.scenario.delay_ms);
             for word in turn.text.split_inclusive(' ') {
                 on_event(StreamEvent::TextDelta(word.to_string()));
@@ -204,10 +227,23 @@ mod tests {
             "mcp__demo_alpha__lookup",
             "mcp__demo_beta__lookup",
             "mcp__demo_alpha__set",
+            // The one to deny, and the one to grant "always" (called twice).
+            "mcp__demo_alpha__reset",
+            "mcp__demo_beta__set",
             "disconnect_mcp",
         ] {
             assert!(calls.contains(&needed), "{needed} missing from {calls:?}");
         }
+        assert_eq!(
+            calls
+                .iter()
+                .filter(|c| **c == "mcp__demo_beta__set")
+                .count(),
+            2,
+            "the second call runs on the grant"
+        );
+        let pauses = scenario.acts[0].turns.iter().filter(|t| t.pause).count();
+        assert!(pauses >= 6, "it waits between its parts: {pauses}");
         assert!(
             scenario.acts[0].turns.last().unwrap().tool_calls.is_empty(),
             "an act ends with a text-only turn"

@@ -4,6 +4,7 @@
 //! the file's comments) is in `write`. Secret values are never copied.
 
 mod convert;
+mod entry;
 mod formats;
 mod jsonc;
 mod values;

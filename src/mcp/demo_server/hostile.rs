@@ -30,6 +30,9 @@ pub enum Scenario {
     /// tools/call first asks the client for input (`elicitation/create`), then
     /// answers with the client's action and content.
     ElicitOnCall,
+    /// Like `elicit-on-call`, with a form of every field type of the spec's
+    /// restricted schema, listed in an order that is not the alphabet's.
+    ElicitEveryField,
     /// Never answers `initialize`; exits (status 0) when stdin closes, as most
     /// servers do.
     SilentInitialize,
@@ -157,9 +160,17 @@ fn serve(scenario: Scenario, escapes: bool) -> anyhow::Result<()> {
             }
         }
         let params = message.get("params").cloned().unwrap_or(Value::Null);
-        if scenario == Scenario::ElicitOnCall && method == "tools/call" {
+        if matches!(
+            scenario,
+            Scenario::ElicitOnCall | Scenario::ElicitEveryField
+        ) && method == "tools/call"
+        {
             state.pending_call = Some(id);
-            writeln!(stdout, "{}", elicitation_request(escapes))?;
+            let request = match scenario {
+                Scenario::ElicitEveryField => EVERY_FIELD.to_string(),
+                _ => elicitation_request(escapes).to_string(),
+            };
+            writeln!(stdout, "{request}")?;
             stdout.flush()?;
             continue;
         }
@@ -187,6 +198,10 @@ struct State {
 }
 
 const ELICIT_ID: &str = "elicit-1";
+
+/// A form of every field type, written out by hand: a JSON object built here
+/// would list its properties alphabetically, and the order is the point.
+const EVERY_FIELD: &str = r#"{"jsonrpc":"2.0","id":"elicit-1","method":"elicitation/create","params":{"mode":"form","message":"Tell us about yourself.","requestedSchema":{"type":"object","properties":{"name":{"type":"string","title":"Your name","minLength":2},"email":{"type":"string","title":"Email","format":"email"},"age":{"type":"integer","title":"Age","minimum":0,"maximum":150},"score":{"type":"number","title":"Score","maximum":10},"plan":{"type":"string","title":"Plan","oneOf":[{"const":"basic","title":"Basic plan"},{"const":"pro","title":"Pro plan"}]},"size":{"type":"string","title":"Size","enum":["s","m","l"],"enumNames":["Small","Medium","Large"],"default":"m"},"extras":{"type":"array","title":"Extras","items":{"type":"string","enum":["milk","sugar","lemon"]},"minItems":1,"maxItems":2},"colours":{"type":"array","title":"Colours","items":{"anyOf":[{"const":"r","title":"Red"},{"const":"g","title":"Green"}]}},"agree":{"type":"boolean","title":"I agree"},"when":{"type":"string","title":"When","format":"date"}},"required":["name","plan","agree","extras"]}}}"#;
 
 /// A form elicitation with defaults for every field.
 fn elicitation_request(escapes: bool) -> Value {
@@ -315,6 +330,7 @@ impl State {
             | Scenario::UnknownContent
             | Scenario::NonJsonStdout
             | Scenario::ElicitOnCall
+            | Scenario::ElicitEveryField
             | Scenario::SilentInitialize
             | Scenario::InitializeError
             | Scenario::SilentDiscover

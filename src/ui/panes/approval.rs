@@ -5,12 +5,14 @@ use ratatui::Frame;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
+use crate::protocol::Origin;
 use crate::ui::keymap::{Scope, hints};
 use crate::ui::layout::centered;
 use crate::ui::sanitize::{line, wrapped};
-use crate::ui::state::{AppState, Focus};
+use crate::ui::state::{AppState, Cell, Focus, Prompt};
+use crate::ui::text::fit_lines;
 use crate::ui::theme;
-use crate::ui::theme::pane_block;
+use crate::ui::theme::fitted_block;
 
 pub fn draw(frame: &mut Frame, state: &AppState) {
     let Some(prompt) = state.approvals.front() else {
@@ -21,8 +23,17 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     let args_rows = wrapped(&pretty, width.saturating_sub(4) as usize).len() as u16;
     let keys: Vec<String> = hints(Scope::Approval)
         .iter()
-        .map(|(k, d)| format!("{k} {d}"))
+        .map(|b| format!("{} {}", b.keys, b.hint))
         .collect();
+    // The model's own words that came with the call: context, never a fact.
+    let words: Vec<String> = model_words(state, prompt)
+        .map(|t| wrapped(t, width.saturating_sub(4) as usize))
+        .unwrap_or_default();
+    let words_rows = if words.is_empty() {
+        0
+    } else {
+        words.len().min(WORDS) as u16 + 1
+    };
     let armed = state.prompt_armed();
     let mut footer: Vec<Line<'static>> = Vec::new();
     if !armed {
@@ -46,7 +57,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     );
     // Fit the content (6 fixed rows, the arguments, the keys, the border); the
     // arguments scroll when they do not fit.
-    let wanted = 6 + args_rows + footer.len() as u16 + 2;
+    let wanted = 6 + words_rows + args_rows + footer.len() as u16 + 2;
     let area = centered(
         frame.area(),
         width,
@@ -58,7 +69,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     } else {
         "Approval needed".into()
     };
-    let block = pane_block(&title, true);
+    let block = fitted_block(&title, true, area.width);
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);
@@ -86,6 +97,24 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
             theme::effect(view.effect),
         ),
     ]));
+    if !words.is_empty() {
+        let who = match &view.requested_by {
+            Origin::Lead => "the Lead".to_string(),
+            other => other.to_string(),
+        };
+        lines.push(Line::styled(
+            format!("{who} said (the model's words, not a fact):"),
+            theme::dim(),
+        ));
+        let shown = words.len().min(WORDS);
+        for (i, l) in words.iter().take(shown).enumerate() {
+            let more = i + 1 == shown && words.len() > shown;
+            lines.push(Line::styled(
+                format!("  {l}{}", if more { " …" } else { "" }),
+                theme::untrusted(),
+            ));
+        }
+    }
     lines.push(Line::styled("arguments:", theme::dim()));
     let args: Vec<String> = wrapped(&pretty, width.saturating_sub(2));
     let room = (inner.height as usize).saturating_sub(lines.len() + footer.len());
@@ -105,7 +134,35 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
         );
     }
     lines.extend(footer);
-    frame.render_widget(Paragraph::new(lines), inner);
+    frame.render_widget(Paragraph::new(fit_lines(lines, width)), inner);
+}
+
+/// Lines of the model's words shown at most.
+const WORDS: usize = 6;
+
+/// The text the asking agent wrote in the reply that made this call: the
+/// nearest assistant entry of the same agent before the call's own entry.
+fn model_words<'a>(state: &'a AppState, prompt: &Prompt) -> Option<&'a str> {
+    if prompt.view.requested_by == Origin::Operator {
+        return None;
+    }
+    let call_id = prompt.view.call_id.as_deref()?;
+    let at = state
+        .cells
+        .iter()
+        .rposition(|c| matches!(c, Cell::ToolCall(call) if call.id == call_id))?;
+    state.cells[..at]
+        .iter()
+        .rev()
+        .find_map(|c| match c {
+            Cell::ToolCall(_) => None,
+            Cell::Assistant { agent, text, .. } if *agent == prompt.view.requested_by => {
+                Some(text.as_str())
+            }
+            // Anything else (a notice, the operator's message) ends the reply.
+            _ => Some(""),
+        })
+        .filter(|t| !t.trim().is_empty())
 }
 
 /// Where a key goes while the prompt is arming.

@@ -9,8 +9,9 @@ use ratatui::widgets::Paragraph;
 use crate::ui::cells::banner;
 use crate::ui::layout::conversation_text_width;
 use crate::ui::state::{AppState, Focus};
+use crate::ui::text::fit_lines;
 use crate::ui::theme;
-use crate::ui::theme::pane_block;
+use crate::ui::theme::fitted_block;
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let focused = state.focus == Focus::Conversation;
@@ -19,7 +20,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     } else {
         "Conversation".into()
     };
-    let block = pane_block(&title, focused);
+    let block = fitted_block(&title, focused, area.width);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let width = conversation_text_width(inner.width);
@@ -56,5 +57,8 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         .skip(skip)
         .take(inner.height as usize)
         .collect();
-    frame.render_widget(Paragraph::new(visible), inner);
+    frame.render_widget(
+        Paragraph::new(fit_lines(visible, inner.width as usize)),
+        inner,
+    );
 }

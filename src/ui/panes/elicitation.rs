@@ -1,17 +1,22 @@
 //! The elicitation form: the server's words (untrusted, marked so) and the
-//! fields it asks for, prefilled with the schema's defaults.
+//! fields it asks for, in its order, each with its label, its required mark,
+//! what it takes, and — after a refused send — its problem.
 
 use ratatui::Frame;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use crate::protocol::FieldKind;
-use crate::ui::keymap::{Scope, hints};
+use crate::protocol::{FieldKind, FieldView};
+use crate::ui::keymap::Scope;
+use crate::ui::keymap::keys_of;
 use crate::ui::layout::centered;
-use crate::ui::sanitize::{line, wrapped};
-use crate::ui::state::AppState;
-use crate::ui::theme;
-use crate::ui::theme::pane_block;
+use crate::ui::sanitize::{inert_text, line, wrapped};
+use crate::ui::state::{AppState, ElicitForm, FieldValue, choice_label};
+use crate::ui::text::fit_lines;
+use crate::ui::theme::{self, fitted_block};
+
+/// The label column.
+const LABEL: usize = 18;
 
 pub fn draw(frame: &mut Frame, state: &AppState) {
     let Some(form) = state.elicitations.front() else {
@@ -22,7 +27,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     let mut lines = vec![
         Line::from(vec![
             Span::styled("server ", theme::dim()),
-            Span::raw(form.view.alias.clone()),
+            Span::raw(inert_text(&form.view.alias)),
         ]),
         Line::styled("asks (its own words, untrusted):", theme::dim()),
     ];
@@ -33,36 +38,20 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     );
     lines.push(Line::raw(""));
     for (i, (field, value)) in form.view.fields.iter().zip(&form.values).enumerate() {
-        let label = field.title.clone().unwrap_or_else(|| field.name.clone());
-        let mark = if field.required { "*" } else { " " };
-        let shown = match &field.kind {
-            FieldKind::Boolean => format!("[{}]", if value == "true" { "x" } else { " " }),
-            FieldKind::Choice(options) => format!("‹ {} ›  ({})", value, options.join(" / ")),
-            _ => format!("{value}▏"),
-        };
-        let mut row = Line::from(vec![
-            Span::styled(format!("{mark}{:<16} ", line(&label, 16)), theme::strong()),
-            Span::raw(line(&shown, inner_width.saturating_sub(18))),
-        ]);
-        if i == form.selected {
-            row = row.style(theme::selected());
-        }
-        lines.push(row);
-        if let Some(description) = &field.description {
-            lines.push(Line::styled(
-                format!("   {}", line(description, inner_width.saturating_sub(3))),
-                theme::untrusted(),
-            ));
-        }
+        lines.extend(field_lines(form, i, field, value, inner_width));
+    }
+    if form.view.fields.is_empty() {
+        lines.push(Line::styled(
+            "(no fields: Enter answers with nothing, Ctrl-D declines)",
+            theme::dim(),
+        ));
     }
     if let Some(problem) = &form.problem {
         lines.push(Line::styled(problem.clone(), theme::error()));
     }
-    let keys: Vec<String> = hints(Scope::Elicitation)
-        .iter()
-        .filter(|(k, _)| *k != "Ctrl-C" && *k != "Tab")
-        .map(|(k, d)| format!("{k} {d}"))
-        .collect();
+    if form.sent {
+        lines.push(Line::styled("sending…", theme::warn()));
+    }
     let armed = state.form_armed();
     if !armed {
         let arming = format!(
@@ -77,7 +66,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     }
     let key_style = if armed { theme::accent() } else { theme::dim() };
     lines.extend(
-        wrapped(&keys.join(" · "), inner_width)
+        wrapped(&keys_of(Scope::Elicitation), inner_width)
             .into_iter()
             .map(|l| Line::styled(l, key_style)),
     );
@@ -88,9 +77,159 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     } else {
         "Input requested".into()
     };
-    let block = pane_block(&title, true);
+    let block = fitted_block(&title, true, area.width);
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);
-    frame.render_widget(Paragraph::new(lines), inner);
+    // Keep the focused field on screen when the form is taller than the screen.
+    let focus_line = lines
+        .iter()
+        .position(|l| l.style == theme::selected())
+        .unwrap_or(0);
+    let room = inner.height as usize;
+    let skip = (focus_line + 4).saturating_sub(room);
+    let lines: Vec<Line<'static>> = lines.into_iter().skip(skip).collect();
+    frame.render_widget(Paragraph::new(fit_lines(lines, inner_width)), inner);
+}
+
+fn field_lines(
+    form: &ElicitForm,
+    i: usize,
+    field: &FieldView,
+    value: &FieldValue,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let focused = i == form.selected;
+    let label = field.title.clone().unwrap_or_else(|| field.name.clone());
+    let mark = if field.required { "*" } else { " " };
+    let head = Span::styled(
+        format!(
+            "{mark}{} ",
+            crate::ui::text::pad(&inert_text(&label), LABEL - 1)
+        ),
+        theme::strong(),
+    );
+    let shown = shown(field, value, focused);
+    let mut row = Line::from(vec![
+        head,
+        Span::raw(line(&shown, width.saturating_sub(LABEL + 1))),
+    ]);
+    if focused {
+        row = row.style(theme::selected());
+    }
+    let mut lines = vec![row];
+    let indent = " ".repeat(LABEL + 1);
+    if let Some(description) = &field.description {
+        lines.push(Line::styled(
+            format!(
+                "{indent}{}",
+                line(description, width.saturating_sub(LABEL + 1))
+            ),
+            theme::untrusted(),
+        ));
+    }
+    if focused && let Some(hint) = hint(&field.kind) {
+        lines.push(Line::styled(format!("{indent}{hint}"), theme::dim()));
+    }
+    if let Some(problem) = form.problems.get(i).and_then(Option::as_ref) {
+        lines.push(Line::styled(
+            format!(
+                "{indent}✗ {}",
+                line(problem, width.saturating_sub(LABEL + 3))
+            ),
+            theme::error(),
+        ));
+    }
+    lines
+}
+
+/// What a field shows as its value.
+fn shown(field: &FieldView, value: &FieldValue, focused: bool) -> String {
+    match (&field.kind, value) {
+        (_, FieldValue::Text(t)) => {
+            let cursor = if focused { "▏" } else { "" };
+            format!("{}{cursor}", inert_text(t))
+        }
+        (_, FieldValue::Bool(b)) => match b {
+            Some(true) => "[x] yes".into(),
+            Some(false) => "[ ] no".into(),
+            None => "[-] not answered".into(),
+        },
+        (FieldKind::Choice(options), FieldValue::One(at)) => {
+            let current = at
+                .and_then(|i| options.get(i))
+                .map_or("(none chosen)".to_string(), |c| inert_text(choice_label(c)));
+            format!("‹ {current} ›  of {}", options.len())
+        }
+        (FieldKind::Choices { options, .. }, FieldValue::Many { chosen, cursor }) => options
+            .iter()
+            .zip(chosen)
+            .enumerate()
+            .map(|(i, (o, on))| {
+                let mark = if *on { "[x]" } else { "[ ]" };
+                let here = if focused && i == *cursor { "›" } else { " " };
+                format!("{here}{mark} {}", inert_text(choice_label(o)))
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
+
+/// What a field takes, said under it while it has the focus.
+fn hint(kind: &FieldKind) -> Option<String> {
+    let range = |min: Option<String>, max: Option<String>, unit: &str| match (min, max) {
+        (Some(a), Some(b)) => format!(" {a}–{b}{unit}"),
+        (Some(a), None) => format!(" at least {a}{unit}"),
+        (None, Some(b)) => format!(" at most {b}{unit}"),
+        (None, None) => String::new(),
+    };
+    Some(match kind {
+        FieldKind::Text {
+            format,
+            min_length,
+            max_length,
+        } => {
+            let what = format.map_or("text", |f| f.hint());
+            let len = range(
+                min_length.map(|n| n.to_string()),
+                max_length.map(|n| n.to_string()),
+                " characters",
+            );
+            format!(
+                "{what}{}",
+                if len.is_empty() {
+                    len
+                } else {
+                    format!(",{len}")
+                }
+            )
+        }
+        FieldKind::Integer { minimum, maximum } => format!(
+            "a whole number{}",
+            range(
+                minimum.map(|n| n.to_string()),
+                maximum.map(|n| n.to_string()),
+                ""
+            )
+        ),
+        FieldKind::Number { minimum, maximum } => format!(
+            "a number{}",
+            range(
+                minimum.map(|n| n.to_string()),
+                maximum.map(|n| n.to_string()),
+                ""
+            )
+        ),
+        FieldKind::Boolean => "Space toggles".into(),
+        FieldKind::Choice(_) => "←/→ choose".into(),
+        FieldKind::Choices { min, max, .. } => format!(
+            "←/→ move · Space picks{}",
+            range(
+                min.map(|n| n.to_string()),
+                max.map(|n| n.to_string()),
+                " of them"
+            )
+        ),
+    })
 }

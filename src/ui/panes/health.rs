@@ -11,10 +11,12 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use crate::protocol::AliasStatus;
 use crate::ui::sanitize::{line, wrapped};
 use crate::ui::state::{AppState, Focus};
+use crate::ui::text::fit_lines;
 use crate::ui::theme;
-use crate::ui::theme::pane_block;
+use crate::ui::theme::fitted_block;
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let focused = state.focus == Focus::Health;
@@ -22,7 +24,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         .selected_server()
         .map(|s| s.alias.clone())
         .unwrap_or_default();
-    let block = pane_block(&format!("Health · {alias}"), focused);
+    let block = fitted_block(&format!("Health · {alias}"), focused, area.width);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let width = inner.width as usize;
@@ -36,8 +38,17 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         Span::styled(server.state.label(), theme::state(server.state)),
     ]));
     let Some(h) = &server.health else {
-        lines.push(Line::styled("not connected", theme::dim()));
-        frame.render_widget(Paragraph::new(lines), inner);
+        let what = match server.state {
+            AliasStatus::Connecting => "connecting…",
+            AliasStatus::Disconnected => "not connected — c in Servers (2) connects it",
+            _ => "no connection was made: the reason is in Servers (2)",
+        };
+        lines.extend(
+            wrapped(what, width)
+                .into_iter()
+                .map(|l| Line::styled(l, theme::dim())),
+        );
+        frame.render_widget(Paragraph::new(fit_lines(lines, width)), inner);
         return;
     };
     // An ended connection keeps its facts, greyed: what the post-mortem needs.
@@ -137,7 +148,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         tail.iter()
             .map(|l| Line::styled(format!("  {}", line(l, width.saturating_sub(2))), claim)),
     );
-    frame.render_widget(Paragraph::new(lines), inner);
+    frame.render_widget(Paragraph::new(fit_lines(lines, width)), inner);
 }
 
 /// A duration as people read an age: `45s`, `3m 07s`, `2h 05m`.

@@ -6,13 +6,15 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use crate::ui::content::{detail_lines, keys_of};
+use crate::ui::content::{detail_lines, explain_lines, rules_lines};
 use crate::ui::keymap::Scope;
-use crate::ui::layout::{max_scroll, overlay_area};
+use crate::ui::keymap::keys_of;
+use crate::ui::layout::{centered, max_scroll, overlay_area};
 use crate::ui::sanitize::{line, wrapped};
 use crate::ui::state::{AppState, CallEditor, Overlay};
+use crate::ui::text::fit_lines;
 use crate::ui::theme;
-use crate::ui::theme::pane_block;
+use crate::ui::theme::fitted_block;
 
 pub fn draw(frame: &mut Frame, state: &AppState, overlay: &Overlay) {
     let area = overlay_area(frame.area());
@@ -47,14 +49,81 @@ pub fn draw(frame: &mut Frame, state: &AppState, overlay: &Overlay) {
             )
         }
         Overlay::CallTool(editor) => return call_editor(frame, area, editor),
+        Overlay::ConfirmKill { alias, .. } => return confirm_kill(frame, state, alias),
+        Overlay::Rules { selected, saving } => (
+            format!(
+                "Rules · {} session grant{}",
+                state.grants.len(),
+                if state.grants.len() == 1 { "" } else { "s" }
+            ),
+            rules_lines(
+                state,
+                *selected,
+                *saving,
+                area.width.saturating_sub(2) as usize,
+            ),
+            0,
+        ),
+        Overlay::Explain { view, scroll, .. } => {
+            let width = area.width.saturating_sub(2) as usize;
+            let lines = explain_lines(view.as_ref(), width);
+            let max = max_scroll(area, lines.len());
+            (
+                "How this call was decided".to_string(),
+                lines,
+                (*scroll).min(max),
+            )
+        }
         Overlay::SignIn(window) => return super::sign_in::draw(frame, area, window),
         Overlay::Help { .. } => return,
     };
-    let block = pane_block(&title, true);
+    let block = fitted_block(&title, true, area.width);
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);
+    let lines = fit_lines(lines, inner.width as usize);
     frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
+}
+
+/// "Kill this server?" — small, centered, armed like an approval prompt.
+fn confirm_kill(frame: &mut Frame, state: &AppState, alias: &str) {
+    let width = 64.min(frame.area().width);
+    let inner_width = width.saturating_sub(2) as usize;
+    let pid = state
+        .servers
+        .iter()
+        .find(|s| s.alias == alias)
+        .and_then(|s| s.health.as_ref())
+        .and_then(|h| h.pid);
+    let mut lines: Vec<Line<'static>> = wrapped(
+        &format!(
+            "Send SIGKILL to `{alias}`'s processes{}? Nothing closes it politely: the watchdog \
+             notices the death and revokes its tools — watch them struck out in the registry.",
+            pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+        ),
+        inner_width,
+    )
+    .into_iter()
+    .map(Line::raw)
+    .collect();
+    lines.push(Line::raw(""));
+    let armed = state.kill_armed();
+    if !armed {
+        lines.push(Line::styled(
+            "arming: pause a second before you answer",
+            theme::warn(),
+        ));
+    }
+    lines.push(Line::styled(
+        keys_of(Scope::ConfirmKill),
+        if armed { theme::accent() } else { theme::dim() },
+    ));
+    let area = centered(frame.area(), width, lines.len() as u16 + 2);
+    let block = fitted_block(&format!("Kill {alias}?"), true, area.width);
+    let inner = block.inner(area);
+    frame.render_widget(Clear, area);
+    frame.render_widget(block, area);
+    frame.render_widget(Paragraph::new(fit_lines(lines, inner_width)), inner);
 }
 
 fn write_policy(state: &AppState, alias: &str, width: usize) -> Vec<Line<'static>> {
@@ -115,7 +184,11 @@ fn write_policy(state: &AppState, alias: &str, width: usize) -> Vec<Line<'static
 
 /// The arguments editor: a text area between its explanation and its verdict.
 fn call_editor(frame: &mut Frame, area: Rect, editor: &CallEditor) {
-    let block = pane_block(&format!("Call {}", line(&editor.tool, 80)), true);
+    let block = fitted_block(
+        &format!("Call {}", line(&editor.tool, 80)),
+        true,
+        area.width,
+    );
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);

@@ -8,6 +8,7 @@ use ratatui::widgets::Paragraph;
 
 use crate::ui::content::servers_lines;
 use crate::ui::state::{AppState, Focus};
+use crate::ui::text::fit_lines;
 use crate::ui::theme::pane_block;
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
@@ -15,8 +16,9 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     let block = pane_block("Servers", focused);
     let inner = block.inner(area);
     frame.render_widget(block, area);
+    let width = inner.width as usize;
     frame.render_widget(
-        Paragraph::new(servers_lines(state, inner.width as usize)),
+        Paragraph::new(fit_lines(servers_lines(state, width), width)),
         inner,
     );
 }

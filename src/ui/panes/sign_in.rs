@@ -7,8 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use crate::ui::content::keys_of;
-use crate::ui::keymap::Scope;
+use crate::ui::keymap::{Scope, keys_of};
 use crate::ui::sanitize::{line, wrapped};
 use crate::ui::state::SignInWindow;
 use crate::ui::theme;

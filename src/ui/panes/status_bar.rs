@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::protocol::AliasStatus;
-use crate::ui::keymap::hints;
+use crate::ui::keymap::{Action, hints};
 use crate::ui::layout::MESSAGE_ROWS;
 use crate::ui::sanitize::{line, wrapped};
 use crate::ui::state::{AppState, Focus};
@@ -25,7 +25,10 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         height: area.height.saturating_sub(1),
         ..area
     };
-    frame.render_widget(info_line(state, area.width), info);
+    frame.render_widget(
+        crate::ui::text::fit_line(info_line(state, area.width), area.width as usize),
+        info,
+    );
     let lines: Vec<Line<'static>> = match &state.status {
         Some((text, _)) => wrapped(text, area.width as usize)
             .into_iter()
@@ -60,7 +63,9 @@ fn info_line(state: &AppState, width: u16) -> Line<'static> {
         .iter()
         .filter(|v| v.state == AliasStatus::Ready)
         .count();
-    let activity = if state.busy {
+    let activity = if state.paused.is_some() {
+        Span::styled("⏸ replay paused: Enter goes on", theme::accent())
+    } else if state.busy {
         Span::styled("● working", theme::warn())
     } else if !state.hand_calls.is_empty() {
         Span::styled("● hand call running", theme::warn())
@@ -89,20 +94,28 @@ fn info_line(state: &AppState, width: u16) -> Line<'static> {
     Line::from(spans)
 }
 
-/// The hints of what has the keys now, and how to get help from there.
+/// The hints of what has the keys now — only keys that apply to the
+/// selection — and how to get help from there.
 fn hint_items(state: &AppState) -> Vec<String> {
     let scope = state.scope();
     let mut items: Vec<String> = hints(scope)
-        .iter()
-        .filter(|(k, _)| !(*k == "Ctrl-C" && state.interruptible()))
-        .map(|(k, d)| format!("{k} {d}"))
+        .into_iter()
+        .filter(|b| !(b.action == Action::InterruptOrQuit && state.interruptible()))
+        .filter(|b| scope.is_modal() || state.offers(b.action))
+        .map(|b| format!("{} {}", b.keys, b.hint))
         .collect();
-    if state.interruptible() && !scope.is_modal() {
-        // Ctrl-C quits only when nothing runs; while something does, that it
-        // interrupts is the first thing to know.
-        items.insert(0, "Ctrl-C interrupt".into());
-    }
     if !scope.is_modal() {
+        if state.interruptible() {
+            // Ctrl-C quits only when nothing runs; while something does, that it
+            // interrupts is the first thing to know.
+            items.insert(0, "Ctrl-C interrupt".into());
+        }
+        if !state.resumed.is_empty() {
+            items.insert(0, "Ctrl-R reconnect the resumed servers".into());
+        }
+        if state.paused.is_some() && state.focus == Focus::Input && state.input.is_empty() {
+            items.insert(0, "Enter go on with the replay".into());
+        }
         // In the input box `?` is text unless the box is empty; F1 always works.
         let typing_text = state.focus == Focus::Input && !state.input.is_empty();
         items.push(if typing_text { "F1 help" } else { "? help" }.into());

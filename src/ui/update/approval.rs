@@ -35,12 +35,17 @@ pub fn key(state: &mut AppState, key: &KeyEvent) -> Answer {
             prompt.scroll = prompt.scroll.saturating_add(1);
             return Answer::Taken(Vec::new());
         }
-        _ => {
-            state.say("an approval is waiting: pause, then y approve once · a always for this tool · n deny",
-            );
-            return Answer::NotForThePrompt;
-        }
+        // It goes where it was going; the prompt (and the footer) say what
+        // the prompt wants, and that it arms again after a pause.
+        _ => return Answer::NotForThePrompt,
     };
+    decided(state);
+    Answer::Taken(vec![Effect::Send(Command::Approval { id, decision })])
+}
+
+/// The front prompt was answered: it leaves, its call runs (or is refused
+/// by the backend), and the next prompt gets its own quiet moment.
+pub fn decided(state: &mut AppState) {
     let now = state.now;
     if let Some(prompt) = state.approvals.pop_front()
         && let Some(call_id) = &prompt.view.call_id
@@ -49,14 +54,19 @@ pub fn key(state: &mut AppState, key: &KeyEvent) -> Answer {
     {
         call.status = CallStatus::Running { since: now };
     }
-    // The next prompt gets its own quiet moment: a double `y` decides one call.
+    next_in_front(state);
+}
+
+/// Whatever comes to the front gets its own quiet moment: a double `y`
+/// decides one call.
+pub fn next_in_front(state: &mut AppState) {
+    let now = state.now;
     if let Some(next) = state.approvals.front_mut() {
         next.opened = now;
     } else if let Some(form) = state.elicitations.front_mut() {
         // A form that waited behind the prompt comes to the front now.
         form.opened = now;
     }
-    Answer::Taken(vec![Effect::Send(Command::Approval { id, decision })])
 }
 
 /// Marks the call a new prompt belongs to as waiting (the prompt may also come

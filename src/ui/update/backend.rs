@@ -1,11 +1,14 @@
 //! Backend events and views → state.
 
+use std::sync::Arc;
 use std::time::Instant;
 
-use crate::protocol::{BackendEvent, Origin, ToolCallView, ToolOutcomeView, TurnEnd, Views};
+use crate::protocol::{
+    AliasStatus, BackendEvent, HistoryItem, Origin, ToolCallView, ToolOutcomeView, TurnEnd, Views,
+};
 use crate::ui::msg::Effect;
 use crate::ui::state::{
-    AppState, CallStatus, Cell, Overlay, Prompt, REVOKED_VISIBLE, Revoked, SignInWindow,
+    AppState, CallStatus, Cell, ElicitForm, Focus, Overlay, Prompt, SignInWindow, Struck,
     ToolCallCell,
 };
 
@@ -90,17 +93,32 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
             tools,
             cause,
         } => {
-            let until = state.now + REVOKED_VISIBLE;
-            let count = tools.len();
             state.cells.push(Cell::Notice(format!(
-                "revoked {count} tools of `{alias}` ({cause})"
+                "revoked {} tools of `{alias}` ({cause})",
+                tools.len()
             )));
-            state.revoked.extend(tools.into_iter().map(|tool| Revoked {
-                alias: alias.clone(),
-                tool,
-                cause: cause.clone(),
-                until,
-            }));
+            // The side panel shows what just happened, unless the operator is
+            // choosing there: Health and the registry turn to this alias.
+            if state.focus != Focus::Servers
+                && !state.registry_all
+                && let Some(i) = state.servers.iter().position(|s| s.alias == alias)
+                && i != state.selected_server
+            {
+                state.selected_server = i;
+                state.selected_tool = 0;
+                state.registry_offset = 0;
+            }
+            // Its last listing stays in place, struck out, until the next key.
+            if let Some(tools) = state.live.remove(&alias) {
+                state.struck.retain(|s| s.alias != alias);
+                state.struck.push(Struck {
+                    alias,
+                    tools,
+                    cause,
+                    at: state.now,
+                });
+                state.struck_gen += 1;
+            }
         }
         BackendEvent::ApprovalRequested(view) => {
             super::approval::opened(state, view.call_id.as_deref());
@@ -110,11 +128,28 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
                 scroll: 0,
             });
         }
-        BackendEvent::ApprovalWithdrawn(id) => state.approvals.retain(|p| p.view.id != id),
+        BackendEvent::ApprovalWithdrawn { id, .. } => withdrawn(state, id),
         BackendEvent::ElicitationRequested(view) => state
             .elicitations
-            .push_back(super::elicit::form(view, state.now)),
-        BackendEvent::ElicitationWithdrawn(id) => state.elicitations.retain(|f| f.view.id != id),
+            .push_back(ElicitForm::new(view, state.now)),
+        BackendEvent::ElicitationWithdrawn(id) => super::elicit::close(state, id),
+        BackendEvent::ElicitationInvalid { id, problems } => {
+            super::elicit::refused(state, id, problems)
+        }
+        BackendEvent::Explained(view) => {
+            if let Some(Overlay::Explain {
+                call_id,
+                view: shown,
+                ..
+            }) = &mut state.overlay
+                && *call_id == view.call_id
+            {
+                *shown = Some(view);
+            }
+        }
+        BackendEvent::Resumed { history, connected } => resumed(state, history, connected),
+        BackendEvent::ReplayPaused { seconds } => state.paused = Some((state.now, seconds)),
+        BackendEvent::ReplayResumed => state.paused = None,
         BackendEvent::Status(text) => state.say(text),
         BackendEvent::SignInStarted(view) => {
             state.overlay = Some(Overlay::SignIn(Box::new(SignInWindow {
@@ -141,6 +176,19 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
 
 /// Fresh views: the servers and the registry's version.
 pub fn views(state: &mut AppState, views: Views) {
+    state.grants = views.grants;
+    for server in views.servers.iter() {
+        if server.state == AliasStatus::Ready && !server.published.is_empty() {
+            state
+                .live
+                .insert(server.alias.clone(), Arc::clone(&server.published));
+            // Live tools again: they take the struck listing's place.
+            if state.struck.iter().any(|s| s.alias == server.alias) {
+                state.struck.retain(|s| s.alias != server.alias);
+                state.struck_gen += 1;
+            }
+        }
+    }
     state.servers = views.servers;
     state.snapshot_version = views.snapshot;
     state.selected_server = state
@@ -211,6 +259,7 @@ fn call_cell(view: ToolCallView, now: Instant) -> ToolCallCell {
         task: None,
         dropped_nulls: Vec::new(),
         expanded: false,
+        decided: None,
     }
 }
 
@@ -231,4 +280,84 @@ fn finish_call(state: &mut AppState, outcome: ToolOutcomeView) {
     call.dropped_nulls = outcome.dropped_nulls;
     call.result = Some(outcome.text);
     call.server_output = outcome.server_output;
+    call.decided = outcome.decided;
+}
+
+/// A prompt left without the operator's answer: off the screen, and its call
+/// says what became of it.
+fn withdrawn(state: &mut AppState, id: u64) {
+    let Some(at) = state.approvals.iter().position(|p| p.view.id == id) else {
+        return;
+    };
+    let front = at == 0;
+    let Some(prompt) = state.approvals.remove(at) else {
+        return;
+    };
+    // Its call no longer waits for the operator: it runs (on a grant) or
+    // ends at once with why (revoked, withdrawn); its result says which.
+    if let Some(call_id) = &prompt.view.call_id {
+        let now = state.now;
+        if let Some(call) = state.call_mut(call_id)
+            && call.status == CallStatus::AwaitingApproval
+        {
+            call.status = CallStatus::Running { since: now };
+        }
+    }
+    if front {
+        super::approval::next_in_front(state);
+    }
+}
+
+/// A resumed session: its earlier conversation on screen, and how to get its
+/// servers back.
+fn resumed(state: &mut AppState, history: Vec<HistoryItem>, connected: Vec<String>) {
+    let id = state.session.session_id.clone().unwrap_or_default();
+    state.cells.push(Cell::Notice(format!(
+        "resumed session {id}: its conversation so far ({} entries) — the Lead has all of it",
+        history.len()
+    )));
+    for item in history {
+        state.cells.push(match item {
+            HistoryItem::User(text) => Cell::User(text),
+            HistoryItem::Assistant { agent, text } => Cell::Assistant {
+                agent,
+                text,
+                streaming: false,
+            },
+            HistoryItem::Notice(text) => Cell::Notice(text),
+            HistoryItem::Call(call) => {
+                let (view, outcome) = *call;
+                let mut cell = call_cell(view, state.now);
+                cell.status = match &outcome {
+                    Some(o) if o.ok => CallStatus::Ok {
+                        elapsed_ms: o.elapsed_ms,
+                    },
+                    Some(o) => CallStatus::Failed {
+                        code: o.code.clone().unwrap_or_else(|| "error".into()),
+                        elapsed_ms: o.elapsed_ms,
+                    },
+                    None => CallStatus::Failed {
+                        code: "no result: the session ended first".into(),
+                        elapsed_ms: 0,
+                    },
+                };
+                if let Some(o) = outcome {
+                    cell.result = Some(o.text);
+                    cell.server_output = o.server_output;
+                }
+                Cell::ToolCall(Box::new(cell))
+            }
+        });
+    }
+    if connected.is_empty() {
+        state.cells.push(Cell::Notice(
+            "no MCP server was connected when it ended; connect from Servers (2) with c".into(),
+        ));
+    } else {
+        state.cells.push(Cell::Notice(format!(
+            "connected when it ended, not reconnected: {} — press Ctrl-R to reconnect them (or c in Servers)",
+            connected.join(", ")
+        )));
+    }
+    state.resumed = connected;
 }

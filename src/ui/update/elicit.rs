@@ -1,52 +1,28 @@
-//! The elicitation form: a server asked for input. Typing fills the selected
-//! field; Space toggles a boolean; ←/→ pick a choice; Enter sends; the values are
-//! checked against the fields' kinds before anything is sent.
-
-use std::time::Instant;
+//! The elicitation form's keys: ↑/↓ (Tab) move between fields, typing fills a
+//! text field, Space/←/→ toggle a checkbox, pick a choice or an option of a
+//! multi-select, Enter sends from any field — after checking every field, with
+//! the problem shown on its field; nothing is ever sent as a silent cancel.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use serde_json::{Map, Value};
 
-use crate::protocol::{Command, ElicitAnswer, ElicitationView, FieldKind};
+use crate::protocol::{Command, ElicitAnswer, FieldKind, FieldProblem};
 use crate::ui::keymap::{self, Action, Scope};
 use crate::ui::msg::Effect;
-use crate::ui::state::{AppState, ElicitForm};
-
-/// A new form with the schema's defaults filled in.
-pub fn form(view: ElicitationView, now: Instant) -> ElicitForm {
-    let values = view
-        .fields
-        .iter()
-        .map(|f| match (&f.default, &f.kind) {
-            (Some(d), _) => d.clone(),
-            (None, FieldKind::Boolean) => "false".into(),
-            (None, FieldKind::Choice(options)) if f.required => {
-                options.first().cloned().unwrap_or_default()
-            }
-            (None, _) => String::new(),
-        })
-        .collect();
-    ElicitForm {
-        view,
-        values,
-        selected: 0,
-        problem: None,
-        opened: now,
-    }
-}
+use crate::ui::state::{AppState, ElicitForm, FieldValue};
 
 pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     let Some(form) = state.elicitations.front_mut() else {
         return Vec::new();
     };
     let id = form.view.id;
+    if form.sent {
+        state.say("the answer is on its way to the server; wait a moment");
+        return Vec::new();
+    }
     let answer = match keymap::lookup(Scope::Elicitation, &key) {
-        Some(Action::Submit) => match content(form) {
-            Ok(content) => ElicitAnswer::Accept(content),
-            Err(problem) => {
-                form.problem = Some(problem);
-                return Vec::new();
-            }
+        Some(Action::Submit) => match form.answer() {
+            Some(content) => ElicitAnswer::Accept(content),
+            None => return Vec::new(),
         },
         Some(Action::Deny) => ElicitAnswer::Decline,
         Some(Action::Close) => ElicitAnswer::Cancel,
@@ -63,51 +39,114 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
             return Vec::new();
         }
     };
-    state.elicitations.pop_front();
-    // The next form gets its own quiet moment.
-    let now = state.now;
-    if let Some(next) = state.elicitations.front_mut() {
-        next.opened = now;
+    // An accepted answer leaves the screen only once the backend took it (it
+    // checks it against the server's schema too); a refusal or cancel goes now.
+    if matches!(answer, ElicitAnswer::Accept(_)) {
+        if let Some(form) = state.elicitations.front_mut() {
+            form.sent = true;
+        }
+    } else {
+        close(state, id);
     }
     vec![Effect::Send(Command::Elicitation { id, answer })]
 }
 
-fn edit(form: &mut ElicitForm, key: KeyEvent) {
-    let Some(field) = form.view.fields.get(form.selected) else {
+/// Takes form `id` off the screen; the next one gets its own quiet moment.
+pub fn close(state: &mut AppState, id: u64) {
+    state.elicitations.retain(|f| f.view.id != id);
+    let now = state.now;
+    if let Some(next) = state.elicitations.front_mut() {
+        next.opened = now;
+    }
+}
+
+/// The backend refused an answer: the problems go on their fields.
+pub fn refused(state: &mut AppState, id: u64, problems: Vec<FieldProblem>) {
+    let Some(form) = state.elicitations.iter_mut().find(|f| f.view.id == id) else {
         return;
     };
-    let Some(value) = form.values.get_mut(form.selected) else {
-        return;
-    };
-    form.problem = None;
-    match (&field.kind, key.code) {
-        (FieldKind::Boolean, KeyCode::Char(' ') | KeyCode::Left | KeyCode::Right) => {
-            *value = if value == "true" {
-                "false".into()
-            } else {
-                "true".into()
-            };
+    form.sent = false;
+    let mut whole = Vec::new();
+    for problem in problems {
+        let at = problem
+            .field
+            .as_ref()
+            .and_then(|name| form.view.fields.iter().position(|f| f.name == *name));
+        match at {
+            Some(i) => form.problems[i] = Some(problem.message),
+            None => whole.push(problem.message),
         }
-        (FieldKind::Choice(options), KeyCode::Left | KeyCode::Right | KeyCode::Char(' '))
+    }
+    if let Some(first) = form.problems.iter().position(Option::is_some) {
+        form.selected = first;
+    }
+    form.problem = Some(if whole.is_empty() {
+        "the server's schema refused this answer; nothing was sent — fix the marked fields".into()
+    } else {
+        format!("nothing was sent: {}", whole.join("; "))
+    });
+}
+
+fn edit(form: &mut ElicitForm, key: KeyEvent) {
+    let i = form.selected;
+    let (Some(field), Some(value)) = (form.view.fields.get(i), form.values.get_mut(i)) else {
+        return;
+    };
+    let typed = key.modifiers.difference(KeyModifiers::SHIFT).is_empty();
+    let changed = match (&field.kind, value, key.code) {
+        (
+            FieldKind::Boolean,
+            FieldValue::Bool(b),
+            KeyCode::Char(' ') | KeyCode::Left | KeyCode::Right,
+        ) => {
+            // An optional checkbox can go back to "not answered".
+            *b = match (*b, field.required) {
+                (Some(false), false) => None,
+                (Some(v), _) => Some(!v),
+                (None, _) => Some(true),
+            };
+            true
+        }
+        (
+            FieldKind::Choice(options),
+            FieldValue::One(at),
+            KeyCode::Left | KeyCode::Right | KeyCode::Char(' '),
+        ) if !options.is_empty() => {
+            let n = options.len();
+            *at = Some(match (*at, key.code) {
+                (None, KeyCode::Left) => n - 1,
+                (None, _) => 0,
+                (Some(i), KeyCode::Left) => (i + n - 1) % n,
+                (Some(i), _) => (i + 1) % n,
+            });
+            true
+        }
+        (FieldKind::Choices { options, .. }, FieldValue::Many { chosen, cursor }, code)
             if !options.is_empty() =>
         {
-            let at = options.iter().position(|o| o == value);
-            let next = match (at, key.code) {
-                (None, _) => 0,
-                (Some(i), KeyCode::Left) => (i + options.len() - 1) % options.len(),
-                (Some(i), _) => (i + 1) % options.len(),
-            };
-            *value = options[next].clone();
+            let n = options.len();
+            match code {
+                KeyCode::Left => *cursor = (*cursor + n - 1) % n,
+                KeyCode::Right => *cursor = (*cursor + 1) % n,
+                KeyCode::Char(' ') => {
+                    if let Some(c) = chosen.get_mut(*cursor) {
+                        *c = !*c;
+                    }
+                }
+                _ => return,
+            }
+            true
         }
-        (FieldKind::Text | FieldKind::Number | FieldKind::Integer, KeyCode::Char(c))
-            if key.modifiers.difference(KeyModifiers::SHIFT).is_empty() =>
-        {
-            value.push(c)
+        (_, FieldValue::Text(text), KeyCode::Char(c)) if typed => {
+            text.push(c);
+            true
         }
-        (FieldKind::Text | FieldKind::Number | FieldKind::Integer, KeyCode::Backspace) => {
-            value.pop();
-        }
-        _ => {}
+        (_, FieldValue::Text(text), KeyCode::Backspace) => text.pop().is_some(),
+        _ => false,
+    };
+    if changed {
+        form.problems[i] = None;
+        form.problem = None;
     }
 }
 
@@ -117,44 +156,10 @@ pub fn paste(state: &mut AppState, text: &str) {
     let Some(form) = state.elicitations.front_mut() else {
         return;
     };
-    let kind = form.view.fields.get(form.selected).map(|f| &f.kind);
-    if let (Some(FieldKind::Text | FieldKind::Number | FieldKind::Integer), Some(value)) =
-        (kind, form.values.get_mut(form.selected))
-    {
+    let i = form.selected;
+    if let Some(FieldValue::Text(value)) = form.values.get_mut(i) {
         value.push_str(&text.replace('\n', " "));
+        form.problems[i] = None;
         form.problem = None;
     }
-}
-
-/// The answer's content, or why it cannot be sent yet.
-pub fn content(form: &ElicitForm) -> Result<Map<String, Value>, String> {
-    let mut content = Map::new();
-    for (field, text) in form.view.fields.iter().zip(&form.values) {
-        if text.is_empty() {
-            if field.required {
-                return Err(format!("`{}` is required", field.name));
-            }
-            continue;
-        }
-        let value = match &field.kind {
-            FieldKind::Text | FieldKind::Choice(_) => Value::String(text.clone()),
-            FieldKind::Boolean => Value::Bool(text == "true"),
-            FieldKind::Integer => Value::from(
-                text.trim()
-                    .parse::<i64>()
-                    .map_err(|_| format!("`{}` must be a whole number", field.name))?,
-            ),
-            FieldKind::Number => {
-                let n = text
-                    .trim()
-                    .parse::<f64>()
-                    .map_err(|_| format!("`{}` must be a number", field.name))?;
-                serde_json::Number::from_f64(n)
-                    .map(Value::Number)
-                    .ok_or_else(|| format!("`{}` must be a finite number", field.name))?
-            }
-        };
-        content.insert(field.name.clone(), value);
-    }
-    Ok(content)
 }

@@ -1,26 +1,42 @@
-//! Keys and paste, in layers (helix-style): approval modal (once armed) →
-//! elicitation form → overlay → focused pane → global keys. Every key lands
-//! somewhere visible; none is swallowed silently.
+//! Keys and paste, in layers (helix-style): Ctrl-C first (it closes the
+//! topmost window, else interrupts, else quits) → approval prompt (once
+//! armed) → elicitation form (once armed) → overlay → the registry's filter →
+//! help → global keys → the focused pane. Letters in a list pane are keys,
+//! never text for the input box; an unbound one says so.
+
+use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui_textarea::{CursorMove, Input};
 
-use crate::protocol::Command;
+use crate::protocol::{AliasStatus, Command, Decision};
 use crate::ui::keymap::{self, Action, Scope};
 use crate::ui::msg::Effect;
 use crate::ui::state::{AppState, Cell, Focus, Overlay};
 
 /// The status while an interruption is on its way (cleared once nothing runs).
 pub const INTERRUPTING: &str = "interrupting…";
+/// A second Ctrl-C within this long quits while servers are connected.
+const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
+/// Struck-out rows stay at least this long, whatever keys come meanwhile.
+const STRUCK_AT_LEAST: Duration = Duration::from_secs(1);
 
 pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     if key.kind == KeyEventKind::Release {
         return Vec::new();
     }
     state.banner = false;
+    let now = state.now;
+    // The next key after a revocation puts the struck-out rows away.
+    let before = state.struck.len();
+    state
+        .struck
+        .retain(|s| now.saturating_duration_since(s.at) < STRUCK_AT_LEAST);
+    if state.struck.len() != before {
+        state.struck_gen += 1;
+    }
     if let Some(Action::InterruptOrQuit) = keymap::lookup(Scope::Global, &key) {
-        // Ctrl-C means the same everywhere, modal or not.
-        return global(state, Action::InterruptOrQuit);
+        return ctrl_c(state);
     }
     if state.prompt_armed()
         && let super::approval::Answer::Taken(effects) = super::approval::key(state, &key)
@@ -38,60 +54,126 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     effects
 }
 
-/// A key that is not for the approval prompt or a form: overlay → focused
-/// pane → global keys.
+/// Ctrl-C: closes the topmost window; else interrupts what runs; else quits —
+/// at once with no server connected, on a second press within a second with.
+fn ctrl_c(state: &mut AppState) -> Vec<Effect> {
+    if let Some(prompt) = state.approvals.front() {
+        let id = prompt.view.id;
+        super::approval::decided(state);
+        state.say("denied (Ctrl-C closes the prompt as a denial)");
+        return vec![Effect::Send(Command::Approval {
+            id,
+            decision: Decision::Deny,
+        })];
+    }
+    if let Some(form) = state.elicitations.front() {
+        let id = form.view.id;
+        super::elicit::close(state, id);
+        return vec![Effect::Send(Command::Elicitation {
+            id,
+            answer: crate::protocol::ElicitAnswer::Cancel,
+        })];
+    }
+    if let Some(Overlay::SignIn(_)) = state.overlay {
+        return super::sign_in::cancel(state);
+    }
+    if state.overlay.take().is_some() {
+        return Vec::new();
+    }
+    if state.filter.as_ref().is_some_and(|f| f.editing) {
+        super::actions::clear_filter(state);
+        return Vec::new();
+    }
+    if state.interruptible() {
+        state.interrupting = true;
+        state.say(INTERRUPTING);
+        return vec![Effect::Send(Command::Interrupt)];
+    }
+    let connected = state
+        .servers
+        .iter()
+        .filter(|s| matches!(s.state, AliasStatus::Ready | AliasStatus::Connecting))
+        .count();
+    let again = state
+        .quit_armed
+        .is_some_and(|at| state.now.saturating_duration_since(at) <= DOUBLE_CTRL_C);
+    if connected == 0 || again {
+        return quit(state);
+    }
+    state.quit_armed = Some(state.now);
+    state.say(format!(
+        "press Ctrl-C again within a second to quit and close {connected} connected server{} (Ctrl-Q quits at once)",
+        if connected == 1 { "" } else { "s" }
+    ));
+    Vec::new()
+}
+
+/// A key that is not for the approval prompt or a form.
 fn dispatch(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     if state.overlay.is_some() {
         return super::overlay::key(state, key);
+    }
+    if state.focus == Focus::Registry && state.filter.as_ref().is_some_and(|f| f.editing) {
+        return super::actions::filter_key(state, key);
     }
     let typing_text = state.focus == Focus::Input && !state.input.is_empty();
     if keymap::is_help(&key, typing_text) {
         state.overlay = Some(Overlay::Help { scroll: 0 });
         return Vec::new();
     }
+    if let Some(action) = keymap::lookup(Scope::Global, &key) {
+        return global(state, action);
+    }
     let scope = match state.focus {
-        Focus::Input => Scope::Input,
+        Focus::Input => return input_key(state, key),
         Focus::Conversation => Scope::Conversation,
         Focus::Servers => Scope::Servers,
         Focus::Registry => Scope::Registry,
         Focus::Health => Scope::Health,
     };
-    if let Some(action) = keymap::lookup(Scope::Global, &key) {
-        return global(state, action);
-    }
-    let action = keymap::lookup(scope, &key);
-    match (state.focus, action) {
-        (Focus::Input, action) => input_key(state, key, action),
-        (_, Some(action)) => super::actions::pane(state, action),
-        (_, None) if key.code == KeyCode::Esc => {
-            state.focus = Focus::Input;
-            Vec::new()
-        }
-        (_, None) => {
+    let action = keymap::lookup(scope, &key).or_else(|| keymap::lookup(Scope::Lists, &key));
+    match action {
+        Some(Action::Pane(n)) => go_to(state, n),
+        Some(Action::FocusInput) => state.focus = Focus::Input,
+        Some(action) => return super::actions::pane(state, action),
+        None => {
             if let KeyCode::Char(c) = key.code
                 && key.modifiers.difference(KeyModifiers::SHIFT).is_empty()
             {
-                // Typing in a list pane: the operator meant the input box.
-                state.focus = Focus::Input;
-                state.input.insert_char(c);
+                // A letter in a list pane is never text for the input box.
+                state.say(format!(
+                    "`{c}` is not a key in {} — i or Esc goes to the input box, ? lists every key",
+                    state.focus.label()
+                ));
             }
-            Vec::new()
         }
     }
+    Vec::new()
+}
+
+/// `1`–`4`: Conversation, Servers, Registry, Health.
+fn go_to(state: &mut AppState, n: u8) {
+    state.focus = match n {
+        1 => Focus::Conversation,
+        2 => Focus::Servers,
+        3 => Focus::Registry,
+        _ => Focus::Health,
+    };
 }
 
 fn global(state: &mut AppState, action: Action) -> Vec<Effect> {
     match action {
-        Action::InterruptOrQuit if state.interruptible() => {
-            state.interrupting = true;
-            state.say(INTERRUPTING);
-            vec![Effect::Send(Command::Interrupt)]
+        Action::InterruptOrQuit => return ctrl_c(state),
+        Action::Quit => return quit(state),
+        Action::Help => state.overlay = Some(Overlay::Help { scroll: 0 }),
+        Action::Pane(n) => go_to(state, n),
+        Action::Rules => {
+            state.overlay = Some(Overlay::Rules {
+                selected: 0,
+                saving: None,
+            })
         }
-        Action::InterruptOrQuit | Action::Quit => quit(state),
-        Action::Help => {
-            state.overlay = Some(Overlay::Help { scroll: 0 });
-            Vec::new()
-        }
+        Action::ReconnectResumed => return reconnect_resumed(state),
         Action::NextFocus | Action::PrevFocus => {
             let order = Focus::ORDER;
             let i = order.iter().position(|f| *f == state.focus).unwrap_or(0);
@@ -101,10 +183,24 @@ fn global(state: &mut AppState, action: Action) -> Vec<Effect> {
                 order.len() - 1
             };
             state.focus = order[(i + step) % order.len()];
-            Vec::new()
         }
-        _ => Vec::new(),
+        _ => {}
     }
+    Vec::new()
+}
+
+/// Ctrl-R: connects the servers a resumed session had connected.
+fn reconnect_resumed(state: &mut AppState) -> Vec<Effect> {
+    if state.resumed.is_empty() {
+        state.say("nothing to reconnect: Ctrl-R reconnects the servers of a resumed session");
+        return Vec::new();
+    }
+    let aliases = std::mem::take(&mut state.resumed);
+    state.say(format!("reconnecting {}…", aliases.join(", ")));
+    aliases
+        .into_iter()
+        .map(|a| Effect::Send(Command::Connect(a)))
+        .collect()
 }
 
 pub fn quit(state: &mut AppState) -> Vec<Effect> {
@@ -113,16 +209,25 @@ pub fn quit(state: &mut AppState) -> Vec<Effect> {
     vec![Effect::Send(Command::Quit)]
 }
 
-fn input_key(state: &mut AppState, key: KeyEvent, action: Option<Action>) -> Vec<Effect> {
+fn input_key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     let row = state.input.cursor().0;
     let last_row = state.input.lines().len().saturating_sub(1);
-    match action {
+    match keymap::lookup(Scope::Input, &key) {
+        Some(Action::Send) if state.input_text().trim().is_empty() && state.paused.is_some() => {
+            return vec![Effect::Send(Command::Continue)];
+        }
         Some(Action::Send) => return send(state),
         Some(Action::Newline) => state.input.insert_newline(),
         Some(Action::HistoryPrev) if row == 0 => history(state, -1),
         Some(Action::HistoryNext) if row == last_row => history(state, 1),
         Some(Action::PageUp) => super::scroll::by(state, super::actions::PAGE),
         Some(Action::PageDown) => super::scroll::by(state, -super::actions::PAGE),
+        Some(Action::Undo) => {
+            state.input.undo();
+        }
+        Some(Action::Redo) => {
+            state.input.redo();
+        }
         _ => {
             if key.code == KeyCode::Esc {
                 return Vec::new();
@@ -203,6 +308,13 @@ pub fn paste(state: &mut AppState, text: &str) -> Vec<Effect> {
     if state.overlay.is_some() {
         // Not into the box hidden behind a window that takes no text.
         state.say("nothing here takes text: close this window to paste into the input box");
+        return Vec::new();
+    }
+    if state.focus == Focus::Registry
+        && let Some(filter) = state.filter.as_mut().filter(|f| f.editing)
+    {
+        filter.query.push_str(&text.replace('\n', " "));
+        super::actions::filtered(state);
         return Vec::new();
     }
     // The textarea drops paste events; insert the text ourselves.

@@ -11,6 +11,7 @@ mod keys;
 mod mouse;
 mod overlay;
 mod scroll;
+mod sign_in;
 
 use super::msg::{Effect, Msg};
 use super::state::AppState;
@@ -41,10 +42,9 @@ pub fn update(state: &mut AppState, msg: Msg) -> Vec<Effect> {
     effects
 }
 
-/// Drops what has run its time (struck-out tools, status messages).
+/// Drops what has run its time (status messages).
 fn expire(state: &mut AppState) {
     let now = state.now;
-    state.revoked.retain(|r| r.until > now);
     if state
         .status
         .as_ref()

@@ -8,7 +8,6 @@ use ratatui::layout::Position;
 use super::actions::{clamp_tool, select_server, select_tool};
 use crate::ui::layout::{layout, registry_row_at};
 use crate::ui::msg::Effect;
-use crate::ui::rows::registry_rows;
 use crate::ui::state::{AppState, Focus};
 
 pub fn mouse(state: &mut AppState, event: MouseEvent) -> Vec<Effect> {
@@ -46,9 +45,7 @@ pub fn mouse(state: &mut AppState, event: MouseEvent) -> Vec<Effect> {
                 }
             } else if let Some(r) = areas.registry.filter(|r| r.contains(at)) {
                 state.focus = Focus::Registry;
-                if let Some(row) = registry_row_at(r, state, at.y)
-                    && row < registry_rows(state).len()
-                {
+                if let Some(row) = registry_row_at(r, state, at.y) {
                     state.selected_tool = row;
                 }
             } else if hit(areas.health) {

@@ -1,40 +1,44 @@
-//! Keys of the overlays: help, tool detail, write-policy confirmation and the
-//! arguments editor of a hand-made call (validated live against the schema).
+//! Keys of the overlays: help, tool detail, write-policy confirmation, the
+//! arguments editor of a hand-made call (validated live with the exposed
+//! tool's own validator), "kill this server?", the rules (session grants) and
+//! the explanation of a call.
 
 use crossterm::event::KeyEvent;
 use ratatui_textarea::{CursorMove, Input, TextArea};
 use serde_json::{Map, Value};
 
 use crate::protocol::Command;
-use crate::ui::keymap::{self, Action, Scope};
+use crate::ui::keymap::{self, Action};
 use crate::ui::layout::{help_area, max_scroll, overlay_area};
 use crate::ui::msg::Effect;
-use crate::ui::rows::{RegistryRow, registry_rows};
-use crate::ui::state::{AppState, CallEditor, Overlay};
+use crate::ui::state::{AppState, CallEditor, Overlay, RegistryRow};
 use crate::ui::{content, pins};
 
 pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
-    let scope = match &state.overlay {
-        Some(Overlay::Help { .. }) => Scope::Help,
-        Some(Overlay::ToolDetail { .. }) => Scope::Detail,
-        Some(Overlay::WritePolicy { .. }) => state.write_policy_scope(),
-        Some(Overlay::CallTool(_)) => Scope::CallTool,
-        Some(Overlay::SignIn(_)) => return sign_in_key(state, key),
-        Some(Overlay::PinDiff { confirming, .. }) => {
-            if *confirming {
-                Scope::PinConfirm
-            } else {
-                Scope::PinDiff
-            }
-        }
-        None => return Vec::new(),
+    if let Some(Overlay::SignIn(_)) = state.overlay {
+        return super::sign_in::key(state, key);
+    }
+    let Some(scope) = state.overlay_scope() else {
+        return Vec::new();
     };
     let action = keymap::lookup(scope, &key);
     if let Some(step) = scroll_step(action, state.area.height) {
-        scroll(state, step);
+        match &mut state.overlay {
+            Some(Overlay::Rules { selected, .. }) => {
+                let last = state.grants.len().saturating_sub(1);
+                *selected = selected
+                    .saturating_add_signed(step.signum() as isize)
+                    .min(last);
+            }
+            _ => scroll(state, step),
+        }
         return Vec::new();
     }
+    let armed = state.kill_armed();
     match (action, &mut state.overlay) {
+        (Some(Action::Close), Some(Overlay::Rules { saving, .. })) if saving.is_some() => {
+            *saving = None;
+        }
         // No from the confirmation goes back to the diff, not out of it.
         (Some(Action::Close), Some(Overlay::PinDiff { confirming, .. })) if *confirming => {
             *confirming = false;
@@ -56,54 +60,58 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
             state.overlay = None;
             return vec![Effect::Send(Command::WritePolicy(alias))];
         }
+        (Some(Action::Confirm), Some(Overlay::ConfirmKill { alias, .. })) if armed => {
+            let alias = alias.clone();
+            state.overlay = None;
+            // Where the revocation shows: in tabs, the registry is another tab.
+            if state.area.width < crate::ui::layout::WIDE {
+                state.focus = crate::ui::state::Focus::Registry;
+                state.registry_all = false;
+            }
+            return vec![Effect::Send(Command::KillServer(alias))];
+        }
+        (_, Some(Overlay::ConfirmKill { alias, .. })) => {
+            // Like an approval: a key typed as it opened never decides it.
+            let alias = alias.clone();
+            state.say(format!(
+                "arming: pause a second, then y kills `{alias}` (n or Esc cancels)"
+            ));
+        }
+        (Some(Action::RevokeGrant), Some(Overlay::Rules { selected, .. })) => {
+            if let Some(grant) = state.grants.get(*selected) {
+                return vec![Effect::Send(Command::RevokeGrant(grant.id))];
+            }
+        }
+        (Some(Action::SaveGrant), Some(Overlay::Rules { selected, saving })) => {
+            match state.grants.get(*selected) {
+                Some(grant) if state.session.config_file.is_some() => *saving = Some(grant.id),
+                Some(_) => state.say(
+                    "there is no config file to write into (this session runs the embedded default)",
+                ),
+                None => {}
+            }
+        }
+        (Some(Action::Confirm), Some(Overlay::Rules { saving, .. })) => {
+            if let Some(id) = saving.take() {
+                return vec![Effect::Send(Command::SaveGrant(id))];
+            }
+        }
         (Some(Action::Submit), Some(Overlay::CallTool(editor))) => {
             return submit((**editor).clone(), state);
+        }
+        (Some(Action::Undo), Some(Overlay::CallTool(editor))) => {
+            editor.area.undo();
+            revalidate(state);
+        }
+        (Some(Action::Redo), Some(Overlay::CallTool(editor))) => {
+            editor.area.redo();
+            revalidate(state);
         }
         (Some(Action::Edit) | None, Some(Overlay::CallTool(editor))) => {
             editor.area.input(Input::from(key));
             revalidate(state);
         }
         _ => {}
-    }
-    Vec::new()
-}
-
-/// The sign-in window: a field for the redirect address, Enter to use it,
-/// Esc to give up (the backend says when the sign-in is over).
-fn sign_in_key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
-    let Some(Overlay::SignIn(window)) = &mut state.overlay else {
-        return Vec::new();
-    };
-    match keymap::lookup(Scope::SignIn, &key) {
-        Some(Action::Close) => {
-            state.overlay = None;
-            state.say("cancelling the sign-in…");
-            return vec![Effect::Send(Command::SignInCancel)];
-        }
-        Some(Action::Submit) if !window.paste.trim().is_empty() => {
-            window.problem = None;
-            return vec![Effect::Send(Command::SignInPaste(
-                window.paste.trim().to_string(),
-            ))];
-        }
-        Some(Action::Submit) => {
-            window.problem = Some(
-                "paste the address the browser was sent to first (or wait for the browser)".into(),
-            );
-        }
-        Some(Action::Edit) => {
-            window.paste.pop();
-        }
-        _ => {
-            if let crossterm::event::KeyCode::Char(c) = key.code
-                && key
-                    .modifiers
-                    .difference(crossterm::event::KeyModifiers::SHIFT)
-                    .is_empty()
-            {
-                window.paste.push(c);
-            }
-        }
     }
     Vec::new()
 }
@@ -133,6 +141,11 @@ fn scroll(state: &mut AppState, step: i32) {
             let width = area.width.saturating_sub(2) as usize;
             max_scroll(area, content::detail_lines(state, alias, tool, width).len())
         }
+        Some(Overlay::Explain { view, .. }) => {
+            let area = overlay_area(state.area);
+            let width = area.width.saturating_sub(2) as usize;
+            max_scroll(area, content::explain_lines(view.as_ref(), width).len())
+        }
         Some(Overlay::PinDiff {
             alias, confirming, ..
         }) => {
@@ -148,6 +161,7 @@ fn scroll(state: &mut AppState, step: i32) {
     if let Some(
         Overlay::Help { scroll }
         | Overlay::ToolDetail { scroll, .. }
+        | Overlay::Explain { scroll, .. }
         | Overlay::PinDiff { scroll, .. },
     ) = &mut state.overlay
     {
@@ -195,9 +209,14 @@ fn accept(state: &mut AppState, alias: String) -> Vec<Effect> {
 
 /// Opens the editor for the selected registry tool, prefilled from its schema.
 pub fn open_call_editor(state: &mut AppState) {
-    let row = registry_rows(state).get(state.selected_tool).copied();
-    let Some(RegistryRow::Tool { tool, .. }) = row else {
-        return;
+    let tool = match state.selected_row() {
+        Some(RegistryRow::Tool { tool, .. }) => tool,
+        Some(RegistryRow::Struck { alias, .. }) => {
+            let text = format!("this tool of `{alias}` was revoked: connect it again to call it");
+            state.say(text);
+            return;
+        }
+        None => return,
     };
     let Some(exposed) = tool.exposed_as.clone() else {
         let why = tool

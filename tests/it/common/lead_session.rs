@@ -49,6 +49,7 @@ pub fn session_with(
         resume: None,
         persist: false,
         workspace: Some(env.dir.path().to_path_buf()),
+        data_dir: None,
     };
     session::start(&config, approver, options).expect("session")
 }

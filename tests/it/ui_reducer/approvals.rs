@@ -69,7 +69,16 @@ fn in_a_list_pane_a_fresh_prompt_does_not_take_y_a_or_n() {
     assert!(s.registry_all, "a went to the registry (all servers)");
     s.now = start + Duration::from_millis(900);
     assert_eq!(approvals_sent(&update(&mut s, key(KeyCode::Char('n')))), 0);
-    assert_eq!(s.focus, Focus::Input, "n was typed, into the input box");
+    assert_eq!(
+        s.focus,
+        Focus::Registry,
+        "n is no registry key: it stays there"
+    );
+    assert_eq!(
+        s.input_text(),
+        "",
+        "and never becomes text in the input box"
+    );
     // A second after the last key, the prompt decides.
     s.now = start + Duration::from_millis(1950);
     assert_eq!(

@@ -21,6 +21,7 @@ fn interrupted(id: &str) -> BackendEvent {
         code: Some("interrupted".into()),
         server_output: None,
         elapsed_ms: 0,
+        decided: None,
         dropped_nulls: Vec::new(),
     })
 }

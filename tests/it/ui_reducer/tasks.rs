@@ -55,6 +55,7 @@ fn a_running_task_shows_its_status_message_and_elapsed_time() {
             server_output: None,
             elapsed_ms: 7000,
             dropped_nulls: vec!["/note".into()],
+            decided: None,
         }),
     );
     let shown = text(&s, start + Duration::from_secs(8));

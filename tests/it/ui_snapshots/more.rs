@@ -45,11 +45,14 @@ fn a_status_message_gets_rows_of_its_own() {
 fn footers_fit_the_width_and_always_say_how_to_get_help() {
     let mut s = session();
     s.focus = Focus::Servers;
+    // The rejected demo_beta: its footer offers what fits it (p, not K).
+    s.selected_server = 1;
     for size in [(80, 24), (120, 40)] {
         let text = screen(&mut s, size);
         let footer = text.lines().last().unwrap_or_default().trim_end();
         assert!(footer.ends_with("? help"), "{footer:?}");
         assert!(footer.contains("p write policy"), "{footer:?}");
+        assert!(!footer.contains("K kill"), "{footer:?}");
     }
     // In a window over the panes, only its own keys.
     s.overlay = Some(Overlay::Help { scroll: 0 });

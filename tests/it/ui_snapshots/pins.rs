@@ -85,7 +85,7 @@ fn the_registry_marks_the_changed_tool_and_says_how_to_review_it() {
         "{screen}"
     );
     assert!(
-        screen.contains("≠ lookup ✗ rejected (definition_chang"),
+        screen.contains("≠ lookup ✗ rejected (definition"),
         "{screen}"
     );
     assert!(

@@ -1,7 +1,11 @@
 //! Everything the UI shows, as data. Rendering reads it; only the reducer
 //! (`update/`) changes it.
 
-use std::collections::VecDeque;
+mod form;
+mod overlay;
+
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -10,14 +14,14 @@ use ratatui_textarea::TextArea;
 
 pub use super::cells::{CallStatus, Cell, ToolCallCell, Transcript};
 use super::keymap::Scope;
-use crate::protocol::{
-    ApprovalView, ArgsCheck, ElicitationView, EndCause, ServerView, SessionInfo, SignInView,
-};
+pub use super::rows::{Filter, RegistryRow, Rows, Struck};
+use super::rows::{RowsKey, Source};
+use crate::protocol::{ApprovalView, GrantView, ServerView, SessionInfo, ToolView};
+pub use form::{ElicitForm, FieldValue, choice_label};
+pub use overlay::{CallEditor, Overlay, SignInWindow};
 
 /// How long a status-bar message stays.
 const STATUS_VISIBLE: Duration = Duration::from_secs(6);
-/// How long revoked tools stay visible, struck out, before they disappear.
-pub const REVOKED_VISIBLE: Duration = Duration::from_secs(4);
 /// An approval prompt takes a decision only once this long has passed with no
 /// key at all, counted from when it came to the front and from every key since:
 /// while the operator keeps typing, keys go where they were going, so a stray
@@ -54,104 +58,6 @@ impl Focus {
     }
 }
 
-/// A window over everything else; it takes the keys while open.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Overlay {
-    Help {
-        scroll: u16,
-    },
-    /// The registry's detail view of one published tool of `alias`.
-    ToolDetail {
-        alias: String,
-        tool: String,
-        scroll: u16,
-    },
-    /// Confirm writing a policy block for `alias` into the config file.
-    WritePolicy {
-        alias: String,
-    },
-    /// The definitions `alias` publishes that differ from their pins, as
-    /// diffs; `confirming`: the operator asked to accept them (y/n).
-    PinDiff {
-        alias: String,
-        scroll: u16,
-        confirming: bool,
-    },
-    /// Edit the arguments of a hand-made call of `tool` (exposed name).
-    CallTool(Box<CallEditor>),
-    /// A sign-in waiting for the browser.
-    SignIn(Box<SignInWindow>),
-}
-
-/// The sign-in window: the URL, the waiting, a field for a pasted redirect.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SignInWindow {
-    pub view: SignInView,
-    /// What the operator pasted (or typed): the address the browser was sent to.
-    pub paste: String,
-    /// Why the last paste was refused.
-    pub problem: Option<String>,
-}
-
-/// The arguments editor of a hand-made call.
-#[derive(Clone)]
-pub struct CallEditor {
-    pub tool: String,
-    /// The arguments being edited (a real editor: the cursor moves, undo works).
-    pub area: TextArea<'static>,
-    /// The exposed tool's own compiled validator (every keystroke checks with
-    /// exactly what the call path will check).
-    pub check: Option<ArgsCheck>,
-    /// Live validation against the schema: `None` when valid.
-    pub problem: Option<String>,
-}
-
-impl CallEditor {
-    pub fn text(&self) -> String {
-        self.area.lines().join("\n")
-    }
-}
-
-impl PartialEq for CallEditor {
-    fn eq(&self, other: &Self) -> bool {
-        self.tool == other.tool && self.text() == other.text() && self.problem == other.problem
-    }
-}
-
-impl std::fmt::Debug for CallEditor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CallEditor")
-            .field("tool", &self.tool)
-            .field("text", &self.text())
-            .field("problem", &self.problem)
-            .finish()
-    }
-}
-
-/// A tool that just left the registry (struck out until `until`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Revoked {
-    pub alias: String,
-    pub tool: String,
-    pub cause: EndCause,
-    pub until: Instant,
-}
-
-/// A server's request for input, being filled in.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ElicitForm {
-    pub view: ElicitationView,
-    /// One text per field (booleans "true"/"false", choices the chosen option).
-    pub values: Vec<String>,
-    pub selected: usize,
-    /// Why the last submit was refused.
-    pub problem: Option<String>,
-    /// When it came to the front: like an approval prompt, a form takes keys
-    /// only after a quiet moment, so an Enter meant for the input box never
-    /// sends it.
-    pub opened: Instant,
-}
-
 /// A queued approval prompt.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prompt {
@@ -174,12 +80,25 @@ pub struct AppState {
     pub history_pos: Option<usize>,
     pub servers: Arc<[ServerView]>,
     pub selected_server: usize,
-    /// Selected row of the registry (over the selected server's published tools).
+    /// Selected row of the registry (over its rows as filtered).
     pub selected_tool: usize,
+    /// The registry row at the top of its pane.
+    pub registry_offset: usize,
     /// Show every alias's tools in the registry, not just the selected server's.
     pub registry_all: bool,
-    pub revoked: Vec<Revoked>,
+    /// The registry's filter (`/`), while one is set.
+    pub filter: Option<Filter>,
+    /// Revoked listings, struck out in place until the next key.
+    pub struck: Vec<Struck>,
+    /// Counts changes of `struck` (the rows are rebuilt on a change).
+    pub struck_gen: u64,
+    /// Each alias's last live listing, to strike out when it is revoked.
+    pub live: HashMap<String, Arc<[ToolView]>>,
+    /// The registry's rows, built for the key they were built from.
+    rows_cache: RefCell<Option<(RowsKey, Arc<Rows>)>>,
     pub snapshot_version: u64,
+    /// The session's grants ("always"), as the backend keeps them.
+    pub grants: Arc<[GrantView]>,
     pub approvals: VecDeque<Prompt>,
     /// Servers' requests for input, in order.
     pub elicitations: VecDeque<ElicitForm>,
@@ -202,6 +121,14 @@ pub struct AppState {
     /// The first-run banner is showing.
     pub banner: bool,
     pub quitting: bool,
+    /// A first Ctrl-C asked to quit while servers are connected: a second one
+    /// within a second quits.
+    pub quit_armed: Option<Instant>,
+    /// The servers a resumed session had connected (Ctrl-R reconnects them).
+    pub resumed: Vec<String>,
+    /// The replay waits for the operator (Enter goes on), since when and how
+    /// long at most.
+    pub paused: Option<(Instant, u64)>,
     /// The terminal's size as of the last draw (for mouse hit-testing).
     pub area: Rect,
 }
@@ -223,9 +150,15 @@ impl AppState {
             servers: Arc::from(Vec::new()),
             selected_server: 0,
             selected_tool: 0,
+            registry_offset: 0,
             registry_all: false,
-            revoked: Vec::new(),
+            filter: None,
+            struck: Vec::new(),
+            struck_gen: 0,
+            live: HashMap::new(),
+            rows_cache: RefCell::new(None),
             snapshot_version: 0,
+            grants: Arc::from(Vec::new()),
             approvals: VecDeque::new(),
             elicitations: VecDeque::new(),
             focus: Focus::Input,
@@ -239,12 +172,60 @@ impl AppState {
             last_key: None,
             banner: false,
             quitting: false,
+            quit_armed: None,
+            resumed: Vec::new(),
+            paused: None,
             area: Rect::new(0, 0, 80, 24),
         }
     }
 
     pub fn selected_server(&self) -> Option<&ServerView> {
         self.servers.get(self.selected_server)
+    }
+
+    pub fn source(&self) -> Source<'_> {
+        Source {
+            servers: &self.servers,
+            struck: &self.struck,
+            filter: self.filter.as_ref(),
+            all: self.registry_all,
+            selected_server: self.selected_server,
+        }
+    }
+
+    /// The registry's rows now: rebuilt only when what they come from changed.
+    pub fn rows(&self) -> Arc<Rows> {
+        let key = RowsKey {
+            listings: self
+                .servers
+                .iter()
+                .map(|s| (Arc::clone(&s.published), s.state))
+                .collect(),
+            struck: self.struck_gen,
+            query: self.filter.as_ref().map(|f| f.query.clone()),
+            all: self.registry_all,
+            selected_server: self.selected_server,
+        };
+        let mut cache = self.rows_cache.borrow_mut();
+        if let Some((built_for, rows)) = cache.as_ref()
+            && *built_for == key
+        {
+            return Arc::clone(rows);
+        }
+        let rows = Arc::new(self.source().build());
+        *cache = Some((key, Arc::clone(&rows)));
+        rows
+    }
+
+    /// Registry row `i` (as filtered).
+    pub fn registry_row(&self, i: usize) -> Option<RegistryRow<'_>> {
+        let at = *self.rows().refs.get(i)?;
+        self.source().resolve(at)
+    }
+
+    /// The selected registry row.
+    pub fn selected_row(&self) -> Option<RegistryRow<'_>> {
+        self.registry_row(self.selected_tool)
     }
 
     /// The tool call cell with this id.
@@ -273,6 +254,19 @@ impl AppState {
         self.form_arms_at().is_some_and(|t| self.now >= t)
     }
 
+    /// When "kill this server?" starts taking `y` (as [`Self::arms_at`]).
+    pub fn kill_arms_at(&self) -> Option<Instant> {
+        match &self.overlay {
+            Some(Overlay::ConfirmKill { opened, .. }) => Some(self.armed_after(*opened)),
+            _ => None,
+        }
+    }
+
+    /// "Kill this server?" takes `y` now.
+    pub fn kill_armed(&self) -> bool {
+        self.kill_arms_at().is_some_and(|t| self.now >= t)
+    }
+
     fn armed_after(&self, opened: Instant) -> Instant {
         self.last_key.map_or(opened, |k| k.max(opened)) + APPROVAL_ARM
     }
@@ -299,25 +293,40 @@ impl AppState {
         if !self.elicitations.is_empty() {
             return Scope::Elicitation;
         }
-        match (&self.overlay, self.focus) {
-            (Some(Overlay::Help { .. }), _) => Scope::Help,
-            (Some(Overlay::ToolDetail { .. }), _) => Scope::Detail,
-            (Some(Overlay::WritePolicy { .. }), _) => self.write_policy_scope(),
-            (Some(Overlay::PinDiff { confirming, .. }), _) => {
-                if *confirming {
-                    Scope::PinConfirm
-                } else {
-                    Scope::PinDiff
-                }
-            }
-            (Some(Overlay::CallTool(_)), _) => Scope::CallTool,
-            (Some(Overlay::SignIn(_)), _) => Scope::SignIn,
-            (None, Focus::Input) => Scope::Input,
-            (None, Focus::Conversation) => Scope::Conversation,
-            (None, Focus::Servers) => Scope::Servers,
-            (None, Focus::Registry) => Scope::Registry,
-            (None, Focus::Health) => Scope::Health,
+        if let Some(scope) = self.overlay_scope() {
+            return scope;
         }
+        match self.focus {
+            Focus::Input => Scope::Input,
+            Focus::Conversation => Scope::Conversation,
+            Focus::Servers => Scope::Servers,
+            Focus::Registry if self.filter.as_ref().is_some_and(|f| f.editing) => Scope::Filter,
+            Focus::Registry => Scope::Registry,
+            Focus::Health => Scope::Health,
+        }
+    }
+
+    /// The open overlay's keys (under a prompt or a form that may be on top).
+    pub fn overlay_scope(&self) -> Option<Scope> {
+        Some(match self.overlay.as_ref()? {
+            Overlay::Help { .. } => Scope::Help,
+            Overlay::ToolDetail { .. } => Scope::Detail,
+            Overlay::WritePolicy { .. } => self.write_policy_scope(),
+            Overlay::PinDiff {
+                confirming: false, ..
+            } => Scope::PinDiff,
+            Overlay::PinDiff {
+                confirming: true, ..
+            } => Scope::PinConfirm,
+            Overlay::CallTool(_) => Scope::CallTool,
+            Overlay::ConfirmKill { .. } => Scope::ConfirmKill,
+            Overlay::Rules { saving: None, .. } => Scope::Rules,
+            Overlay::Rules {
+                saving: Some(_), ..
+            } => Scope::SaveGrant,
+            Overlay::Explain { .. } => Scope::Explain,
+            Overlay::SignIn(_) => Scope::SignIn,
+        })
     }
 
     /// The write-policy window offers to write only when there is a file to write.

@@ -1,0 +1,165 @@
+//! "Explain": which local rule decided a call — the policy entry with its file
+//! line, the schema's verdict, the approval or grant, and how it ended. Every
+//! line is the harness's own words (names quoted inert).
+
+use crate::config::{Config, ConfigSource, EMBEDDED_DEFAULT, lines};
+use crate::mcp::{Effect, ToolErrorCode};
+use crate::protocol::{Decided, ExplainView, GrantView, Rule};
+use crate::sanitize::inert_line;
+
+use super::records::CallRecord;
+
+/// The explanation of call `id`, or why there is none.
+pub fn explain(
+    id: &str,
+    record: Option<&CallRecord>,
+    config: &Config,
+    grants: &[GrantView],
+    pin: Option<String>,
+) -> ExplainView {
+    let Some(record) = record else {
+        return ExplainView {
+            call_id: id.to_string(),
+            tool: String::new(),
+            lines: vec![(
+                Rule::Outcome,
+                "this call is not in the backend's memory (it remembers the last 2,000 calls, of this session only)"
+                    .into(),
+            )],
+        };
+    };
+    let mut lines = vec![(Rule::Policy, policy(record, config))];
+    lines.push((Rule::Schema, schema(record)));
+    if let Some(approval) = approval(record, grants) {
+        lines.push((Rule::Approval, approval));
+    }
+    if let Some(pin) = pin {
+        lines.push((Rule::Pin, pin));
+    }
+    lines.push((Rule::Outcome, outcome(record)));
+    ExplainView {
+        call_id: id.to_string(),
+        tool: record.name.clone(),
+        lines,
+    }
+}
+
+fn policy(record: &CallRecord, config: &Config) -> String {
+    let text = match &config.source {
+        ConfigSource::File(path) => std::fs::read_to_string(path).ok(),
+        ConfigSource::Embedded => Some(EMBEDDED_DEFAULT.to_string()),
+    };
+    let place = |line: Option<usize>| -> String {
+        match (&config.source, line) {
+            (ConfigSource::File(path), Some(n)) => format!("{}:{n}", path.display()),
+            (ConfigSource::Embedded, Some(n)) => format!("the embedded default config, line {n}"),
+            (_, None) => "not found in the config file as it is now".into(),
+        }
+    };
+    let effect = record.effect.map_or("none".to_string(), |e| e.to_string());
+    match (&record.alias, &record.remote_name) {
+        (Some(alias), Some(remote)) => {
+            let line = text
+                .as_deref()
+                .and_then(|t| lines::policy_line(t, alias, remote));
+            format!(
+                "[servers.{alias}.tools] {} = \"{effect}\" — {}",
+                quoted(remote),
+                place(line)
+            )
+        }
+        _ if record.builtin => {
+            let line = text
+                .as_deref()
+                .and_then(|t| lines::builtin_line(t, &record.name));
+            match line {
+                Some(_) => format!(
+                    "[builtin_tools] {} = \"{effect}\" — {}",
+                    record.name,
+                    place(line)
+                ),
+                None => format!(
+                    "built-in tool `{}`: its default effect, {effect}",
+                    record.name
+                ),
+            }
+        }
+        _ => format!(
+            "`{}` was not in the tool set of the request it came from: no policy applied",
+            inert_line(&record.name, 80)
+        ),
+    }
+}
+
+fn quoted(name: &str) -> String {
+    let clean = inert_line(name, 80);
+    if !clean.is_empty()
+        && clean
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        clean
+    } else {
+        format!("\"{clean}\"")
+    }
+}
+
+fn schema(record: &CallRecord) -> String {
+    match record.code {
+        Some(ToolErrorCode::McpInvalidArguments | ToolErrorCode::InvalidArguments) => {
+            let errors = if record.schema_errors.is_empty() {
+                record.message.clone().unwrap_or_default()
+            } else {
+                record.schema_errors.join("; ")
+            };
+            format!("refused before anything was sent: {errors}")
+        }
+        _ if record.effect.is_none() => "not checked (no such tool)".into(),
+        _ => "the arguments satisfied the tool's input schema (checked before anything was sent)"
+            .into(),
+    }
+}
+
+fn approval(record: &CallRecord, grants: &[GrantView]) -> Option<String> {
+    let grant = |id: u64| {
+        grants.iter().find(|g| g.id == id).map_or_else(
+            || format!("grant #{id} (revoked since, or its connection ended)"),
+            |g| format!("grant #{id}, given {}", g.given_at),
+        )
+    };
+    Some(match record.decided? {
+        Decided::AllowedByPolicy if record.effect == Some(Effect::Allow) => {
+            "not asked: the policy allows it".into()
+        }
+        Decided::ApprovedOnce => "you approved this call once".into(),
+        Decided::ApprovedAlways(id) => {
+            format!(
+                "you approved it and granted the tool for the session ({})",
+                grant(id)
+            )
+        }
+        Decided::SessionGrant(id) => format!(
+            "not asked: a session grant covers this exact definition on this connection ({})",
+            grant(id)
+        ),
+        Decided::DeniedByOperator => "you denied it".into(),
+        Decided::NotApproved => {
+            "never approved: the prompt was withdrawn (interrupted, revoked or unanswered)".into()
+        }
+        Decided::DeniedByPolicy => "not asked: the policy denies it".into(),
+        Decided::HeldByPin => "held: the tool's definition differs from its pin".into(),
+        Decided::RefusedBySchema | Decided::NotRun | Decided::AllowedByPolicy => return None,
+    })
+}
+
+fn outcome(record: &CallRecord) -> String {
+    let when = format!("called at {}", record.at);
+    match (record.code, record.elapsed_ms) {
+        (None, Some(ms)) => format!("{when}; ok in {ms} ms"),
+        (Some(code), _) => format!(
+            "{when}; {code}: {}",
+            inert_line(record.message.as_deref().unwrap_or_default(), 200)
+        ),
+        (None, None) => format!("{when}; still running"),
+    }
+}

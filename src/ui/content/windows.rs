@@ -1,0 +1,137 @@
+//! The rules window (the session's grants) and the explanation of a call.
+
+use ratatui::text::{Line, Span};
+
+use crate::protocol::{ExplainView, GrantView};
+use crate::ui::keymap::Scope;
+use crate::ui::keymap::keys_of;
+use crate::ui::sanitize::{line, wrapped};
+use crate::ui::state::AppState;
+use crate::ui::theme;
+
+/// Which local rule decided a call, one rule per paragraph.
+pub fn explain_lines(view: Option<&ExplainView>, width: usize) -> Vec<Line<'static>> {
+    let Some(view) = view else {
+        return vec![Line::styled("asking the backend…", theme::dim())];
+    };
+    let mut lines = Vec::new();
+    if !view.tool.is_empty() {
+        lines.push(Line::from(vec![
+            Span::styled("call      ", theme::accent()),
+            Span::styled(line(&view.tool, width.saturating_sub(10)), theme::strong()),
+        ]));
+    }
+    for (rule, text) in &view.lines {
+        for (i, part) in wrapped(text, width.saturating_sub(10))
+            .into_iter()
+            .enumerate()
+        {
+            let label = if i == 0 {
+                format!("{:<10}", rule.label())
+            } else {
+                " ".repeat(10)
+            };
+            lines.push(Line::from(vec![
+                Span::styled(label, theme::accent()),
+                Span::raw(part),
+            ]));
+        }
+    }
+    lines.push(Line::raw(""));
+    lines.extend(
+        wrapped(
+            "Every line is the harness's own record: the policy entry and where it is written, the \
+             schema's verdict before anything was sent, the operator's answer or the grant that \
+             stood for it.",
+            width,
+        )
+        .into_iter()
+        .map(|l| Line::styled(l, theme::dim())),
+    );
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(keys_of(Scope::Explain), theme::accent()));
+    lines
+}
+
+/// The session's grants, the selected one marked; with `saving`, the question
+/// whether to write it into the config file.
+pub fn rules_lines(
+    state: &AppState,
+    selected: usize,
+    saving: Option<u64>,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line<'static>> = wrapped(
+        "Session grants (\"a\" on an approval prompt): each lets one tool's exact definition on \
+         one connection run without asking, until the session ends. A reconnect or a changed \
+         definition asks again.",
+        width,
+    )
+    .into_iter()
+    .map(|l| Line::styled(l, theme::dim()))
+    .collect();
+    lines.push(Line::raw(""));
+    if state.grants.is_empty() {
+        lines.extend(
+            wrapped(
+                "No grants in this session. When an approval prompt asks, `a` grants its tool for \
+                 the rest of the session; it shows up here, to revoke or to save as `allow`.",
+                width,
+            )
+            .into_iter()
+            .map(Line::raw),
+        );
+    }
+    for (i, grant) in state.grants.iter().enumerate() {
+        let mut row = Line::from(grant_row(grant, width));
+        if i == selected {
+            row = row.style(theme::selected());
+        }
+        lines.push(row);
+    }
+    if let Some(grant) = saving.and_then(|id| state.grants.iter().find(|g| g.id == id)) {
+        lines.push(Line::raw(""));
+        let (table, name) = match (&grant.alias, &grant.remote_name) {
+            (Some(alias), Some(remote)) => (format!("[servers.{alias}.tools]"), remote.clone()),
+            _ => ("[builtin_tools]".to_string(), grant.tool.clone()),
+        };
+        let path = state.session.config_file.clone().unwrap_or_default();
+        lines.extend(
+            wrapped(
+                &format!(
+                    "Write {} = \"allow\" under {table} in {path}? From the next connect it then \
+                     runs without asking, in every session. Comments and layout are kept.",
+                    line(&name, 60)
+                ),
+                width,
+            )
+            .into_iter()
+            .map(|l| Line::styled(l, theme::warn())),
+        );
+        lines.push(Line::styled(keys_of(Scope::SaveGrant), theme::accent()));
+        return lines;
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(keys_of(Scope::Rules), theme::accent()));
+    lines
+}
+
+fn grant_row(grant: &GrantView, width: usize) -> Vec<Span<'static>> {
+    let source = grant.alias.clone().unwrap_or_else(|| "built-in".into());
+    let uses = match grant.uses {
+        0 => "not used since".to_string(),
+        1 => "used once since".to_string(),
+        n => format!("used {n}× since"),
+    };
+    vec![
+        Span::styled(format!("#{:<3}", grant.id), theme::dim()),
+        Span::styled(
+            line(&grant.tool, width.saturating_sub(50).max(16)),
+            theme::strong(),
+        ),
+        Span::styled(
+            format!("  {source} · given {} · {uses}", grant.given_at),
+            theme::dim(),
+        ),
+    ]
+}
