@@ -242,6 +242,14 @@ impl Backend {
                 }
                 return;
             }
+            McpEvent::OfferingsChanged {
+                alias,
+                what: crate::mcp::Offering::Resources,
+                ..
+            } => {
+                self.send(BackendEvent::ResourcesChanged(alias.to_string()));
+                return;
+            }
             McpEvent::ToolListChanged { .. } | McpEvent::OfferingsChanged { .. } => return,
             McpEvent::Task {
                 alias,

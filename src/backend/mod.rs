@@ -309,6 +309,7 @@ impl Backend {
             }
             Command::Approval { id, decision } => self.approvals.answer(id, decision),
             Command::Explain(id) => self.explain(&id),
+            Command::ListResources(alias) => self.spawn_list_resources(alias),
             Command::RevokeGrant(id) => self.revoke_grant(id),
             Command::SaveGrant(id) => self.save_grant(id),
             Command::Continue => {

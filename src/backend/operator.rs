@@ -22,6 +22,48 @@ impl Backend {
         });
     }
 
+    /// Lists `alias`'s resources off the loop; the answer is a `Resources` event.
+    pub(super) fn spawn_list_resources(&self, alias: String) {
+        let (hub, events) = (self.hub.clone(), self.events.clone());
+        tokio::spawn(async move {
+            let listed = hub.list_resources(&alias).await;
+            let row = |r: &crate::mcp::Resource| crate::protocol::ResourceRow {
+                uri: r.uri.clone(),
+                name: r.name.clone(),
+                mime: r.mime_type.clone(),
+                size: r.size,
+            };
+            let view = match listed.result {
+                Ok(list) => crate::protocol::ResourcesView {
+                    resources: list.resources.iter().map(row).collect(),
+                    templates: list
+                        .templates
+                        .iter()
+                        .map(|t| crate::protocol::ResourceRow {
+                            uri: t.uri_template.clone(),
+                            name: t.name.clone(),
+                            mime: t.mime_type.clone(),
+                            size: None,
+                        })
+                        .collect(),
+                    malformed: list.malformed,
+                    read: super::convert::effect(list.read),
+                    error: None,
+                    alias,
+                },
+                Err(e) => crate::protocol::ResourcesView {
+                    read: super::convert::effect(hub.resource_policy(&alias)),
+                    alias,
+                    resources: Vec::new(),
+                    templates: Vec::new(),
+                    malformed: 0,
+                    error: Some(e.message),
+                },
+            };
+            let _ = events.send(BackendEvent::Resources(view));
+        });
+    }
+
     pub(super) fn write_policy(&mut self, alias: &str) {
         let text = match (
             &self.config.source,

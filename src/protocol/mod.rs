@@ -14,7 +14,7 @@ pub use kinds::{
 };
 pub use more::{
     Choice, Decided, DefaultValue, ExplainView, FieldProblem, GrantId, GrantView, HistoryItem,
-    Rule, TextFormat, Withdrawal,
+    ResourceRow, ResourcesView, Rule, TextFormat, Withdrawal,
 };
 pub use views::{
     ApprovalView, ArgProblem, ArgsCheck, ElicitationView, EndedView, FieldKind, FieldView,
@@ -65,6 +65,8 @@ pub enum Command {
     },
     /// Which local rule decided this call (answered with `Explained`).
     Explain(String),
+    /// List a connected server's resources (answered with `Resources`).
+    ListResources(String),
     /// End a session grant: its tool asks again.
     RevokeGrant(GrantId),
     /// Write `allow` for a grant's tool into the config file (the operator confirmed).
@@ -163,6 +165,10 @@ pub enum BackendEvent {
     },
     /// How a call was decided (the answer to `Command::Explain`).
     Explained(ExplainView),
+    /// A server's resources (the answer to `Command::ListResources`).
+    Resources(ResourcesView),
+    /// A server says its resources changed: an open listing asks again.
+    ResourcesChanged(String),
     /// The earlier conversation of a resumed session, and the servers it had
     /// connected (not reconnected: `Ctrl-R` does).
     Resumed {

@@ -165,3 +165,26 @@ pub struct FieldProblem {
 
 /// A default as JSON (the form turns it into its own values).
 pub type DefaultValue = Option<Value>;
+
+/// One resource of a server as listed (its text, untrusted: rendered inert).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceRow {
+    pub uri: String,
+    pub name: String,
+    pub mime: Option<String>,
+    pub size: Option<u64>,
+}
+
+/// A server's resources and templates (the answer to `Command::ListResources`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourcesView {
+    pub alias: String,
+    pub resources: Vec<ResourceRow>,
+    /// Templates: their `uriTemplate`, name and MIME type (`size` unused).
+    pub templates: Vec<ResourceRow>,
+    pub malformed: usize,
+    /// The local policy for reading them.
+    pub read: super::kinds::PolicyEffect,
+    /// Why there is no listing (the harness's words), if there is none.
+    pub error: Option<String>,
+}

@@ -34,6 +34,7 @@ pub enum Scope {
     SaveGrant,
     /// How a call was decided.
     Explain,
+    Resources,
     /// The sign-in window (OAuth): waiting for the browser.
     SignIn,
     /// The diff view of changed definitions.
@@ -87,6 +88,7 @@ impl Scope {
             Scope::Rules => "Rules (session grants)",
             Scope::SaveGrant => "Save a grant to the config",
             Scope::Explain => "How a call was decided",
+            Scope::Resources => "A server's resources",
             Scope::SignIn => "Sign in",
             Scope::PinDiff => "Changed definitions (diff)",
             Scope::PinConfirm => "Accept the definitions",
@@ -120,6 +122,7 @@ pub enum Action {
     Toggle,
     Retry,
     Explain,
+    Resources,
     Connect,
     Disconnect,
     Reconnect,
@@ -236,6 +239,7 @@ pub const BINDINGS: &[Binding] = &[
     b!(Servers, [Chord(Char('p'), NONE)], "p", WritePolicy, "write the policy for what it publishes", "write policy"),
     b!(Servers, [Chord(Char('s'), NONE)], "s", SignIn, "sign in (OAuth): its authorization page in a browser, then connect", "sign in"),
     b!(Servers, [Chord(Char('o'), NONE)], "o", SignOut, "sign out: its tools are revoked at once, then its token", "sign out"),
+    b!(Servers, [Chord(Char('R'), SHIFT), Chord(Char('R'), NONE)], "R", Resources, "its resources: URI, name, MIME type, size (and templates)", "resources"),
     b!(Servers, [Chord(Char('v'), NONE)], "v", ViewPins, "review definitions that differ from their pins (diff), and accept them", "definitions"),
     b!(Servers, [Chord(Enter, NONE)], "Enter", ShowRegistry, "its tools in the registry", "tools"),
     b!(Registry, [Chord(KUp, NONE), Chord(Char('k'), NONE)], "↑/↓", Up, "select", ""),
@@ -310,6 +314,9 @@ pub const BINDINGS: &[Binding] = &[
     b!(Explain, [Chord(Esc, NONE), Chord(Char('q'), NONE), Chord(Char('e'), NONE)], "Esc", Close, "close", "close"),
     b!(Explain, [Chord(KUp, NONE)], "↑/↓", Up, "scroll", "scroll"),
     b!(Explain, [Chord(KDown, NONE)], "↓", Down, "", ""),
+    b!(Resources, [Chord(Esc, NONE), Chord(Char('q'), NONE), Chord(Char('R'), SHIFT), Chord(Char('R'), NONE)], "Esc", Close, "close", "close"),
+    b!(Resources, [Chord(KUp, NONE)], "↑/↓", Up, "scroll", "scroll"),
+    b!(Resources, [Chord(KDown, NONE)], "↓", Down, "", ""),
     b!(SignIn, [Chord(Enter, NONE)], "Enter", Submit, "use the pasted address (a browser on another machine)", "use pasted address"),
     b!(SignIn, [Chord(Esc, NONE)], "Esc", Close, "cancel the sign-in", "cancel"),
     b!(SignIn, [Chord(Backspace, NONE)], "⌫", Edit, "delete (paste the address; typing works too)", ""),

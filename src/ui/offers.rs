@@ -34,6 +34,7 @@ impl AppState {
                         !server.policy_missing.is_empty() || !server.policy_extra.is_empty()
                     }
                     Action::ViewPins => server.pins_refused,
+                    Action::Resources => server.state == AliasStatus::Ready,
                     _ => true,
                 }
             }

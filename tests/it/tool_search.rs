@@ -41,7 +41,7 @@ async fn found_tools_join_the_next_request_only() {
         resume: None,
         persist: false,
         workspace: Some(env.dir.path().to_path_buf()),
-        ..SessionOptions::default()
+        data_dir: Some(env.path("data")),
     };
     let mut s = session::start(&config, Arc::new(FlagApprover { approve: true }), options)
         .expect("session");

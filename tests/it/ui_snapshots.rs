@@ -3,6 +3,7 @@
 
 mod more;
 mod pins;
+mod resources;
 mod sign_in;
 mod views;
 

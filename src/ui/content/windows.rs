@@ -2,7 +2,7 @@
 
 use ratatui::text::{Line, Span};
 
-use crate::protocol::{ExplainView, GrantView};
+use crate::protocol::{ExplainView, GrantView, ResourcesView};
 use crate::ui::keymap::Scope;
 use crate::ui::keymap::keys_of;
 use crate::ui::sanitize::{line, wrapped};
@@ -134,4 +134,78 @@ fn grant_row(grant: &GrantView, width: usize) -> Vec<Span<'static>> {
             theme::dim(),
         ),
     ]
+}
+
+/// A server's resources: URI, name, MIME type and size per row (server text,
+/// each cell one inert line), then its templates, and the read policy.
+pub fn resources_lines(view: Option<&ResourcesView>, width: usize) -> Vec<Line<'static>> {
+    let Some(view) = view else {
+        return vec![Line::styled("asking the server…", theme::dim())];
+    };
+    if let Some(error) = &view.error {
+        return wrapped(error, width).into_iter().map(Line::raw).collect();
+    }
+    let mut lines = vec![Line::from(vec![
+        Span::styled("reading: ", theme::accent()),
+        Span::raw(format!(
+            "{} (local policy: [servers.{}.resources] read)",
+            view.read.label(),
+            view.alias
+        )),
+    ])];
+    let size = |n: Option<u64>| match n {
+        None => "-".to_string(),
+        Some(n) if n < 1024 => format!("{n} B"),
+        Some(n) if n < 1024 * 1024 => format!("{:.1} kB", n as f64 / 1024.0),
+        Some(n) => format!("{:.1} MB", n as f64 / (1024.0 * 1024.0)),
+    };
+    let uri_width = (width / 2).max(12);
+    let name_width = (width / 5).max(8);
+    let mime_width = (width / 6).max(6);
+    let mut section = |title: String, rows: &[crate::protocol::ResourceRow], sized: bool| {
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(title, theme::strong()));
+        for r in rows {
+            let mut spans = vec![
+                Span::raw(format!("{:<uri_width$} ", line(&r.uri, uri_width))),
+                Span::styled(
+                    format!("{:<name_width$} ", line(&r.name, name_width)),
+                    theme::accent(),
+                ),
+                Span::styled(
+                    format!(
+                        "{:<mime_width$}",
+                        line(r.mime.as_deref().unwrap_or("-"), mime_width)
+                    ),
+                    theme::dim(),
+                ),
+            ];
+            if sized {
+                spans.push(Span::raw(format!(" {:>8}", size(r.size))));
+            }
+            lines.push(Line::from(spans));
+        }
+    };
+    section(
+        format!(
+            "{} resources (URI, name, MIME type, size)",
+            view.resources.len()
+        ),
+        &view.resources,
+        true,
+    );
+    if !view.templates.is_empty() {
+        section(
+            format!("{} templates", view.templates.len()),
+            &view.templates,
+            false,
+        );
+    }
+    if view.malformed > 0 {
+        lines.push(Line::styled(
+            format!("({} malformed entries left out)", view.malformed),
+            theme::dim(),
+        ));
+    }
+    lines
 }

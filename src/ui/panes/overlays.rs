@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use crate::ui::content::{detail_lines, explain_lines, rules_lines};
+use crate::ui::content::{detail_lines, explain_lines, resources_lines, rules_lines};
 use crate::ui::keymap::Scope;
 use crate::ui::keymap::keys_of;
 use crate::ui::layout::{centered, max_scroll, overlay_area};
@@ -73,6 +73,16 @@ pub fn draw(frame: &mut Frame, state: &AppState, overlay: &Overlay) {
                 lines,
                 (*scroll).min(max),
             )
+        }
+        Overlay::Resources {
+            alias,
+            view,
+            scroll,
+        } => {
+            let width = area.width.saturating_sub(2) as usize;
+            let lines = resources_lines(view.as_ref(), width);
+            let max = max_scroll(area, lines.len());
+            (format!("Resources · {alias}"), lines, (*scroll).min(max))
         }
         Overlay::SignIn(window) => return super::sign_in::draw(frame, area, window),
         Overlay::Help { .. } => return,

@@ -325,6 +325,7 @@ impl AppState {
                 saving: Some(_), ..
             } => Scope::SaveGrant,
             Overlay::Explain { .. } => Scope::Explain,
+            Overlay::Resources { .. } => Scope::Resources,
             Overlay::SignIn(_) => Scope::SignIn,
         })
     }

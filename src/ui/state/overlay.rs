@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use ratatui_textarea::TextArea;
 
-use crate::protocol::{ArgsCheck, ExplainView, GrantId, SignInView};
+use crate::protocol::{ArgsCheck, ExplainView, GrantId, ResourcesView, SignInView};
 
 /// A window over everything else; it takes the keys while open.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +46,12 @@ pub enum Overlay {
     Explain {
         call_id: String,
         view: Option<ExplainView>,
+        scroll: u16,
+    },
+    /// A server's resources (`view` arrives from the backend).
+    Resources {
+        alias: String,
+        view: Option<ResourcesView>,
         scroll: u16,
     },
     /// A sign-in waiting for the browser.

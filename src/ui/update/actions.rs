@@ -70,6 +70,18 @@ fn servers(state: &mut AppState, action: Action) -> Vec<Effect> {
             super::overlay::open_pin_diff(state, alias);
             return Vec::new();
         }
+        Action::Resources if !live => {
+            state.say(format!("`{alias}` is not connected (c connects it)"));
+            return Vec::new();
+        }
+        Action::Resources => {
+            state.overlay = Some(Overlay::Resources {
+                alias: alias.clone(),
+                view: None,
+                scroll: 0,
+            });
+            Command::ListResources(alias)
+        }
         Action::Connect if live => {
             state.say(format!("`{alias}` is already connected (r reconnects it)"));
             return Vec::new();

@@ -136,6 +136,24 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
         BackendEvent::ElicitationInvalid { id, problems } => {
             super::elicit::refused(state, id, problems)
         }
+        BackendEvent::Resources(view) => {
+            if let Some(Overlay::Resources {
+                alias, view: shown, ..
+            }) = &mut state.overlay
+                && *alias == view.alias
+            {
+                *shown = Some(view);
+            }
+        }
+        BackendEvent::ResourcesChanged(changed) => {
+            if let Some(Overlay::Resources { alias, .. }) = &state.overlay
+                && *alias == changed
+            {
+                return vec![Effect::Send(crate::protocol::Command::ListResources(
+                    changed,
+                ))];
+            }
+        }
         BackendEvent::Explained(view) => {
             if let Some(Overlay::Explain {
                 call_id,

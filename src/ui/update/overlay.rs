@@ -146,6 +146,11 @@ fn scroll(state: &mut AppState, step: i32) {
             let width = area.width.saturating_sub(2) as usize;
             max_scroll(area, content::explain_lines(view.as_ref(), width).len())
         }
+        Some(Overlay::Resources { view, .. }) => {
+            let area = overlay_area(state.area);
+            let width = area.width.saturating_sub(2) as usize;
+            max_scroll(area, content::resources_lines(view.as_ref(), width).len())
+        }
         Some(Overlay::PinDiff {
             alias, confirming, ..
         }) => {
@@ -162,6 +167,7 @@ fn scroll(state: &mut AppState, step: i32) {
         Overlay::Help { scroll }
         | Overlay::ToolDetail { scroll, .. }
         | Overlay::Explain { scroll, .. }
+        | Overlay::Resources { scroll, .. }
         | Overlay::PinDiff { scroll, .. },
     ) = &mut state.overlay
     {
