@@ -1,0 +1,205 @@
+//! The requests a connection makes: each bounded by its deadline (reset by
+//! progress where allowed), cancelled on the server when dropped, and every
+//! failure mapped to a `RequestError` in the harness's words.
+
+use super::*;
+
+impl Connection {
+    /// Sends one request and waits for its answer, at most `timeout`. A timeout or
+    /// a dropped future sends `notifications/cancelled` for the request.
+    ///
+    /// Private to `mcp/`: from outside, the only way to reach a server is the
+    /// validated call path (`Hub::call`: snapshot, schema, policy, approval).
+    pub(in crate::mcp) async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<ServerResult, RequestError> {
+        self.request_with_id(method, params, timeout, |_| {}).await
+    }
+
+    /// [`Self::request`]; `sent` learns the JSON-RPC id the request went out with.
+    pub(super) async fn request_with_id(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        sent: impl FnOnce(&RequestId),
+    ) -> Result<ServerResult, RequestError> {
+        let options = PeerRequestOptions::with_timeout(timeout);
+        self.request_with_options(method, params, options, |id, _| sent(id))
+            .await
+    }
+
+    /// The one way a request goes out; `sent` learns its JSON-RPC id and
+    /// progress token.
+    pub(super) async fn request_with_options(
+        &self,
+        method: &str,
+        params: Value,
+        options: PeerRequestOptions,
+        sent: impl FnOnce(&RequestId, &ProgressToken),
+    ) -> Result<ServerResult, RequestError> {
+        if self.end_reason().is_some() {
+            return Err(self.ended_error());
+        }
+        let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
+        let handle = match self.peer.send_request_with_option(request, options).await {
+            Ok(handle) => handle,
+            Err(e) => {
+                return match self.map_error(e) {
+                    RequestError::Lost(_) => Err(self.lost_once_ended().await),
+                    other => Err(other),
+                };
+            }
+        };
+        sent(&handle.id, &handle.progress_token);
+        let mut guard = CancelOnDrop {
+            peer: self.peer.clone(),
+            id: Some(handle.id.clone()),
+        };
+        let result = tokio::select! {
+            result = handle.await_response() => result.map_err(|e| self.map_error(e)),
+            _ = self.ended() => Err(self.ended_error()),
+        };
+        // await_response already sent the cancellation on timeout; a dead transport needs none.
+        guard.id = None;
+        if let Err(RequestError::Lost(_)) = result {
+            return Err(self.lost_once_ended().await);
+        }
+        result
+    }
+
+    /// A request whose answer may be large or slow (`tools/call`,
+    /// `resources/read`, `prompts/get`, a task's outcome): what the stdio gate
+    /// cut from the response comes with it, and, for a call (`call` names it),
+    /// progress notifications restart the timer (bounded by `max_call`) and are
+    /// told apart by `call`. The route of the call's progress token lives as long
+    /// as the returned [`Long::route`] (a task keeps it for its whole run).
+    pub(in crate::mcp) async fn request_long(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        call: Option<&str>,
+    ) -> Result<Long, RequestError> {
+        let mut options = PeerRequestOptions::with_timeout(timeout);
+        if call.is_some() && self.reset_timeout_on_progress {
+            options = options
+                .reset_timeout_on_progress()
+                .with_max_total_timeout(self.max_call.max(timeout));
+        }
+        let key = std::sync::Mutex::new(None);
+        let route = std::sync::Mutex::new(None);
+        let started = Instant::now();
+        let result = self
+            .request_with_options(method, params, options, |id, token| {
+                *key.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(crate::mcp::spill::lexer::id_key(id.to_string().as_bytes()));
+                if let Some(call) = call {
+                    *route.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some(crate::mcp::client::ProgressRoute::register(
+                            &self.parts.routes,
+                            token.0.to_string(),
+                            call.to_string(),
+                        ));
+                }
+            })
+            .await;
+        let spilled = key
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .and_then(|key| self.spills.take(&key));
+        match result {
+            // Which bound ended it: the idle timer, or `max_call` after progress.
+            Err(RequestError::Timeout(after))
+                if call.is_some() && started.elapsed() >= self.max_call =>
+            {
+                Err(RequestError::Timeout(after.max(self.max_call)))
+            }
+            Err(e) => Err(e),
+            Ok(result) => Ok(Long {
+                result,
+                spilled,
+                route: route.into_inner().unwrap_or_else(|e| e.into_inner()),
+            }),
+        }
+    }
+
+    /// The transport usually closes a moment before the watchdog has the exit
+    /// status (it waits up to `EXIT_STATUS_WAIT` for it); wait longer than that
+    /// so the error can say how the server ended.
+    pub(super) async fn lost_once_ended(&self) -> RequestError {
+        let wait = crate::mcp::watchdog::EXIT_STATUS_WAIT * 2;
+        let _ = tokio::time::timeout(wait, self.ended()).await;
+        self.ended_error()
+    }
+
+    /// [`Self::request`], also returning the answer's `result` exactly as the
+    /// server sent it (when the transport saw it; see `rawtap`).
+    pub(in crate::mcp) async fn request_raw(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<(ServerResult, Option<Value>), RequestError> {
+        let _armed = self.tap.arm();
+        let id = std::sync::Mutex::new(None);
+        let result = self
+            .request_with_id(method, params, timeout, |sent| {
+                *id.lock().unwrap_or_else(|e| e.into_inner()) = Some(sent.clone());
+            })
+            .await?;
+        let raw = id
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .and_then(|id| self.tap.result_for(&id));
+        Ok((result, raw))
+    }
+
+    /// Why a request cannot be answered on an ended connection: the sign-in
+    /// was refused for good, or the connection was lost (and how).
+    pub(super) fn ended_error(&self) -> RequestError {
+        match self.end_reason() {
+            Some(EndReason::AuthLost) => RequestError::Unauthorized(self.denial()),
+            _ => RequestError::Lost(self.lost_detail()),
+        }
+    }
+
+    pub(super) fn map_error(&self, error: ServiceError) -> RequestError {
+        if error.is_authorization_required() {
+            return RequestError::Unauthorized(self.denial());
+        }
+        match error {
+            ServiceError::Timeout { timeout } => RequestError::Timeout(timeout),
+            ServiceError::McpError(e) => RequestError::Remote {
+                code: e.code.0,
+                message: e.message.to_string(),
+            },
+            ServiceError::TransportClosed
+            | ServiceError::TransportSend(_)
+            | ServiceError::Cancelled { .. } => RequestError::Lost(self.lost_detail()),
+            other => RequestError::Lost(format!("protocol error: {other}")),
+        }
+    }
+
+    /// Why the server's refusal stands, from the OAuth session if there is one.
+    pub(in crate::mcp) fn denial(&self) -> AuthDenial {
+        match self.auth.as_ref().and_then(|s| s.failure()) {
+            Some(f) => AuthDenial::from_failure(self.alias.as_str(), f),
+            None => AuthDenial::plain(self.alias.as_str()),
+        }
+    }
+
+    /// The OAuth session (HTTP servers that use OAuth).
+    pub fn auth(&self) -> Option<&Arc<crate::mcp::auth::AuthSession>> {
+        self.auth.as_ref()
+    }
+
+    pub(super) fn lost_detail(&self) -> String {
+        self.end_reason()
+            .map(ToString::to_string)
+            .unwrap_or_else(|| "the transport closed".into())
+    }
+}
