@@ -29,6 +29,47 @@ impl Server<'_> {
         let t = self.t.value(raw, key);
         self.take(t)
     }
+
+    /// A stdio server's `args`, each translated under its own key.
+    fn args<'s>(&mut self, alias: &str, args: impl IntoIterator<Item = &'s str>) -> Vec<String> {
+        args.into_iter()
+            .enumerate()
+            .map(|(i, a)| self.plain(a, &format!("servers.{alias}.args[{i}]")))
+            .collect()
+    }
+
+    /// A stdio server's `env`: secrets become `${VAR}` references.
+    fn env(
+        &mut self,
+        alias: &str,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Vec<(String, String)> {
+        env.into_iter()
+            .map(|(k, v)| {
+                let t = self
+                    .t
+                    .env_value(&k, &v, &format!("servers.{alias}.env.{k}"));
+                (k, self.take(t))
+            })
+            .collect()
+    }
+
+    /// An HTTP server's headers: secrets become `${ALIAS_HEADERNAME}` references.
+    fn headers(
+        &mut self,
+        alias: &str,
+        headers: impl IntoIterator<Item = (String, String)>,
+    ) -> Vec<(String, String)> {
+        headers
+            .into_iter()
+            .map(|(h, v)| {
+                let t = self
+                    .t
+                    .header_value(&h, &v, &format!("servers.{alias}.headers.{h}"));
+                (h, self.take(t))
+            })
+            .collect()
+    }
 }
 
 fn unique_alias(out: &mut Imported, name: &str) -> String {
@@ -131,22 +172,10 @@ pub(super) fn json_server(
                 return Err("`command` is empty".into());
             }
             let command = s.plain(&command, &format!("servers.{alias}.command"));
-            let args = server
-                .args
-                .unwrap_or_default()
-                .iter()
-                .enumerate()
-                .map(|(i, Scalar(a))| s.plain(a, &format!("servers.{alias}.args[{i}]")))
-                .collect();
-            let env = server
-                .env
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(k, Scalar(v))| {
-                    let t = s.t.env_value(&k, &v, &format!("servers.{alias}.env.{k}"));
-                    (k, s.take(t))
-                })
-                .collect();
+            let args = server.args.unwrap_or_default();
+            let args = s.args(&alias, args.iter().map(|Scalar(a)| a.as_str()));
+            let env = server.env.unwrap_or_default().into_iter();
+            let env = s.env(&alias, env.map(|(k, Scalar(v))| (k, v)));
             let cwd = server
                 .cwd
                 .map(|c| s.plain(&c, &format!("servers.{alias}.cwd")));
@@ -167,16 +196,8 @@ pub(super) fn json_server(
                 });
                 return Ok(());
             }
-            let headers = server
-                .headers
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(h, Scalar(v))| {
-                    let t =
-                        s.t.header_value(&h, &v, &format!("servers.{alias}.headers.{h}"));
-                    (h, s.take(t))
-                })
-                .collect();
+            let headers = server.headers.unwrap_or_default().into_iter();
+            let headers = s.headers(&alias, headers.map(|(h, Scalar(v))| (h, v)));
             ImportedTransport::Http { url, headers }
         }
     };
@@ -223,22 +244,9 @@ pub(super) fn codex_server(
                 return Err("`command` is empty".into());
             }
             let command = s.plain(&command, &format!("servers.{alias}.command"));
-            let args = server
-                .args
-                .unwrap_or_default()
-                .iter()
-                .enumerate()
-                .map(|(i, a)| s.plain(a, &format!("servers.{alias}.args[{i}]")))
-                .collect();
-            let mut env: Vec<(String, String)> = server
-                .env
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(k, v)| {
-                    let t = s.t.env_value(&k, &v, &format!("servers.{alias}.env.{k}"));
-                    (k, s.take(t))
-                })
-                .collect();
+            let args = server.args.unwrap_or_default();
+            let args = s.args(&alias, args.iter().map(String::as_str));
+            let mut env = s.env(&alias, server.env.unwrap_or_default());
             // Passed through from Codex's own environment: from ours, by name.
             for var in server.env_vars.unwrap_or_default() {
                 if !env.iter().any(|(k, _)| *k == var) {
@@ -264,16 +272,7 @@ pub(super) fn codex_server(
                 return Ok(());
             }
             let url = s.plain(&url, &format!("servers.{alias}.url"));
-            let mut headers: Vec<(String, String)> = server
-                .http_headers
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(h, v)| {
-                    let t =
-                        s.t.header_value(&h, &v, &format!("servers.{alias}.headers.{h}"));
-                    (h, s.take(t))
-                })
-                .collect();
+            let mut headers = s.headers(&alias, server.http_headers.unwrap_or_default());
             for (h, var) in server.env_http_headers.unwrap_or_default() {
                 headers.push((h, format!("${{{var}}}")));
             }
