@@ -67,12 +67,9 @@ pub struct Percentiles {
 }
 
 pub async fn run(config: Option<PathBuf>, args: BenchArgs) -> ExitCode {
-    let arguments: Value = match serde_json::from_str(&args.args) {
+    let arguments = match super::arguments_json(&args.args) {
         Ok(v) => v,
-        Err(e) => {
-            eprintln!("mcp-harness: --args is not valid JSON: {e}");
-            return ExitCode::from(exit::USAGE);
-        }
+        Err(code) => return code,
     };
     let config = match load_config(config) {
         Ok(c) => c,

@@ -194,6 +194,14 @@ async fn tui(config: Option<PathBuf>, resume: Option<String>) -> ExitCode {
     }
 }
 
+/// The `--args` of `call` and `bench`, or why not (the caller exits with status 2).
+fn arguments_json(text: &str) -> Result<serde_json::Value, ExitCode> {
+    serde_json::from_str(text).map_err(|e| {
+        eprintln!("mcp-harness: --args is not valid JSON: {e}");
+        ExitCode::from(exit::USAGE)
+    })
+}
+
 /// Loads the config (and starts telemetry when it says so), or prints why not
 /// (the caller exits with status 2).
 fn load_config(explicit: Option<PathBuf>) -> Result<Config, ExitCode> {
