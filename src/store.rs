@@ -137,6 +137,12 @@ impl Store {
         self.audit(&json!({"event": "approval", "tool": tool, "requested_by": requested_by, "decision": decision, "by": by}));
     }
 
+    /// Records server content the operator brought in (an attached resource, a
+    /// prompt) and how it went (`ok`, or the error).
+    pub fn audit_server_content(&self, alias: &str, what: &str, outcome: &str) {
+        self.audit(&json!({"event": "server_content", "alias": alias, "what": what, "by": "operator", "outcome": outcome}));
+    }
+
     fn audit(&self, record: &impl Serialize) {
         write_line(&self.audit, record);
     }

@@ -236,28 +236,30 @@ pub struct Lead {
 }
 
 impl Lead {
-    /// Adds the operator's text and runs the turn. A previous turn that failed or
-    /// was interrupted before the model answered left a user message last; the
-    /// text joins it, so roles keep alternating.
+    /// Adds the operator's text and runs the turn.
     pub async fn send(&mut self, text: &str, cancel: &CancellationToken) -> TurnEnd {
-        let block = Block::Text {
-            text: text.to_string(),
-        };
+        let text = text.to_string();
+        self.send_blocks(vec![Block::Text { text }], cancel).await
+    }
+
+    /// Adds the operator's message (their text, and server content they brought
+    /// in) and runs the turn. A previous turn that failed or was interrupted
+    /// before the model answered left a user message last; these join it, so
+    /// roles keep alternating.
+    pub async fn send_blocks(&mut self, blocks: Vec<Block>, cancel: &CancellationToken) -> TurnEnd {
+        self.journal.message(
+            &AgentId::Lead,
+            &Message {
+                role: Role::User,
+                content: blocks.clone(),
+            },
+        );
         match self.conversation.last_mut() {
-            Some(last) if last.role == Role::User => last.content.push(block),
+            Some(last) if last.role == Role::User => last.content.extend(blocks),
             _ => self.conversation.push(Message {
                 role: Role::User,
-                content: vec![block],
+                content: blocks,
             }),
-        }
-        if let Some(last) = self.conversation.last() {
-            self.journal.message(
-                &AgentId::Lead,
-                &Message {
-                    role: Role::User,
-                    content: vec![last.content[last.content.len() - 1].clone()],
-                },
-            );
         }
         self.run(cancel).await
     }

@@ -60,7 +60,7 @@ pub trait ToolBox: Send + Sync {
 /// short placeholders, errors stay envelopes.
 pub fn from_mcp(outcome: CallOutcome) -> ToolRun {
     let parts = outcome.result.map(|output| {
-        let mut parts: Vec<ResultPart> = output.content.iter().map(part).collect();
+        let mut parts: Vec<ResultPart> = output.content.iter().map(content_part).collect();
         if parts.is_empty()
             && let Some(structured) = &output.structured_content
         {
@@ -86,7 +86,9 @@ pub fn from_mcp(outcome: CallOutcome) -> ToolRun {
     }
 }
 
-fn part(block: &Value) -> ResultPart {
+/// One MCP content block as the model sees it (in a tool result, or in server
+/// content the operator brought in).
+pub fn content_part(block: &Value) -> ResultPart {
     use crate::mcp::content::{Block, resource_header, summary_line};
     let text = |text: String| ResultPart::Text { text };
     let described = Block::of(block);
@@ -125,24 +127,24 @@ mod tests {
     #[test]
     fn content_blocks_become_parts_or_placeholders() {
         assert_eq!(
-            part(&json!({"type":"text","text":"hi"})),
+            content_part(&json!({"type":"text","text":"hi"})),
             ResultPart::Text { text: "hi".into() }
         );
         assert_eq!(
-            part(&json!({"type":"image","mimeType":"image/png","data":"AAAA"})),
+            content_part(&json!({"type":"image","mimeType":"image/png","data":"AAAA"})),
             ResultPart::Image {
                 media_type: "image/png".into(),
                 data: "AAAA".into()
             }
         );
         let ResultPart::Text { text } =
-            part(&json!({"type":"audio","mimeType":"audio/wav","data":"AAAAAAAA"}))
+            content_part(&json!({"type":"audio","mimeType":"audio/wav","data":"AAAAAAAA"}))
         else {
             panic!()
         };
         assert_eq!(text, "[audio] audio/wav, 6 bytes");
         let ResultPart::Text { text } =
-            part(&json!({"type":"image","mimeType":"image/svg+xml","data":"AAAA"}))
+            content_part(&json!({"type":"image","mimeType":"image/svg+xml","data":"AAAA"}))
         else {
             panic!()
         };
@@ -151,16 +153,16 @@ mod tests {
             "[image: image/svg+xml, 4 bytes of base64, not shown: unsupported type (png, jpeg, gif and webp are supported)]"
         );
         let ResultPart::Text { text } =
-            part(&json!({"type":"image","mimeType":"image/png","data":"<script>"}))
+            content_part(&json!({"type":"image","mimeType":"image/png","data":"<script>"}))
         else {
             panic!()
         };
         assert!(text.ends_with("not shown: not valid base64]"), "{text}");
         assert!(matches!(
-            part(&json!({"type":"image","mimeType":"Image/PNG","data":"AAAA"})),
+            content_part(&json!({"type":"image","mimeType":"Image/PNG","data":"AAAA"})),
             ResultPart::Image { media_type, .. } if media_type == "image/png"
         ));
-        let ResultPart::Text { text } = part(&json!({"type":"hologram"})) else {
+        let ResultPart::Text { text } = content_part(&json!({"type":"hologram"})) else {
             panic!()
         };
         assert_eq!(text, "[content of type `hologram`]");

@@ -97,3 +97,21 @@ pub fn task_status(state: crate::mcp::tasks::TaskState) -> TaskStatus {
         S::Cancelled => TaskStatus::Cancelled,
     }
 }
+
+/// A listed prompt as the UI shows it (its text stays the server's: the UI
+/// renders it inert).
+pub fn prompt_row(prompt: &crate::mcp::Prompt) -> crate::protocol::PromptRow {
+    crate::protocol::PromptRow {
+        name: prompt.name.clone(),
+        description: prompt.description.clone().or_else(|| prompt.title.clone()),
+        arguments: prompt
+            .arguments
+            .iter()
+            .map(|a| crate::protocol::PromptArgRow {
+                name: a.name.clone(),
+                description: a.description.clone(),
+                required: a.required,
+            })
+            .collect(),
+    }
+}

@@ -250,7 +250,15 @@ impl Backend {
                 self.send(BackendEvent::ResourcesChanged(alias.to_string()));
                 return;
             }
-            McpEvent::ToolListChanged { .. } | McpEvent::OfferingsChanged { .. } => return,
+            McpEvent::OfferingsChanged {
+                alias,
+                what: crate::mcp::Offering::Prompts,
+                ..
+            } => {
+                self.send(BackendEvent::PromptsChanged(alias.to_string()));
+                return;
+            }
+            McpEvent::ToolListChanged { .. } => return,
             McpEvent::Task {
                 alias,
                 tool,

@@ -4,6 +4,7 @@
 
 mod approvals;
 mod approver;
+mod commands;
 mod convert;
 mod elicitor;
 mod events;
@@ -13,6 +14,7 @@ mod operator;
 mod pins;
 mod records;
 mod rules;
+mod server_content;
 mod signin;
 mod views;
 
@@ -30,7 +32,7 @@ use crate::agent::model::ModelProvider;
 use crate::agent::toolbox::ToolRun;
 use crate::config::{Config, ConfigSource};
 use crate::mcp::Hub;
-use crate::protocol::{ApprovalId, BackendEvent, Command, SessionInfo, TurnEnd as EndView, Views};
+use crate::protocol::{ApprovalId, BackendEvent, Command, SessionInfo, Views};
 use crate::session::{self, SessionEvent, SessionOptions, SetupError};
 use crate::store::Store;
 use approvals::Approvals;
@@ -274,101 +276,6 @@ impl Backend {
                 self.send(BackendEvent::ToolCallFinished(events::outcome_view(
                     id, &run, decided,
                 )));
-            }
-        }
-    }
-
-    fn command(&mut self, command: Command, turn: &mut Option<Turn>) {
-        match command {
-            Command::Prompt(text) => self.start_turn(turn, Some(text)),
-            Command::Retry => self.start_turn(turn, None),
-            Command::Interrupt => {
-                self.cancel.cancel();
-                self.hand_cancel.cancel();
-                self.hand_cancel = CancellationToken::new();
-                self.approvals.withdraw_all();
-                self.elicitor.withdraw_all();
-            }
-            Command::Connect(alias) => self.spawn_connect(alias, false),
-            Command::Reconnect(alias) => self.spawn_connect(alias, true),
-            Command::Disconnect(alias) => {
-                let text = match self.hub.disconnect(&alias) {
-                    Ok(()) => format!("disconnected `{alias}`"),
-                    Err(e) => e.to_string(),
-                };
-                self.tell(text);
-            }
-            Command::KillServer(alias) => {
-                let text = match self.hub.kill_process(&alias) {
-                    Ok(()) => format!(
-                        "sent SIGKILL to `{alias}`'s processes; watch the watchdog revoke its tools"
-                    ),
-                    Err(e) => e.to_string(),
-                };
-                self.tell(text);
-            }
-            Command::Approval { id, decision } => self.approvals.answer(id, decision),
-            Command::Explain(id) => self.explain(&id),
-            Command::ListResources(alias) => self.spawn_list_resources(alias),
-            Command::RevokeGrant(id) => self.revoke_grant(id),
-            Command::SaveGrant(id) => self.save_grant(id),
-            Command::Continue => {
-                if let Some(pacing) = self.model.pacing() {
-                    pacing.go();
-                }
-            }
-            Command::Elicitation { id, answer } => self.elicitor.answer(id, answer),
-            Command::WritePolicy(alias) => self.write_policy(&alias),
-            Command::AcceptPins { alias, seen } => self.accept_pins(alias, seen),
-            Command::CallTool { name, arguments } => self.manual_call(name, arguments),
-            Command::SignIn(alias) => self.sign_in(alias),
-            Command::SignInPaste(text) => self.sign_in.paste(text),
-            Command::SignInCancel => self.sign_in.cancel(),
-            Command::SignOut(alias) => self.sign_out(alias),
-            Command::Refresh => {
-                // A hidden test hook: the exit-path tests need a panic in a task.
-                if std::env::var("MCP_HARNESS_TEST_PANIC").is_ok_and(|v| v == "backend") {
-                    panic!(
-                        "MCP_HARNESS_TEST_PANIC=backend: a panic in the backend task, on purpose"
-                    );
-                }
-                self.servers();
-            }
-            Command::Quit => {}
-        }
-    }
-
-    fn start_turn(&mut self, turn: &mut Option<Turn>, text: Option<String>) {
-        let Some(mut lead) = self.lead.take() else {
-            self.send(BackendEvent::Status(
-                "a turn is running: wait for it, or press Ctrl-C to interrupt it".into(),
-            ));
-            return;
-        };
-        self.cancel = CancellationToken::new();
-        let cancel = self.cancel.clone();
-        self.send(BackendEvent::TurnStarted);
-        *turn = Some(tokio::spawn(async move {
-            let end = match text {
-                Some(text) => lead.send(&text, &cancel).await,
-                None => lead.retry(&cancel).await,
-            };
-            (lead, end)
-        }));
-    }
-
-    fn turn_done(&mut self, finished: Result<(Lead, TurnEnd), tokio::task::JoinError>) {
-        match finished {
-            Ok((lead, end)) => {
-                self.lead = Some(lead);
-                self.send(BackendEvent::TurnEnded(convert::turn_end(&end)));
-            }
-            Err(e) => {
-                // A panic in the turn: the conversation is gone with it; say so.
-                self.send(BackendEvent::Error(format!(
-                    "the agent crashed ({e}); start a new session to continue"
-                )));
-                self.send(BackendEvent::TurnEnded(EndView::Crashed));
             }
         }
     }

@@ -64,6 +64,24 @@ impl Backend {
         });
     }
 
+    /// Lists `alias`'s prompts off the loop; the answer is a `Prompts` event.
+    pub(super) fn spawn_list_prompts(&self, alias: String) {
+        let (hub, events) = (self.hub.clone(), self.events.clone());
+        tokio::spawn(async move {
+            let listed = hub.list_prompts(&alias).await;
+            let (prompts, error) = match listed.result {
+                Ok(prompts) => (prompts.iter().map(convert::prompt_row).collect(), None),
+                Err(e) => (Vec::new(), Some(e.message)),
+            };
+            let view = crate::protocol::PromptsView {
+                alias,
+                prompts,
+                error,
+            };
+            let _ = events.send(BackendEvent::Prompts(view));
+        });
+    }
+
     pub(super) fn write_policy(&mut self, alias: &str) {
         let text = match (
             &self.config.source,

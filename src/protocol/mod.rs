@@ -5,6 +5,7 @@
 
 mod kinds;
 mod more;
+mod offered;
 mod views;
 
 use serde_json::Value;
@@ -15,6 +16,10 @@ pub use kinds::{
 pub use more::{
     Choice, Decided, DefaultValue, ExplainView, FieldProblem, GrantId, GrantView, HistoryItem,
     ResourceRow, ResourcesView, Rule, TextFormat, Withdrawal,
+};
+pub use offered::{
+    ContentPart, ContentSource, MAX_ATTACHED, PromptArgRow, PromptRow, PromptUse, PromptsView,
+    ResourceRef, ServerContentView, UserMessage,
 };
 pub use views::{
     ApprovalView, ArgProblem, ArgsCheck, ElicitationView, EndedView, FieldKind, FieldView,
@@ -31,8 +36,12 @@ pub type ElicitationId = u64;
 /// UI → backend.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
-    /// Send the operator's message to the Lead.
-    Prompt(String),
+    /// Send the operator's message to the Lead (its attached resources are
+    /// read first and follow the text, marked as server content).
+    Prompt(UserMessage),
+    /// Insert a server's prompt (`/alias:prompt key=value …`) as the server's
+    /// words, and let the Lead answer it.
+    UsePrompt(PromptUse),
     /// Run the last turn again (after a provider error).
     Retry,
     /// Interrupt the running turn (in-flight calls are cancelled).
@@ -67,6 +76,8 @@ pub enum Command {
     Explain(String),
     /// List a connected server's resources (answered with `Resources`).
     ListResources(String),
+    /// List a connected server's prompts (answered with `Prompts`).
+    ListPrompts(String),
     /// End a session grant: its tool asks again.
     RevokeGrant(GrantId),
     /// Write `allow` for a grant's tool into the config file (the operator confirmed).
@@ -169,6 +180,13 @@ pub enum BackendEvent {
     Resources(ResourcesView),
     /// A server says its resources changed: an open listing asks again.
     ResourcesChanged(String),
+    /// A server's prompts (the answer to `Command::ListPrompts`).
+    Prompts(PromptsView),
+    /// A server says its prompts changed.
+    PromptsChanged(String),
+    /// Server content the operator brought in (an attached resource, a
+    /// prompt's messages), as the model got it.
+    ServerContent(ServerContentView),
     /// The earlier conversation of a resumed session, and the servers it had
     /// connected (not reconnected: `Ctrl-R` does).
     Resumed {

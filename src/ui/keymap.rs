@@ -9,6 +9,8 @@ pub enum Scope {
     /// Everywhere (unless a modal takes the key first).
     Global,
     Input,
+    /// The input box's completion list (after `@` or a leading `/`).
+    Complete,
     /// Every list pane (conversation, servers, registry, health).
     Lists,
     Conversation,
@@ -50,6 +52,7 @@ impl Scope {
             self,
             Scope::Global
                 | Scope::Input
+                | Scope::Complete
                 | Scope::Lists
                 | Scope::Conversation
                 | Scope::Servers
@@ -71,6 +74,7 @@ impl Scope {
         match self {
             Scope::Global => "Everywhere",
             Scope::Input => "Input box",
+            Scope::Complete => "Completion (after @ or a leading /)",
             Scope::Lists => "Every list pane",
             Scope::Conversation => "Conversation",
             Scope::Servers => "Servers",
@@ -152,6 +156,8 @@ pub enum Action {
     ViewPins,
     /// Accept the definitions shown (asks to confirm).
     Accept,
+    /// Put the selected completion in place of the word.
+    Insert,
     /// Passed to the text being edited (cursor moves, new lines, undo, …).
     Edit,
 }
@@ -216,6 +222,10 @@ pub const BINDINGS: &[Binding] = &[
     b!(Input, [Chord(PgDn, NONE)], "PgDn", PageDown, "", ""),
     b!(Input, [Chord(Char('z'), CTRL)], "Ctrl-Z/Ctrl-Y", Undo, "undo / redo", ""),
     b!(Input, [Chord(Char('y'), CTRL)], "Ctrl-Y", Redo, "", ""),
+    b!(Complete, [Chord(Tab, NONE), Chord(Enter, NONE)], "Tab/Enter", Insert, "put the selected resource, prompt or argument in place of the word (Enter sends once the word is complete)", "insert"),
+    b!(Complete, [Chord(KUp, NONE)], "↑/↓", Up, "select", "select"),
+    b!(Complete, [Chord(KDown, NONE)], "↓", Down, "", ""),
+    b!(Complete, [Chord(Esc, NONE)], "Esc", Close, "close the list (it opens again on the next word)", "close"),
     b!(Lists, [Chord(Char('1'), NONE)], "1…4", Pane(1), "Conversation, Servers, Registry, Health", ""),
     b!(Lists, [Chord(Char('2'), NONE)], "2", Pane(2), "", ""),
     b!(Lists, [Chord(Char('3'), NONE)], "3", Pane(3), "", ""),

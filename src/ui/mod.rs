@@ -4,7 +4,8 @@
 //! `protocol` and its own state only.
 //!
 //! Layers, bottom up: `msg`, `state` (+ `cells`, `rows`), `keymap`, `theme`,
-//! `sanitize`; `layout` and `content` (geometry and text both sides need);
+//! `sanitize`; `layout`, `content` and `mentions` (geometry, text and the
+//! input box's completions, which both sides need);
 //! then `update/` (the reducer) and `panes/` (the renderer), which never
 //! import each other (a test reads the `use` lines and holds them to it).
 
@@ -14,6 +15,7 @@ pub mod content;
 pub mod input;
 pub mod keymap;
 pub mod layout;
+pub mod mentions;
 pub mod msg;
 pub mod offers;
 pub mod panes;

@@ -61,12 +61,16 @@ impl AppState {
                     .or(self.cells.len().checked_sub(1))
                     .and_then(|i| self.cells.get(i));
                 let on_call = matches!(selected, Some(Cell::ToolCall(_)));
+                let on_content = matches!(selected, Some(Cell::ServerContent(_)));
                 match action {
-                    Action::Toggle | Action::Explain => on_call,
+                    Action::Toggle => on_call || on_content,
+                    Action::Explain => on_call,
                     Action::Retry => self.can_retry,
                     _ => true,
                 }
             }
+            // Tab inserts the completion while its list shows.
+            Focus::Input => action != Action::NextFocus || !self.completing(),
             _ => true,
         }
     }

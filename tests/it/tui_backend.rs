@@ -5,6 +5,7 @@
 mod forms;
 mod queue;
 mod resume;
+mod server_content;
 mod tasks;
 mod views;
 

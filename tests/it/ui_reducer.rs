@@ -7,6 +7,7 @@ mod editor;
 pub mod forms;
 mod hand_calls;
 mod keys;
+mod mentions;
 mod readme_keys;
 mod registry;
 mod sign_in;
@@ -455,7 +456,7 @@ fn a_form_that_arrives_while_the_operator_types_does_not_take_their_enter() {
     assert!(
         effects
             .iter()
-            .any(|e| matches!(e, Effect::Send(Command::Prompt(text)) if text == "hello")),
+            .any(|e| matches!(e, Effect::Send(Command::Prompt(m)) if m.text == "hello")),
         "{effects:?}"
     );
     assert_eq!(s.elicitations.len(), 1, "the form is still waiting");

@@ -1,6 +1,7 @@
 //! A snapshot of each pane and overlay at 80×24 and 120×40 (ratatui
 //! `TestBackend` + insta), plus style checks where the style is the point.
 
+mod mentions;
 mod more;
 mod pins;
 mod resources;

@@ -153,12 +153,7 @@ pub fn resources_lines(view: Option<&ResourcesView>, width: usize) -> Vec<Line<'
             view.alias
         )),
     ])];
-    let size = |n: Option<u64>| match n {
-        None => "-".to_string(),
-        Some(n) if n < 1024 => format!("{n} B"),
-        Some(n) if n < 1024 * 1024 => format!("{:.1} kB", n as f64 / 1024.0),
-        Some(n) => format!("{:.1} MB", n as f64 / (1024.0 * 1024.0)),
-    };
+    let size = |n: Option<u64>| n.map_or_else(|| "-".to_string(), crate::ui::text::bytes);
     let uri_width = (width / 2).max(12);
     let name_width = (width / 5).max(8);
     let mime_width = (width / 6).max(6);

@@ -2,6 +2,7 @@
 //! read-only. It never imports the reducer (`update/`).
 
 mod approval;
+mod completion;
 mod conversation;
 mod elicitation;
 mod health;
@@ -51,6 +52,12 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     }
     if let Some(r) = areas.health {
         health::draw(frame, r, state);
+    }
+    if let Some(r) = areas.input
+        && state.focus == Focus::Input
+        && let Some(completion) = state.completion()
+    {
+        completion::draw(frame, r, state, &completion);
     }
     status_bar::draw(frame, areas.status, state);
     match &state.overlay {

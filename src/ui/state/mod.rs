@@ -131,6 +131,10 @@ pub struct AppState {
     pub paused: Option<(Instant, u64)>,
     /// The terminal's size as of the last draw (for mouse hit-testing).
     pub area: Rect,
+    /// What connected servers listed, for completing `@alias:uri` and `/alias:prompt`.
+    pub catalog: super::mentions::Catalog,
+    /// The completion popup's selection.
+    pub picker: super::mentions::Picker,
 }
 
 impl AppState {
@@ -176,6 +180,8 @@ impl AppState {
             resumed: Vec::new(),
             paused: None,
             area: Rect::new(0, 0, 80, 24),
+            catalog: Default::default(),
+            picker: Default::default(),
         }
     }
 
@@ -297,6 +303,7 @@ impl AppState {
             return scope;
         }
         match self.focus {
+            Focus::Input if self.completing() => Scope::Complete,
             Focus::Input => Scope::Input,
             Focus::Conversation => Scope::Conversation,
             Focus::Servers => Scope::Servers,
@@ -304,6 +311,23 @@ impl AppState {
             Focus::Registry => Scope::Registry,
             Focus::Health => Scope::Health,
         }
+    }
+
+    /// What completes the word before the input box's cursor, if anything.
+    pub fn completion(&self) -> Option<super::mentions::Completion> {
+        let cursor = self.input.cursor();
+        super::mentions::completion(
+            self.input.lines(),
+            (cursor.0, cursor.1),
+            &self.servers,
+            &self.catalog,
+            &self.picker,
+        )
+    }
+
+    /// The completion popup shows candidates (its keys are active).
+    pub fn completing(&self) -> bool {
+        self.completion().is_some_and(|c| !c.candidates.is_empty())
     }
 
     /// The open overlay's keys (under a prompt or a form that may be on top).

@@ -227,11 +227,11 @@ fn conversation(state: &mut AppState, action: Action) -> Vec<Effect> {
         }
         Action::PageUp => super::scroll::by(state, PAGE),
         Action::PageDown => super::scroll::by(state, -PAGE),
-        Action::Toggle => {
-            if let Some(Cell::ToolCall(call)) = state.cells.get_mut(selected) {
-                call.expanded = !call.expanded;
-            }
-        }
+        Action::Toggle => match state.cells.get_mut(selected) {
+            Some(Cell::ToolCall(call)) => call.expanded = !call.expanded,
+            Some(Cell::ServerContent(content)) => content.expanded = !content.expanded,
+            _ => {}
+        },
         Action::Explain => {
             let Some(Cell::ToolCall(call)) = state.cells.get(selected) else {
                 state.say("select a tool call (↑/↓) to explain how it was decided");

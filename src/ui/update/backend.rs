@@ -136,24 +136,13 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
         BackendEvent::ElicitationInvalid { id, problems } => {
             super::elicit::refused(state, id, problems)
         }
-        BackendEvent::Resources(view) => {
-            if let Some(Overlay::Resources {
-                alias, view: shown, ..
-            }) = &mut state.overlay
-                && *alias == view.alias
-            {
-                *shown = Some(view);
-            }
+        BackendEvent::Resources(view) => super::offered::resources(state, view),
+        BackendEvent::ResourcesChanged(alias) => {
+            return super::offered::resources_changed(state, alias);
         }
-        BackendEvent::ResourcesChanged(changed) => {
-            if let Some(Overlay::Resources { alias, .. }) = &state.overlay
-                && *alias == changed
-            {
-                return vec![Effect::Send(crate::protocol::Command::ListResources(
-                    changed,
-                ))];
-            }
-        }
+        BackendEvent::Prompts(view) => super::offered::prompts(state, view),
+        BackendEvent::PromptsChanged(alias) => super::offered::prompts_changed(state, &alias),
+        BackendEvent::ServerContent(view) => super::offered::content(state, view),
         BackendEvent::Explained(view) => {
             if let Some(Overlay::Explain {
                 call_id,
@@ -208,6 +197,7 @@ pub fn views(state: &mut AppState, views: Views) {
         }
     }
     state.servers = views.servers;
+    state.catalog.keep_live(&state.servers);
     state.snapshot_version = views.snapshot;
     state.selected_server = state
         .selected_server

@@ -11,6 +11,7 @@ use ratatui_textarea::{CursorMove, Input};
 
 use crate::protocol::{AliasStatus, Command, Decision};
 use crate::ui::keymap::{self, Action, Scope};
+use crate::ui::mentions::{self, Parsed};
 use crate::ui::msg::Effect;
 use crate::ui::state::{AppState, Cell, Focus, Overlay};
 
@@ -115,6 +116,11 @@ fn dispatch(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     }
     if state.focus == Focus::Registry && state.filter.as_ref().is_some_and(|f| f.editing) {
         return super::actions::filter_key(state, key);
+    }
+    if state.focus == Focus::Input
+        && let Some(effects) = super::complete::key(state, &key)
+    {
+        return effects;
     }
     let typing_text = state.focus == Focus::Input && !state.input.is_empty();
     if keymap::is_help(&key, typing_text) {
@@ -235,7 +241,7 @@ fn input_key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
             state.input.input(Input::from(key));
         }
     }
-    Vec::new()
+    super::complete::edited(state)
 }
 
 fn send(state: &mut AppState) -> Vec<Effect> {
@@ -247,13 +253,22 @@ fn send(state: &mut AppState) -> Vec<Effect> {
         state.say("a turn is running: wait for it, or press Ctrl-C to interrupt it");
         return Vec::new();
     }
+    // `/alias:prompt …` and `@alias:uri`: a refusal keeps the text in the box.
+    let command = match mentions::parse(&text, &state.servers, &state.catalog) {
+        Ok(Parsed::Message(message)) => Command::Prompt(message),
+        Ok(Parsed::Prompt(used)) => Command::UsePrompt(used),
+        Err(why) => {
+            state.say(why);
+            return Vec::new();
+        }
+    };
     state.input = AppState::new(state.now).input;
     state.history.push(text.clone());
     state.history_pos = None;
     state.scroll_back = 0;
-    state.cells.push(Cell::User(text.clone()));
+    state.cells.push(Cell::User(text));
     state.busy = true;
-    vec![Effect::Send(Command::Prompt(text))]
+    vec![Effect::Send(command)]
 }
 
 fn history(state: &mut AppState, step: isize) {
@@ -320,5 +335,5 @@ pub fn paste(state: &mut AppState, text: &str) -> Vec<Effect> {
     // The textarea drops paste events; insert the text ourselves.
     state.focus = Focus::Input;
     state.input.insert_str(&text);
-    Vec::new()
+    super::complete::edited(state)
 }

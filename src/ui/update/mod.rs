@@ -6,9 +6,11 @@
 mod actions;
 mod approval;
 mod backend;
+mod complete;
 mod elicit;
 mod keys;
 mod mouse;
+mod offered;
 mod overlay;
 mod scroll;
 mod sign_in;

@@ -1,24 +1,17 @@
-//! The conversation as typed cells, each rendering its own lines for a width.
-//! Heights are cached per cell and width (a cell's height never depends on the
-//! clock), so scrolling a long session measures each cell once; any mutable
-//! access to a cell forgets its height.
+//! A tool call's lines: its status, origin, decision, arguments, result and
+//! what its server said that the model did not see.
 
-use std::cell::Cell as Memo;
-use std::ops::Deref;
 use std::time::Instant;
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
+
+use super::fold::{EXPANDED_LINES as EXPANDED_RESULT_LINES, more_lines};
 use serde_json::Value;
 
-use super::sanitize::{line, wrapped};
-use super::theme;
 use crate::protocol::{Decided, Origin, PolicyEffect, Target, TaskStatus};
-
-/// Result lines shown for a collapsed call.
-const COLLAPSED_RESULT_LINES: usize = 2;
-/// Result lines shown for an expanded call (the model got all of it).
-const EXPANDED_RESULT_LINES: usize = 200;
+use crate::ui::sanitize::{line, wrapped};
+use crate::ui::theme;
 
 /// How a tool call is doing.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,20 +20,6 @@ pub enum CallStatus {
     Running { since: Instant },
     Ok { elapsed_ms: u64 },
     Failed { code: String, elapsed_ms: u64 },
-}
-
-/// One entry of the conversation.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
-    User(String),
-    Assistant {
-        agent: Origin,
-        text: String,
-        streaming: bool,
-    },
-    ToolCall(Box<ToolCallCell>),
-    Notice(String),
-    Error(String),
 }
 
 /// A tool call with its result, collapsed or expanded.
@@ -69,131 +48,10 @@ pub struct ToolCallCell {
     pub decided: Option<Decided>,
 }
 
-impl Cell {
-    /// The lines of this cell at this width (`now` moves a running call's clock).
-    pub fn lines(&self, width: usize, now: Instant) -> Vec<Line<'static>> {
-        match self {
-            Cell::User(text) => block_of("you", theme::accent(), text, width),
-            Cell::Assistant {
-                agent,
-                text,
-                streaming,
-            } => {
-                let label = if *streaming {
-                    format!("{agent} …")
-                } else {
-                    agent.to_string()
-                };
-                block_of(&label, theme::strong(), text, width)
-            }
-            Cell::ToolCall(call) => tool_call(call, width, now),
-            Cell::Notice(text) => marked("· ", text, width, theme::dim()),
-            Cell::Error(text) => marked("✗ ", text, width, theme::error()),
-        }
-    }
-}
+/// Result lines shown for a collapsed call.
+const COLLAPSED_RESULT_LINES: usize = 2;
 
-/// The conversation's cells with their measured heights.
-#[derive(Debug, Default)]
-pub struct Transcript {
-    cells: Vec<Cell>,
-    /// Per cell: the width it was last measured at and its height there.
-    heights: Vec<Memo<Option<(usize, usize)>>>,
-}
-
-impl Transcript {
-    pub fn push(&mut self, cell: Cell) {
-        self.cells.push(cell);
-        self.heights.push(Memo::new(None));
-    }
-
-    /// A cell to change (its height is measured again).
-    pub fn get_mut(&mut self, i: usize) -> Option<&mut Cell> {
-        self.heights.get(i)?.set(None);
-        self.cells.get_mut(i)
-    }
-
-    pub fn last_mut(&mut self) -> Option<&mut Cell> {
-        let last = self.cells.len().checked_sub(1)?;
-        self.get_mut(last)
-    }
-
-    /// The tool call cell with this id (the newest, if ids repeat).
-    pub fn call_mut(&mut self, id: &str) -> Option<&mut ToolCallCell> {
-        let i = self
-            .cells
-            .iter()
-            .rposition(|c| matches!(c, Cell::ToolCall(call) if call.id == id))?;
-        match self.get_mut(i)? {
-            Cell::ToolCall(call) => Some(call.as_mut()),
-            _ => None,
-        }
-    }
-
-    /// The lines cell `i` takes at this width, with the blank line after it.
-    pub fn height(&self, i: usize, width: usize) -> usize {
-        let (Some(cell), Some(memo)) = (self.cells.get(i), self.heights.get(i)) else {
-            return 0;
-        };
-        if let Some((w, h)) = memo.get()
-            && w == width
-        {
-            return h;
-        }
-        // The clock only changes text on one line; any instant measures alike.
-        let h = cell.lines(width, Instant::now()).len() + 1;
-        memo.set(Some((width, h)));
-        h
-    }
-}
-
-impl Deref for Transcript {
-    type Target = [Cell];
-
-    fn deref(&self) -> &[Cell] {
-        &self.cells
-    }
-}
-
-impl PartialEq<Vec<Cell>> for Transcript {
-    fn eq(&self, other: &Vec<Cell>) -> bool {
-        self.cells == *other
-    }
-}
-
-/// The lines of the first-run banner.
-pub fn banner(width: usize) -> Vec<Line<'static>> {
-    let text = "Welcome to mcp-harness. No config file and no model API key were found, so this runs the embedded demo: \
-        two demo MCP servers (demo_alpha, demo_beta) and a scripted model that replays a script. Type anything and \
-        press Enter to watch connect, approval, denial, an \"always\" grant and revocation; the story pauses between \
-        its parts (Enter goes on). To watch the watchdog, kill a server: Tab to Servers (or Alt-2), select it, K, \
-        then y; its tools are struck out in the registry (Alt-3). Tab moves between panes, ? shows every key. \
-        For real servers, write ~/.config/mcp-harness/config.toml (start from config.example.toml); for a real \
-        model, set ANTHROPIC_API_KEY or OPENAI_API_KEY.";
-    let mut lines: Vec<Line<'static>> = wrapped(text, width)
-        .into_iter()
-        .map(|l| Line::styled(l, theme::accent()))
-        .collect();
-    lines.push(Line::raw(""));
-    lines
-}
-
-/// Text with a mark on its first line and continuation lines indented under it.
-fn marked(mark: &str, text: &str, width: usize, style: Style) -> Vec<Line<'static>> {
-    wrapped(text, width.saturating_sub(2))
-        .into_iter()
-        .enumerate()
-        .map(|(i, l)| Line::styled(format!("{}{l}", if i == 0 { mark } else { "  " }), style))
-        .collect()
-}
-
-fn block_of(label: &str, style: Style, text: &str, width: usize) -> Vec<Line<'static>> {
-    let mut lines = vec![Line::styled(label.to_string(), style)];
-    lines.extend(wrapped(text, width).into_iter().map(Line::raw));
-    lines
-}
-
-fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<Line<'static>> {
+pub(super) fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<Line<'static>> {
     let (icon, status, style) = match &call.status {
         CallStatus::AwaitingApproval => ("?", "awaiting approval".to_string(), theme::warn()),
         CallStatus::Running { since } => (
@@ -352,13 +210,5 @@ fn decision_style(decided: Decided) -> Style {
         | Decided::SessionGrant(_) => theme::ok(),
         Decided::NotRun => theme::dim(),
         _ => theme::error(),
-    }
-}
-
-fn more_lines(n: usize) -> String {
-    if n == 1 {
-        "1 more line".into()
-    } else {
-        format!("{n} more lines")
     }
 }
