@@ -41,14 +41,18 @@ impl ServerContentCell {
             (None, ContentSource::Prompt { .. }) => ("⇠", "the server's words", theme::untrusted()),
             (Some(_), _) => ("✗", "not included", theme::error()),
         };
-        let room = width.saturating_sub(view.alias.len() + what.len() + tag.len() + 10);
         let mut lines = vec![Line::from(vec![
             Span::styled(format!("{icon} "), style),
             Span::styled(view.alias.clone(), theme::strong()),
-            Span::raw(format!(" · {what} ")),
-            Span::raw(line(name, room.max(8))),
+            Span::raw(format!(" · {what}")),
             Span::styled(format!("  {tag}"), style),
         ])];
+        // The URI or name on lines of its own: its end tells resources apart.
+        lines.extend(
+            wrapped(name, width.saturating_sub(2))
+                .into_iter()
+                .map(|l| Line::raw(format!("  {l}"))),
+        );
         if let Some(error) = &view.error {
             lines.extend(
                 wrapped(error, width.saturating_sub(4))

@@ -49,7 +49,7 @@ fn lines(state: &AppState, completion: &Completion, room: usize) -> Vec<Line<'st
         .map(|c| width(&c.label))
         .max()
         .unwrap_or(0)
-        .min(room * 3 / 5);
+        .min(room * 2 / 3);
     let mut lines: Vec<Line<'static>> = completion.candidates[top..]
         .iter()
         .take(ROWS)
@@ -60,7 +60,7 @@ fn lines(state: &AppState, completion: &Completion, room: usize) -> Vec<Line<'st
             } else {
                 theme::strong()
             };
-            let label = line(&c.label, label_room);
+            let label = tail(&line(&c.label, usize::MAX), label_room);
             let pad = " ".repeat(label_room.saturating_sub(width(&label)) + 2);
             let detail = line(&c.detail, room.saturating_sub(label_room + 2));
             Line::from(vec![
@@ -77,6 +77,26 @@ fn lines(state: &AppState, completion: &Completion, room: usize) -> Vec<Line<'st
         ));
     }
     lines
+}
+
+/// The end of `text` in `max` columns: URIs differ at their ends, so a cut
+/// keeps the end and marks the start with `…`.
+fn tail(text: &str, max: usize) -> String {
+    if width(text) <= max {
+        return text.to_string();
+    }
+    let mut kept: Vec<char> = Vec::new();
+    let mut used = 1;
+    for c in text.chars().rev() {
+        let w = width(c.encode_utf8(&mut [0; 4]));
+        if used + w > max {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
+    kept.reverse();
+    format!("…{}", kept.into_iter().collect::<String>())
 }
 
 /// Why the list is empty, and what to do.
