@@ -4,6 +4,7 @@
 //! follow; the UI gets what the model got (or why nothing came).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
@@ -17,6 +18,9 @@ use crate::protocol::{
 };
 use crate::sanitize::for_model_line;
 use crate::store::Store;
+
+/// Numbers the session's attachments.
+static ATTACHED: AtomicU64 = AtomicU64::new(1);
 
 /// Where the content goes besides the model: the UI and the audit log.
 pub struct Sinks {
@@ -53,8 +57,9 @@ pub async fn message(
     // The operator typed it: that is the approval a `confirm` read asks for
     // (a `deny` is still refused, before anything is sent).
     let approver = FlagApprover { approve: true };
-    for (i, r) in message.resources.into_iter().take(MAX_ATTACHED).enumerate() {
-        let call_id = format!("attached-{}-{i}", chrono::Utc::now().timestamp_millis());
+    for r in message.resources.into_iter().take(MAX_ATTACHED) {
+        // Its id names the file a long text is saved to (`read_result` pages it).
+        let call_id = format!("attached-{}", ATTACHED.fetch_add(1, Ordering::Relaxed));
         let read = hub.read_resource(&r.alias, &r.uri, &approver, &call_id);
         let outcome = tokio::select! {
             outcome = read => outcome,

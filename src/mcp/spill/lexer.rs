@@ -9,6 +9,7 @@
 
 use std::io::Write as _;
 
+use super::paths::{Frame, Key, Role, role_at};
 use super::unescape::Unescaper;
 use super::{Omitted, Piece, SpillTable, Spilled};
 
@@ -21,53 +22,6 @@ pub struct Caps {
     pub binary: usize,
     /// Keys and every other string.
     pub other: usize,
-}
-
-#[derive(Debug)]
-enum Frame {
-    Object { key: Key, expect_key: bool },
-    Array,
-}
-
-/// The last key of an object, when it is one the paths below care about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Key {
-    Result,
-    Content,
-    Contents,
-    Messages,
-    Resource,
-    Text,
-    Data,
-    Blob,
-    Id,
-    Other,
-}
-
-impl Key {
-    fn of(raw: &[u8]) -> Self {
-        match raw {
-            b"result" => Key::Result,
-            b"content" => Key::Content,
-            b"contents" => Key::Contents,
-            b"messages" => Key::Messages,
-            b"resource" => Key::Resource,
-            b"text" => Key::Text,
-            b"data" => Key::Data,
-            b"blob" => Key::Blob,
-            b"id" => Key::Id,
-            _ => Key::Other,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Role {
-    Key,
-    Text,
-    Binary,
-    Id,
-    Other,
 }
 
 /// One string being read.
@@ -179,7 +133,7 @@ impl Lexer {
             Some(Frame::Object {
                 expect_key: true, ..
             }) => Role::Key,
-            _ => self.value_role(),
+            _ => role_at(&self.stack),
         };
         if role == Role::Id {
             self.id.clear();
@@ -199,64 +153,6 @@ impl Lexer {
             decoded: 0,
             held: Vec::new(),
         });
-    }
-
-    /// What a string value at the current place is.
-    fn value_role(&self) -> Role {
-        let keys: Vec<Option<Key>> = self
-            .stack
-            .iter()
-            .map(|f| match f {
-                Frame::Object { key, .. } => Some(*key),
-                Frame::Array => None,
-            })
-            .collect();
-        use Key::*;
-        // A task's outcome (2026-07-28 `tasks/get`) nests the call result
-        // one level deeper: `result.result.content[]…`.
-        let keys = match keys.as_slice() {
-            [Some(Result), Some(Result), rest @ ..] if !rest.is_empty() => &keys[1..],
-            _ => keys.as_slice(),
-        };
-        match keys {
-            [Some(Id)] => Role::Id,
-            [Some(Result), Some(Content | Contents), None, Some(Text)]
-            | [
-                Some(Result),
-                Some(Content),
-                None,
-                Some(Resource),
-                Some(Text),
-            ]
-            | [
-                Some(Result),
-                Some(Messages),
-                None,
-                Some(Content),
-                Some(Text),
-            ] => Role::Text,
-            [
-                Some(Result),
-                Some(Content | Contents),
-                None,
-                Some(Data | Blob),
-            ]
-            | [
-                Some(Result),
-                Some(Content),
-                None,
-                Some(Resource),
-                Some(Blob),
-            ]
-            | [
-                Some(Result),
-                Some(Messages),
-                None,
-                Some(Content),
-                Some(Data),
-            ] => Role::Binary,
-            _ => Role::Other,
-        }
     }
 
     fn string_byte(&mut self, b: u8, out: &mut Vec<u8>) {

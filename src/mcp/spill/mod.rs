@@ -6,6 +6,7 @@
 
 pub mod gate;
 pub mod lexer;
+mod paths;
 mod unescape;
 
 use std::collections::HashMap;
