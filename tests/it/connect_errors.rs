@@ -132,12 +132,8 @@ async fn check_and_call_keep_the_servers_words_out_of_error() {
         ("exits", "initialize_failed", "exited with status 7"),
     ] {
         let s = checked(&report, alias);
-        // `exit-after-ms=0` races the handshake: the exit lands during
-        // `initialize` or just after it, during `tools/list`.
-        let lost = alias == "exits" && s["error"]["code"] == "mcp_connection_lost";
-        if !lost {
-            assert_eq!(s["error"]["code"], code, "{s}");
-        }
+        // `exit-after-ms=0` exits before the handshake is read.
+        assert_eq!(s["error"]["code"], code, "{s}");
         let message = s["error"]["message"].as_str().unwrap();
         assert!(message.contains(names), "{alias}: {message}");
         assert_no_server_words(&format!("check --json error of {alias}"), &s["error"]);

@@ -22,6 +22,12 @@ pub fn start_background(faults: &Faults, tag: Option<&str>) -> anyhow::Result<()
             .spawn(move || flood_stderr(bytes))
             .context("starting the stderr flood")?;
     }
+    // `0` exits here, before a byte of the handshake is read: a timer would
+    // race the first requests on a loaded machine.
+    if faults.exit_after_ms == Some(0) {
+        log(format_args!("exit-after-ms=0: exiting with status 7"));
+        std::process::exit(7);
+    }
     if let Some(ms) = faults.exit_after_ms {
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(ms)).await;
