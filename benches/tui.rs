@@ -5,6 +5,7 @@
 //! - a tool call's result event → its frame drawn (median; target ≤ 2 ms);
 //! - a keystroke in the registry's filter → its frame (target ≤ 5 ms);
 //! - kill from the side panel → the struck-out rows drawn (target ≤ 20 ms);
+//! - a keystroke after `@` with 10,000 resources listed → its frame;
 //!
 //! then the real binary in a terminal (tmux) with two demo servers:
 //! - idle cost over 10 s (CPU, resident memory);
@@ -34,6 +35,8 @@ const POLICY: &str = "lookup = \"allow\"\nset = \"confirm\"\nreset = \"confirm\"
 /// Exposed tools of the big server.
 const TOOLS: usize = 10_000;
 
+#[path = "tui/completion.rs"]
+mod completion;
 #[path = "tui/terminal.rs"]
 mod terminal;
 
@@ -303,6 +306,16 @@ async fn with_ten_thousand_tools() {
             ratio(b, s)
         );
     }
+    let (few, many) = (
+        completion::keystrokes(&mut ui, 5),
+        completion::keystrokes(&mut ui, 10_000),
+    );
+    println!(
+        "  a keystroke after @ → frame drawn (100): 10,000 resources {} vs 5 {} — ratio {:.2}",
+        ms(many),
+        ms(few),
+        ratio(many, few)
+    );
     let _ = handle.commands.send(UiCommand::Quit);
     while let Some(event) = handle.events.recv().await {
         if event == BackendEvent::Stopped {

@@ -8,11 +8,13 @@ use crate::protocol::{AliasStatus, PromptsView, ResourcesView, ServerView};
 
 /// What the UI knows of each connected server's resources and prompts: asked
 /// for when completion first needs them, forgotten when the server says they
-/// changed or its connection ends.
+/// changed or its connection ends. Every change counts a generation, so what
+/// was completed from it can be kept until it changes.
 #[derive(Debug, Default)]
 pub struct Catalog {
-    pub resources: HashMap<String, Listed<ResourcesView>>,
-    pub prompts: HashMap<String, Listed<PromptsView>>,
+    resources: HashMap<String, Listed<ResourcesView>>,
+    prompts: HashMap<String, Listed<PromptsView>>,
+    generation: u64,
 }
 
 /// A listing of one connection (`opened`: when it opened, to tell a new
@@ -25,6 +27,39 @@ pub struct Listed<T> {
 }
 
 impl Catalog {
+    pub fn resources(&self) -> &HashMap<String, Listed<ResourcesView>> {
+        &self.resources
+    }
+
+    pub fn prompts(&self) -> &HashMap<String, Listed<PromptsView>> {
+        &self.prompts
+    }
+
+    /// Counts every change.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    pub fn set_resources(&mut self, alias: String, listed: Listed<ResourcesView>) {
+        self.generation += 1;
+        self.resources.insert(alias, listed);
+    }
+
+    pub fn set_prompts(&mut self, alias: String, listed: Listed<PromptsView>) {
+        self.generation += 1;
+        self.prompts.insert(alias, listed);
+    }
+
+    pub fn forget_resources(&mut self, alias: &str) {
+        self.generation += 1;
+        self.resources.remove(alias);
+    }
+
+    pub fn forget_prompts(&mut self, alias: &str) {
+        self.generation += 1;
+        self.prompts.remove(alias);
+    }
+
     /// Forgets the listings of connections that are gone.
     pub fn keep_live(&mut self, servers: &[ServerView]) {
         let live = |alias: &String, opened: Option<Instant>| {
@@ -34,8 +69,12 @@ impl Catalog {
                     && s.health.as_ref().map(|h| h.opened) == opened
             })
         };
+        let before = self.resources.len() + self.prompts.len();
         self.resources.retain(|alias, l| live(alias, l.opened));
         self.prompts.retain(|alias, l| live(alias, l.opened));
+        if self.resources.len() + self.prompts.len() != before {
+            self.generation += 1;
+        }
     }
 }
 

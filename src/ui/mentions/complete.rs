@@ -90,17 +90,17 @@ pub fn completion(
     for server in ready {
         match &kind {
             Kind::Resources => {
-                if let Some(view) = listing(&catalog.resources, server, &mut found) {
+                if let Some(view) = listing(catalog.resources(), server, &mut found) {
                     resources(&server.alias, view, &query, &mut found.candidates);
                 }
             }
             Kind::Prompts => {
-                if let Some(view) = listing(&catalog.prompts, server, &mut found) {
+                if let Some(view) = listing(catalog.prompts(), server, &mut found) {
                     prompts(&server.alias, &view.prompts, &query, &mut found.candidates);
                 }
             }
             Kind::Arguments { alias, prompt } if *alias == server.alias => {
-                if let Some(view) = listing(&catalog.prompts, server, &mut found)
+                if let Some(view) = listing(catalog.prompts(), server, &mut found)
                     && let Some(row) = view.prompts.iter().find(|p| p.name == *prompt)
                 {
                     let given = given_arguments(lines);

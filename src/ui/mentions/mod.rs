@@ -6,8 +6,10 @@
 
 mod catalog;
 mod complete;
+mod memo;
 mod parse;
 
 pub use catalog::{Catalog, Listed, Picker, Token, split_alias, token};
 pub use complete::{Candidate, Completion, Kind, completion};
+pub use memo::Memo;
 pub use parse::{Parsed, parse};

@@ -108,7 +108,7 @@ fn prompt(
         }
     }
     let listed = catalog
-        .prompts
+        .prompts()
         .get(alias)
         .and_then(|l| l.view.as_ref())
         .filter(|v| v.error.is_none());

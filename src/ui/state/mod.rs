@@ -14,6 +14,7 @@ use ratatui_textarea::TextArea;
 
 pub use super::cells::{CallStatus, Cell, ToolCallCell, Transcript};
 use super::keymap::Scope;
+use super::mentions::Completion;
 pub use super::rows::{Filter, RegistryRow, Rows, Struck};
 use super::rows::{RowsKey, Source};
 use crate::protocol::{ApprovalView, GrantView, ServerView, SessionInfo, ToolView};
@@ -135,6 +136,8 @@ pub struct AppState {
     pub catalog: super::mentions::Catalog,
     /// The completion popup's selection.
     pub picker: super::mentions::Picker,
+    /// The last completion, kept while what it came from is unchanged.
+    completion_memo: super::mentions::Memo,
 }
 
 impl AppState {
@@ -182,6 +185,7 @@ impl AppState {
             area: Rect::new(0, 0, 80, 24),
             catalog: Default::default(),
             picker: Default::default(),
+            completion_memo: Default::default(),
         }
     }
 
@@ -314,9 +318,9 @@ impl AppState {
     }
 
     /// What completes the word before the input box's cursor, if anything.
-    pub fn completion(&self) -> Option<super::mentions::Completion> {
+    pub fn completion(&self) -> Option<Completion> {
         let cursor = self.input.cursor();
-        super::mentions::completion(
+        self.completion_memo.get(
             self.input.lines(),
             (cursor.0, cursor.1),
             &self.servers,

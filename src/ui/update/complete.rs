@@ -68,12 +68,12 @@ pub fn edited(state: &mut AppState) -> Vec<Effect> {
         match completion.kind {
             Kind::Resources => {
                 let asked = Listed { opened, view: None };
-                state.catalog.resources.insert(alias.clone(), asked);
+                state.catalog.set_resources(alias.clone(), asked);
                 effects.push(Effect::Send(Command::ListResources(alias)));
             }
             Kind::Prompts | Kind::Arguments { .. } => {
                 let asked = Listed { opened, view: None };
-                state.catalog.prompts.insert(alias.clone(), asked);
+                state.catalog.set_prompts(alias.clone(), asked);
                 effects.push(Effect::Send(Command::ListPrompts(alias)));
             }
         }

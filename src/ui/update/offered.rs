@@ -16,7 +16,7 @@ pub fn resources(state: &mut AppState, view: ResourcesView) {
         *shown = Some(view.clone());
     }
     let opened = opened(state, &view.alias);
-    state.catalog.resources.insert(
+    state.catalog.set_resources(
         view.alias.clone(),
         Listed {
             opened,
@@ -28,7 +28,7 @@ pub fn resources(state: &mut AppState, view: ResourcesView) {
 /// The server's resources changed: what completion knew is forgotten (asked
 /// again when needed), an open listing asks at once.
 pub fn resources_changed(state: &mut AppState, alias: String) -> Vec<Effect> {
-    state.catalog.resources.remove(&alias);
+    state.catalog.forget_resources(&alias);
     if let Some(Overlay::Resources { alias: open, .. }) = &state.overlay
         && *open == alias
     {
@@ -39,7 +39,7 @@ pub fn resources_changed(state: &mut AppState, alias: String) -> Vec<Effect> {
 
 pub fn prompts(state: &mut AppState, view: PromptsView) {
     let opened = opened(state, &view.alias);
-    state.catalog.prompts.insert(
+    state.catalog.set_prompts(
         view.alias.clone(),
         Listed {
             opened,
@@ -49,7 +49,7 @@ pub fn prompts(state: &mut AppState, view: PromptsView) {
 }
 
 pub fn prompts_changed(state: &mut AppState, alias: &str) {
-    state.catalog.prompts.remove(alias);
+    state.catalog.forget_prompts(alias);
 }
 
 pub fn content(state: &mut AppState, view: ServerContentView) {
