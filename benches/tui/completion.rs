@@ -17,7 +17,10 @@ fn listing(n: usize) -> ResourcesView {
         alias: "demo_alpha".into(),
         resources: (0..n)
             .map(|i| ResourceRow {
-                uri: format!("demo://demo-alpha/documents/section-{:03}/file-{i:05}.md", i % 97),
+                uri: format!(
+                    "demo://demo-alpha/documents/section-{:03}/file-{i:05}.md",
+                    i % 97
+                ),
                 name: format!("file {i}"),
                 mime: Some("text/markdown".into()),
                 size: Some(1024 + i as u64),

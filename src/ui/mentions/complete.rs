@@ -240,6 +240,33 @@ fn typable(text: &str) -> bool {
         })
 }
 
+/// Whether any field holds `query` (lowercase), ignoring case.
 fn matches(query: &str, fields: &[&str]) -> bool {
-    query.is_empty() || fields.iter().any(|f| f.to_lowercase().contains(query))
+    query.is_empty() || fields.iter().any(|f| holds(f, query))
+}
+
+fn holds(field: &str, query: &str) -> bool {
+    if !query.is_ascii() {
+        return field.to_lowercase().contains(query);
+    }
+    // ASCII: compared in place, no lowercase copy of every entry.
+    let (field, query) = (field.as_bytes(), query.as_bytes());
+    field
+        .windows(query.len())
+        .any(|w| w.eq_ignore_ascii_case(query))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matching_ignores_case_with_or_without_ascii() {
+        assert!(matches("readme", &["demo://x/README.md"]));
+        assert!(matches("", &["anything"]));
+        assert!(!matches("table", &["demo://x/readme", "readme"]));
+        assert!(matches("é", &["Café"]));
+        assert!(matches("ü", &["MÜNCHEN"]));
+        assert!(!matches("longer than the field", &["short"]));
+    }
 }

@@ -14,8 +14,9 @@ use crate::ui::state::AppState;
 /// Takes `key` when the popup is open and the key is one of its own (`None`:
 /// the key goes on to the input box).
 pub fn key(state: &mut AppState, key: &KeyEvent) -> Option<Vec<Effect>> {
-    let completion = state.completion()?;
+    // The list's own keys first: a typed character never computes it here.
     let action = keymap::lookup(Scope::Complete, key)?;
+    let completion = state.completion()?;
     let n = completion.candidates.len();
     let selected = state.picker.selected.min(n.saturating_sub(1));
     match action {
