@@ -6,8 +6,9 @@
 use super::catalog::{Catalog, Listed, Picker, Token, split_alias, token};
 use crate::protocol::{AliasStatus, PromptRow, ResourceRow, ServerView};
 
-/// At most this many candidates are kept (the popup scrolls through them).
-const MAX_CANDIDATES: usize = 500;
+/// At most this many candidates are kept (the popup scrolls through them);
+/// the search stops there, so a broad word costs the same at any listing size.
+pub const MAX_CANDIDATES: usize = 500;
 
 /// What is being completed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,6 +147,9 @@ fn resources(
     out: &mut Vec<Candidate>,
 ) {
     for r in view.resources.iter().filter(|r| typable(&r.uri)) {
+        if out.len() >= MAX_CANDIDATES {
+            return;
+        }
         let full = format!("{alias}:{}", r.uri);
         if matches(query, &[&full, &r.name]) {
             out.push(Candidate {
@@ -157,6 +161,9 @@ fn resources(
     }
     // A template's URI up to its first variable: the operator types the rest.
     for t in view.templates.iter().filter(|t| typable(&t.uri)) {
+        if out.len() >= MAX_CANDIDATES {
+            return;
+        }
         let full = format!("{alias}:{}", t.uri);
         if matches(query, &[&full, &t.name]) {
             let fixed = t.uri.split('{').next().unwrap_or_default();
@@ -180,6 +187,9 @@ fn about(alias: &str, r: &ResourceRow) -> String {
 
 fn prompts(alias: &str, rows: &[PromptRow], query: &str, out: &mut Vec<Candidate>) {
     for p in rows.iter().filter(|p| typable(&p.name)) {
+        if out.len() >= MAX_CANDIDATES {
+            return;
+        }
         let full = format!("{alias}:{}", p.name);
         if !matches(query, &[&full]) {
             continue;
@@ -231,13 +241,16 @@ fn given_arguments(lines: &[String]) -> Vec<String> {
 
 /// Whether `text` can be typed back as one token of the input box.
 fn typable(text: &str) -> bool {
-    !text.is_empty()
-        && text.chars().all(|c| {
-            !c.is_whitespace()
-                && !c.is_control()
-                && !crate::sanitize::is_dangerous(c)
-                && !crate::sanitize::hidden::is_invisible(c)
-        })
+    if text.is_ascii() {
+        // ASCII holds no invisible or bidi character: only controls and spaces.
+        return !text.is_empty() && text.bytes().all(|b| b > b' ' && b != 0x7f);
+    }
+    text.chars().all(|c| {
+        !c.is_whitespace()
+            && !c.is_control()
+            && !crate::sanitize::is_dangerous(c)
+            && !crate::sanitize::hidden::is_invisible(c)
+    })
 }
 
 /// Whether any field holds `query` (lowercase), ignoring case.

@@ -10,6 +10,6 @@ mod memo;
 mod parse;
 
 pub use catalog::{Catalog, Listed, Picker, Token, split_alias, token};
-pub use complete::{Candidate, Completion, Kind, completion};
+pub use complete::{Candidate, Completion, Kind, MAX_CANDIDATES, completion};
 pub use memo::Memo;
 pub use parse::{Parsed, parse};

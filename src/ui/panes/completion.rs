@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
 use crate::protocol::AliasStatus;
-use crate::ui::mentions::{Completion, Kind};
+use crate::ui::mentions::{Completion, Kind, MAX_CANDIDATES};
 use crate::ui::sanitize::line;
 use crate::ui::state::AppState;
 use crate::ui::text::width;
@@ -71,8 +71,10 @@ fn lines(state: &AppState, completion: &Completion, room: usize) -> Vec<Line<'st
         })
         .collect();
     if n > ROWS {
+        // The search stops at the cap: there may be more.
+        let more = if n >= MAX_CANDIDATES { "+" } else { "" };
         lines.push(Line::styled(
-            format!("{} of {n} · type to narrow", selected + 1),
+            format!("{} of {n}{more} · type to narrow", selected + 1),
             theme::dim(),
         ));
     }
