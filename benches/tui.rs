@@ -306,7 +306,7 @@ async fn with_ten_thousand_tools() {
             ratio(b, s)
         );
     }
-    for word in ["d", "file-0999"] {
+    for word in ["d", "file-0000"] {
         let (few, many) = (
             completion::keystrokes(&mut ui, 5, word),
             completion::keystrokes(&mut ui, 10_000, word),

@@ -33,9 +33,10 @@ fn listing(n: usize) -> ResourcesView {
     }
 }
 
-/// Median of 100 keystrokes after `@` and `word`: a `9`, then ⌫. After `d`
-/// every resource matches (the search stops at its cap); after `file-0999`
-/// ten do at most, so every key searches the whole listing.
+/// Median of 100 keystrokes after `@` and `word`: a `1`, then ⌫. After `d`
+/// every resource matches (the search stops at its cap); after `file-0000`
+/// ten do at most, and one after `file-00001`, so every key searches the
+/// whole listing.
 pub fn keystrokes(ui: &mut Ui, resources: usize, word: &str) -> Duration {
     ui.state.focus = Focus::Input;
     ui.state.input = AppState::new(Instant::now()).input;
@@ -48,7 +49,7 @@ pub fn keystrokes(ui: &mut Ui, resources: usize, word: &str) -> Duration {
     let mut times = Vec::with_capacity(100);
     for i in 0..100 {
         let code = if i % 2 == 0 {
-            KeyCode::Char('9')
+            KeyCode::Char('1')
         } else {
             KeyCode::Backspace
         };
