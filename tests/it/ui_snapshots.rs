@@ -111,6 +111,19 @@ pub fn render(state: &mut AppState, (width, height): (u16, u16)) -> Terminal<Tes
     terminal
 }
 
+/// The screen as text, a line per row (for `contains` checks).
+pub fn screen_text(state: &mut AppState, size: (u16, u16)) -> String {
+    let terminal = render(state, size);
+    let buffer = terminal.backend().buffer();
+    let width = buffer.area.width as usize;
+    buffer
+        .content()
+        .chunks(width)
+        .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 pub fn snapshot(name: &str, state: &mut AppState) {
     snapshot_at(name, state, &SIZES);
 }

@@ -72,6 +72,27 @@ impl Server<'_> {
     }
 }
 
+/// The transport a source entry names: a command or a URL, never both.
+enum Named {
+    Command(String),
+    Url(String),
+}
+
+/// `url_word`: how the source calls its URL, for the message.
+fn named(command: Option<String>, url: Option<String>, url_word: &str) -> Result<Named, String> {
+    match (command, url) {
+        (Some(_), Some(_)) => Err(format!(
+            "has both `command` and {url_word}: which one should mcp-harness use?"
+        )),
+        (None, None) => Err(
+            "has neither `command` (a stdio server) nor `url` (a Streamable HTTP server)".into(),
+        ),
+        (Some(command), None) if command.trim().is_empty() => Err("`command` is empty".into()),
+        (Some(command), None) => Ok(Named::Command(command)),
+        (None, Some(url)) => Ok(Named::Url(url)),
+    }
+}
+
 fn unique_alias(out: &mut Imported, name: &str) -> String {
     let base = match normalize(name) {
         a if a.is_empty() => "server".to_string(),
@@ -157,20 +178,8 @@ pub(super) fn json_server(
         },
         out,
     };
-    let transport = match (server.command, url) {
-        (Some(_), Some(_)) => {
-            return Err("has both `command` and a URL: which one should mcp-harness use?".into());
-        }
-        (None, None) => {
-            return Err(
-                "has neither `command` (a stdio server) nor `url` (a Streamable HTTP server)"
-                    .into(),
-            );
-        }
-        (Some(command), None) => {
-            if command.trim().is_empty() {
-                return Err("`command` is empty".into());
-            }
+    let transport = match named(server.command, url, "a URL")? {
+        Named::Command(command) => {
             let command = s.plain(&command, &format!("servers.{alias}.command"));
             let args = server.args.unwrap_or_default();
             let args = s.args(&alias, args.iter().map(|Scalar(a)| a.as_str()));
@@ -186,7 +195,7 @@ pub(super) fn json_server(
                 cwd,
             }
         }
-        (None, Some(url)) => {
+        Named::Url(url) => {
             let url = s.plain(&url, &format!("servers.{alias}.url"));
             if !(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("${"))
             {
@@ -229,20 +238,8 @@ pub(super) fn codex_server(
         },
         out,
     };
-    let transport = match (server.command, server.url) {
-        (Some(_), Some(_)) => {
-            return Err("has both `command` and `url`: which one should mcp-harness use?".into());
-        }
-        (None, None) => {
-            return Err(
-                "has neither `command` (a stdio server) nor `url` (a Streamable HTTP server)"
-                    .into(),
-            );
-        }
-        (Some(command), None) => {
-            if command.trim().is_empty() {
-                return Err("`command` is empty".into());
-            }
+    let transport = match named(server.command, server.url, "`url`")? {
+        Named::Command(command) => {
             let command = s.plain(&command, &format!("servers.{alias}.command"));
             let args = server.args.unwrap_or_default();
             let args = s.args(&alias, args.iter().map(String::as_str));
@@ -263,7 +260,7 @@ pub(super) fn codex_server(
                 cwd,
             }
         }
-        (None, Some(url)) => {
+        Named::Url(url) => {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 s.out.skipped.push(Skipped {
                     name: name.to_string(),

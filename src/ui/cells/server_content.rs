@@ -4,7 +4,7 @@
 
 use ratatui::text::{Line, Span};
 
-use super::fold::{EXPANDED_LINES, more_lines};
+use super::fold::{EXPANDED_LINES, more_lines, server_output};
 use crate::protocol::{ContentSource, ServerContentView};
 use crate::ui::sanitize::{line, wrapped};
 use crate::ui::theme;
@@ -89,16 +89,7 @@ impl ServerContentCell {
             ));
         }
         if let Some(server) = &view.server_output {
-            lines.push(Line::styled(
-                "  server output (untrusted, not shown to the model):",
-                theme::untrusted(),
-            ));
-            lines.extend(
-                wrapped(server, width.saturating_sub(4))
-                    .into_iter()
-                    .take(if self.expanded { EXPANDED_LINES } else { 3 })
-                    .map(|l| Line::styled(format!("  ┆ {l}"), theme::untrusted())),
-            );
+            lines.extend(server_output(server, width, self.expanded));
         }
         lines
     }

@@ -6,7 +6,7 @@ use std::time::Instant;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::fold::{EXPANDED_LINES as EXPANDED_RESULT_LINES, more_lines};
+use super::fold::{EXPANDED_LINES as EXPANDED_RESULT_LINES, more_lines, server_output};
 use serde_json::Value;
 
 use crate::protocol::{Decided, Origin, PolicyEffect, Target, TaskStatus};
@@ -177,27 +177,7 @@ pub(super) fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<
         }
     }
     if let Some(server) = &call.server_output {
-        lines.push(Line::styled(
-            "  server output (untrusted, not shown to the model):",
-            theme::untrusted(),
-        ));
-        let all = wrapped(server, width.saturating_sub(4));
-        let max = if call.expanded {
-            EXPANDED_RESULT_LINES
-        } else {
-            3
-        };
-        lines.extend(
-            all.iter()
-                .take(max)
-                .map(|l| Line::styled(format!("  ┆ {l}"), theme::untrusted())),
-        );
-        if all.len() > max {
-            lines.push(Line::styled(
-                format!("  ┆ … {}", more_lines(all.len() - max)),
-                theme::dim(),
-            ));
-        }
+        lines.extend(server_output(server, width, call.expanded));
     }
     lines
 }

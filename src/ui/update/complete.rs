@@ -60,12 +60,7 @@ pub fn edited(state: &mut AppState) -> Vec<Effect> {
     }
     let mut effects = Vec::new();
     for alias in completion.unasked {
-        let opened = state
-            .servers
-            .iter()
-            .find(|s| s.alias == alias)
-            .and_then(|s| s.health.as_ref())
-            .map(|h| h.opened);
+        let opened = super::offered::opened(state, &alias);
         match completion.kind {
             Kind::Resources => {
                 let asked = Listed { opened, view: None };

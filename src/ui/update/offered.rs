@@ -57,7 +57,7 @@ pub fn content(state: &mut AppState, view: ServerContentView) {
 }
 
 /// When `alias`'s connection opened (listings are kept per connection).
-fn opened(state: &AppState, alias: &str) -> Option<std::time::Instant> {
+pub fn opened(state: &AppState, alias: &str) -> Option<std::time::Instant> {
     state
         .servers
         .iter()

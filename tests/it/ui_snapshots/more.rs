@@ -8,23 +8,11 @@ use std::time::Duration;
 use crossterm::event::{KeyCode, KeyEvent};
 use mcp_harness::protocol::{BackendEvent, Origin, ToolCallView};
 use mcp_harness::ui::msg::Msg;
-use mcp_harness::ui::state::{AppState, Focus, Overlay};
+use mcp_harness::ui::state::{Focus, Overlay};
 use mcp_harness::ui::update::update;
 
-use super::{backend, render, session, snapshot};
+use super::{backend, screen_text, session, snapshot};
 use crate::fixtures::{call_started, servers_after_a_kill};
-
-fn screen(state: &mut AppState, size: (u16, u16)) -> String {
-    let terminal = render(state, size);
-    let buffer = terminal.backend().buffer();
-    let width = buffer.area.width as usize;
-    buffer
-        .content()
-        .chunks(width)
-        .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 #[test]
 fn a_status_message_gets_rows_of_its_own() {
@@ -36,7 +24,7 @@ fn a_status_message_gets_rows_of_its_own() {
         ),
     );
     snapshot("status_message", &mut s);
-    let text = screen(&mut s, (80, 24));
+    let text = screen_text(&mut s, (80, 24));
     assert!(text.contains("cannot be edited: create"), "{text}");
     assert!(text.contains("config.example.toml)"), "{text}");
 }
@@ -48,7 +36,7 @@ fn footers_fit_the_width_and_always_say_how_to_get_help() {
     // The rejected demo_beta: its footer offers what fits it (p, not K).
     s.selected_server = 1;
     for size in [(80, 24), (120, 40)] {
-        let text = screen(&mut s, size);
+        let text = screen_text(&mut s, size);
         let footer = text.lines().last().unwrap_or_default().trim_end();
         assert!(footer.ends_with("? help"), "{footer:?}");
         assert!(footer.contains("p write policy"), "{footer:?}");
@@ -56,7 +44,7 @@ fn footers_fit_the_width_and_always_say_how_to_get_help() {
     }
     // In a window over the panes, only its own keys.
     s.overlay = Some(Overlay::Help { scroll: 0 });
-    let text = screen(&mut s, (120, 40));
+    let text = screen_text(&mut s, (120, 40));
     let footer = text.lines().last().unwrap_or_default();
     assert!(
         !footer.contains("Tab") && !footer.contains("Ctrl-C"),
@@ -71,7 +59,7 @@ fn health_keeps_an_ended_connection_for_the_post_mortem() {
     update(&mut s, crate::fixtures::views(servers_after_a_kill(opened)));
     s.focus = Focus::Health;
     snapshot("health_ended", &mut s);
-    let text = screen(&mut s, (120, 40));
+    let text = screen_text(&mut s, (120, 40));
     assert!(text.contains("ended    12:05:00 UTC"), "{text}");
     assert!(text.contains("lasted   5m 00s"), "{text}");
     assert!(text.contains("4242"), "the pid stays: {text}");
@@ -95,7 +83,7 @@ fn a_running_hand_made_call_shows_progress_and_counts_as_running() {
         },
     );
     snapshot("hand_call_running", &mut s);
-    let text = screen(&mut s, (120, 40));
+    let text = screen_text(&mut s, (120, 40));
     assert!(text.contains("progress 3/5 · step 3 of 5"), "{text}");
     assert!(text.contains("hand call running"), "{text}");
 }
@@ -108,12 +96,12 @@ fn write_policy_with_a_config_file_and_without_one() {
     });
     // The session runs the embedded default: nothing to write into (the
     // `write_policy` snapshot of the main file shows this window).
-    let text = screen(&mut s, (80, 24));
+    let text = screen_text(&mut s, (80, 24));
     assert!(text.contains("no config file"), "{text}");
     assert!(!text.contains("y write it"), "{text}");
     s.session.config_file = Some("/home/op/.config/mcp-harness/config.toml".into());
     snapshot("write_policy_file", &mut s);
-    assert!(screen(&mut s, (80, 24)).contains("y write it"));
+    assert!(screen_text(&mut s, (80, 24)).contains("y write it"));
 }
 
 #[test]
@@ -128,7 +116,7 @@ fn help_scrolls_to_its_last_line_and_no_further() {
         panic!("{:?}", s.overlay)
     };
     assert!(scroll > 0 && scroll < 200, "{scroll}");
-    let text = screen(&mut s, (80, 24));
+    let text = screen_text(&mut s, (80, 24));
     assert!(
         text.contains("the wheel scrolls"),
         "the last line shows: {text}"

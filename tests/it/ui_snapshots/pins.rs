@@ -12,7 +12,7 @@ use mcp_harness::ui::msg::{Effect, Msg};
 use mcp_harness::ui::state::{AppState, Focus, Overlay};
 use mcp_harness::ui::update::update;
 
-use super::{render, session, snapshot};
+use super::{screen_text, session, snapshot};
 use crate::fixtures::{servers_at, tool, views};
 
 const OLD: &str = "8191a931967972b88bccf5986b926ae73ec5efa264f11fa754aba218a544d47d";
@@ -54,18 +54,6 @@ fn key(state: &mut AppState, code: KeyCode) -> Vec<Effect> {
     update(state, Msg::Key(KeyEvent::from(code)))
 }
 
-fn text(state: &mut AppState, size: (u16, u16)) -> String {
-    let terminal = render(state, size);
-    let buffer = terminal.backend().buffer();
-    let width = buffer.area.width as usize;
-    buffer
-        .content()
-        .chunks(width)
-        .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 fn refused_session() -> AppState {
     let mut s = session();
     update(&mut s, views(rug_pulled()));
@@ -79,7 +67,7 @@ fn the_registry_marks_the_changed_tool_and_says_how_to_review_it() {
     let mut s = refused_session();
     s.focus = Focus::Registry;
     snapshot("pins_refused_registry", &mut s);
-    let screen = text(&mut s, (120, 40));
+    let screen = screen_text(&mut s, (120, 40));
     assert!(
         screen.contains("Registry v4 · demo_beta · ≠ 1 changed"),
         "{screen}"
@@ -94,7 +82,7 @@ fn the_registry_marks_the_changed_tool_and_says_how_to_review_it() {
     );
     // A connected server's tools are all pinned: said once, in the title.
     s.selected_server = 0;
-    let screen = text(&mut s, (120, 40));
+    let screen = screen_text(&mut s, (120, 40));
     assert!(
         screen.contains("Registry v4 · demo_alpha · ✓ pinned"),
         "{screen}"
@@ -114,7 +102,7 @@ fn v_shows_the_diff_a_asks_n_goes_back_y_accepts_what_was_shown() {
         })
     );
     snapshot("pin_diff", &mut s);
-    let screen = text(&mut s, (120, 40));
+    let screen = screen_text(&mut s, (120, 40));
     assert!(
         screen.contains("`lookup` changed  sha256 8191a9319679 → 6af0547b64fb"),
         "{screen}"
@@ -131,7 +119,7 @@ fn v_shows_the_diff_a_asks_n_goes_back_y_accepts_what_was_shown() {
         })
     ));
     snapshot("pin_confirm", &mut s);
-    assert!(text(&mut s, (120, 40)).contains("Accept these definitions?"));
+    assert!(screen_text(&mut s, (120, 40)).contains("Accept these definitions?"));
     key(&mut s, KeyCode::Char('n'));
     assert!(matches!(
         s.overlay,
@@ -163,7 +151,10 @@ fn the_diff_opens_from_the_registry_and_the_tool_detail_too() {
     assert_eq!(s.overlay, None);
     key(&mut s, KeyCode::Enter);
     assert!(matches!(s.overlay, Some(Overlay::ToolDetail { .. })));
-    assert!(text(&mut s, (120, 40)).contains("changed: not what was approved (v shows the diff)"));
+    assert!(
+        screen_text(&mut s, (120, 40))
+            .contains("changed: not what was approved (v shows the diff)")
+    );
     key(&mut s, KeyCode::Char('v'));
     assert!(matches!(s.overlay, Some(Overlay::PinDiff { .. })));
 }

@@ -9,19 +9,7 @@ use mcp_harness::ui::msg::{Effect, Msg};
 use mcp_harness::ui::state::{AppState, Focus, Overlay};
 use mcp_harness::ui::update::update;
 
-use super::{backend, render, session, snapshot};
-
-fn text(state: &mut AppState, size: (u16, u16)) -> String {
-    let terminal = render(state, size);
-    let buffer = terminal.backend().buffer();
-    let width = buffer.area.width as usize;
-    buffer
-        .content()
-        .chunks(width)
-        .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+use super::{backend, screen_text, session, snapshot};
 
 fn row(uri: &str, name: &str, mime: Option<&str>, size: Option<u64>) -> ResourceRow {
     ResourceRow {
@@ -88,15 +76,15 @@ fn r_asks_for_the_listing_and_the_window_shows_it_inert() {
         )),
         "{effects:?}"
     );
-    assert!(text(&mut s, (80, 24)).contains("asking the server…"));
+    assert!(screen_text(&mut s, (80, 24)).contains("asking the server…"));
     // Another server's listing does not land in this window.
     let mut other = listing();
     other.alias = "demo_beta".into();
     backend(&mut s, BackendEvent::Resources(other));
-    assert!(text(&mut s, (80, 24)).contains("asking the server…"));
+    assert!(screen_text(&mut s, (80, 24)).contains("asking the server…"));
     backend(&mut s, BackendEvent::Resources(listing()));
     snapshot("resources", &mut s);
-    let screen = text(&mut s, (120, 40));
+    let screen = screen_text(&mut s, (120, 40));
     assert!(
         !screen.contains('\x1b') && !screen.contains('\u{202e}'),
         "{screen}"
@@ -131,6 +119,6 @@ fn an_error_is_the_harness_words_and_a_disconnected_server_is_not_asked() {
     failed.templates.clear();
     failed.error = Some("`demo_alpha` offers no resources (it did not declare them)".into());
     backend(&mut s, BackendEvent::Resources(failed));
-    assert!(text(&mut s, (80, 24)).contains("offers no resources"));
+    assert!(screen_text(&mut s, (80, 24)).contains("offers no resources"));
     assert!(matches!(s.overlay, Some(Overlay::Resources { .. })));
 }
