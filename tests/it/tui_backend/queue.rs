@@ -4,7 +4,8 @@
 use mcp_harness::backend::{self, BackendHandle};
 use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::protocol::{
-    ApprovalView, BackendEvent, Command, Decided, Decision, Rule, ToolOutcomeView, Withdrawal,
+    ApprovalView, BackendEvent, Command, Decided, Decision, ExplainView, Rule, ToolOutcomeView,
+    Withdrawal,
 };
 use mcp_harness::session::SessionOptions;
 use serde_json::json;
@@ -33,6 +34,31 @@ async fn prompt(handle: &mut BackendHandle) -> ApprovalView {
         unreachable!()
     };
     prompt
+}
+
+/// How call `id` was decided, as explain tells it.
+async fn explain(handle: &mut BackendHandle, id: &str) -> ExplainView {
+    handle
+        .commands
+        .send(Command::Explain(id.into()))
+        .expect("explain");
+    match next(handle, "the explanation", |e| {
+        matches!(e, BackendEvent::Explained(_))
+    })
+    .await
+    {
+        BackendEvent::Explained(view) => view,
+        _ => unreachable!(),
+    }
+}
+
+/// What the explanation says of one rule ("" when it says nothing).
+fn rule_line(view: &ExplainView, rule: Rule) -> String {
+    view.lines
+        .iter()
+        .find(|(r, _)| *r == rule)
+        .map(|(_, t)| t.clone())
+        .unwrap_or_default()
 }
 
 fn call(handle: &BackendHandle, tool: &str, arguments: serde_json::Value) {
@@ -210,24 +236,8 @@ async fn every_call_says_how_it_was_decided_and_explain_names_the_config_line() 
     let refused = finished(&mut handle, "the refused set").await;
     assert_eq!(refused.decided, Some(Decided::RefusedBySchema));
     // Explain: the policy entry with its file and line, the schema, the answer.
-    handle
-        .commands
-        .send(Command::Explain(once.id.clone()))
-        .expect("explain");
-    let BackendEvent::Explained(view) = next(&mut handle, "the explanation", |e| {
-        matches!(e, BackendEvent::Explained(_))
-    })
-    .await
-    else {
-        unreachable!()
-    };
-    let line = |rule: Rule| {
-        view.lines
-            .iter()
-            .find(|(r, _)| *r == rule)
-            .map(|(_, t)| t.clone())
-            .unwrap_or_default()
-    };
+    let view = explain(&mut handle, &once.id).await;
+    let line = |rule: Rule| rule_line(&view, rule);
     assert_eq!(view.tool, "mcp__demo_alpha__set");
     let policy = line(Rule::Policy);
     assert!(
@@ -240,23 +250,8 @@ async fn every_call_says_how_it_was_decided_and_explain_names_the_config_line() 
         line(Rule::Approval).contains("approved this call once"),
         "{view:?}"
     );
-    handle
-        .commands
-        .send(Command::Explain(refused.id.clone()))
-        .expect("explain");
-    let BackendEvent::Explained(view) = next(&mut handle, "the explanation", |e| {
-        matches!(e, BackendEvent::Explained(_))
-    })
-    .await
-    else {
-        unreachable!()
-    };
-    let schema = &view
-        .lines
-        .iter()
-        .find(|(r, _)| *r == Rule::Schema)
-        .unwrap()
-        .1;
+    let view = explain(&mut handle, &refused.id).await;
+    let schema = rule_line(&view, Rule::Schema);
     assert!(
         schema.contains("refused") && schema.contains("/key"),
         "{schema}"
@@ -266,24 +261,8 @@ async fn every_call_says_how_it_was_decided_and_explain_names_the_config_line() 
     call(&handle, "mcp__demo_alpha__reset", json!({}));
     let reset = finished(&mut handle, "the denied reset").await;
     assert_eq!(reset.decided, Some(Decided::DeniedByPolicy));
-    handle
-        .commands
-        .send(Command::Explain(reset.id.clone()))
-        .expect("explain");
-    let BackendEvent::Explained(view) = next(&mut handle, "the explanation", |e| {
-        matches!(e, BackendEvent::Explained(_))
-    })
-    .await
-    else {
-        unreachable!()
-    };
-    let line = |rule: Rule| {
-        view.lines
-            .iter()
-            .find(|(r, _)| *r == rule)
-            .map(|(_, t)| t.clone())
-            .unwrap_or_default()
-    };
+    let view = explain(&mut handle, &reset.id).await;
+    let line = |rule: Rule| rule_line(&view, rule);
     let policy = line(Rule::Policy);
     assert!(
         policy.contains("[servers.demo_alpha.tools] reset = \"deny\"")
@@ -383,25 +362,7 @@ async fn a_call_after_a_rug_pull_is_held_by_the_pin_and_explain_says_so() {
     call(&handle, "mcp__s__set", json!({"key": "k", "value": "v"}));
     let set = finished(&mut handle, "set").await;
     assert_eq!(set.decided, Some(Decided::AllowedByPolicy), "{set:?}");
-    let explain = async |handle: &mut BackendHandle, id: &str| {
-        handle
-            .commands
-            .send(Command::Explain(id.into()))
-            .expect("explain");
-        let BackendEvent::Explained(view) = next(handle, "the explanation", |e| {
-            matches!(e, BackendEvent::Explained(_))
-        })
-        .await
-        else {
-            unreachable!()
-        };
-        view.lines
-            .iter()
-            .find(|(r, _)| *r == Rule::Pin)
-            .map(|(_, t)| t.clone())
-            .unwrap_or_default()
-    };
-    let pin = explain(&mut handle, &set.id).await;
+    let pin = rule_line(&explain(&mut handle, &set.id).await, Rule::Pin);
     assert!(pin.contains("matched its pin, sha256"), "{pin}");
     // The re-list finds lookup changed: the whole connection goes.
     next(&mut handle, "the revocation", |e| {
@@ -411,7 +372,7 @@ async fn a_call_after_a_rug_pull_is_held_by_the_pin_and_explain_says_so() {
     call(&handle, "mcp__s__lookup", json!({"key": "apple"}));
     let lookup = finished(&mut handle, "lookup").await;
     assert_eq!(lookup.decided, Some(Decided::HeldByPin), "{lookup:?}");
-    let pin = explain(&mut handle, &lookup.id).await;
+    let pin = rule_line(&explain(&mut handle, &lookup.id).await, Rule::Pin);
     assert!(
         pin.starts_with("held:") && pin.contains("definition_changed"),
         "{pin}"
