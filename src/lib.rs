@@ -13,6 +13,7 @@ pub mod config;
 pub mod fuzz_checks;
 pub mod logging;
 pub mod mcp;
+pub mod private_dir;
 pub mod protocol;
 pub mod sanitize;
 pub mod session;

@@ -1,7 +1,6 @@
 //! `tracing` to a file in the data dir (`~/.local/share/mcp-harness/mcp-harness.log`
-//! on Linux), never to the terminal. `MCP_HARNESS_LOG` sets the filter (default `info`).
+//! on Linux, owner-only like everything in the data dir), never to the terminal. `MCP_HARNESS_LOG` sets the filter (default `info`).
 
-use std::fs::OpenOptions;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -15,14 +14,10 @@ pub fn data_dir() -> Option<PathBuf> {
 /// Best effort: a harness that cannot write its log still runs.
 pub fn init() {
     let Some(dir) = data_dir() else { return };
-    if std::fs::create_dir_all(&dir).is_err() {
+    if crate::private_dir::create_dir(&dir).is_err() {
         return;
     }
-    let Ok(file) = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("mcp-harness.log"))
-    else {
+    let Ok(file) = crate::private_dir::append(&dir.join("mcp-harness.log")) else {
         return;
     };
     let filter =
@@ -32,4 +27,7 @@ pub fn init() {
         .with_ansi(false)
         .with_writer(Mutex::new(file))
         .try_init();
+    // Sessions written by an older harness (0644 in 0755 folders) become
+    // owner-only, like everything written from now on.
+    crate::private_dir::tighten_tree(&dir);
 }

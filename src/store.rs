@@ -3,7 +3,7 @@
 //! approvals and denials), as JSON lines in the data dir, one folder per session,
 //! written as things happen so a crash loses nothing already shown.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -70,13 +70,9 @@ impl Store {
 
     fn open_dir(id: String, data_dir: &Path) -> std::io::Result<Self> {
         let dir = data_dir.join("sessions").join(&id);
-        std::fs::create_dir_all(&dir)?;
-        let append = |name: &str| {
-            OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(dir.join(name))
-        };
+        // Owner-only: the logs quote results (`results/` is owner-only too).
+        crate::private_dir::create_dir(&dir)?;
+        let append = |name: &str| crate::private_dir::append(&dir.join(name));
         Ok(Self {
             transcript: Mutex::new(append("transcript.jsonl")?),
             audit: Mutex::new(append("audit.jsonl")?),

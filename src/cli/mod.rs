@@ -52,9 +52,15 @@ pub struct Cli {
     /// TUI: continue an earlier session (the newest one, or ID); MCP connections are not restored
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
+    /// Trust on first use in this config's lock file even for aliases pinned in another lock the harness knows (the default config's): for a copied config you mean to pin afresh
+    #[arg(long, global = true)]
+    pub accept_new_lock: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
+
+/// `--accept-new-lock`, set once from the command line before any config is loaded.
+static ACCEPT_NEW_LOCK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -132,6 +138,7 @@ fn report_delivery(d: &crate::telemetry::Delivery) {
 }
 
 async fn dispatch(cli: Cli) -> ExitCode {
+    let _ = ACCEPT_NEW_LOCK.set(cli.accept_new_lock);
     match cli.command {
         Some(Command::Check(args)) => check::run(cli.config, args).await,
         Some(Command::Call(args)) => call::run(cli.config, args).await,
@@ -205,10 +212,11 @@ fn arguments_json(text: &str) -> Result<serde_json::Value, ExitCode> {
 /// Loads the config (and starts telemetry when it says so), or prints why not
 /// (the caller exits with status 2).
 fn load_config(explicit: Option<PathBuf>) -> Result<Config, ExitCode> {
-    let config = config::load(config::locate(explicit.as_deref())).map_err(|e| {
+    let mut config = config::load(config::locate(explicit.as_deref())).map_err(|e| {
         eprintln!("mcp-harness: {e}");
         ExitCode::from(exit::USAGE)
     })?;
+    config.accept_new_lock = ACCEPT_NEW_LOCK.get().copied().unwrap_or(false);
     if let Some(telemetry) = &config.telemetry {
         crate::telemetry::install(telemetry, &Vars::from_process()).map_err(|e| {
             eprintln!("mcp-harness: {e}");

@@ -53,6 +53,12 @@ pub struct Config {
     pub agent: AgentConfig,
     /// `[telemetry]`, when present: OTLP export of calls and events.
     pub telemetry: Option<TelemetryConfig>,
+    /// `lock = PATH`: the pins live there (relative to the config file's folder),
+    /// not beside the config.
+    pub lock: Option<PathBuf>,
+    /// `--accept-new-lock`: the operator knows this config's lock is new; trust
+    /// on first use even for aliases pinned in another lock.
+    pub accept_new_lock: bool,
 }
 
 /// A config that cannot be used. The CLI exits with status 2.
@@ -78,6 +84,7 @@ struct RawConfig {
     #[serde(default)]
     teammates: Vec<TeammateConfig>,
     telemetry: Option<RawTelemetry>,
+    lock: Option<PathBuf>,
 }
 
 /// Picks the config: `--config` (must exist), else `config.toml` in the platform
@@ -97,6 +104,9 @@ impl Config {
     /// or in the data dir for the embedded default.
     pub fn lock_path(&self) -> Option<PathBuf> {
         let lock = crate::mcp::pins::book::LOCK_FILE;
+        if let Some(path) = &self.lock {
+            return Some(path.clone());
+        }
         match &self.source {
             ConfigSource::File(path) => Some(match path.parent() {
                 Some(dir) if !dir.as_os_str().is_empty() => dir.join(lock),
@@ -107,11 +117,50 @@ impl Config {
     }
 
     /// The pin book for this config (in memory only if there is no data dir).
+    /// A config whose lock is new (a copy elsewhere, without `lock = …`)
+    /// consults the locks the harness knows before trusting on first use.
     pub fn pin_book(&self) -> crate::mcp::PinBook {
         match self.lock_path() {
-            Some(path) => crate::mcp::PinBook::file(path),
+            Some(path) => {
+                let others = if self.lock.is_some() || self.accept_new_lock {
+                    Vec::new()
+                } else {
+                    known_locks()
+                        .into_iter()
+                        .filter(|other| !same_file(other, &path))
+                        .collect()
+                };
+                crate::mcp::PinBook::file(path).consulting(others)
+            }
             None => crate::mcp::PinBook::in_memory(),
         }
+    }
+}
+
+/// The locks of the default config and of the embedded default: where a
+/// config's aliases were most likely pinned before it was copied.
+fn known_locks() -> Vec<PathBuf> {
+    let lock = crate::mcp::pins::book::LOCK_FILE;
+    let beside_default = default_path().and_then(|p| p.parent().map(|d| d.join(lock)));
+    let data = crate::logging::data_dir().map(|d| d.join(lock));
+    beside_default.into_iter().chain(data).collect()
+}
+
+/// Whether two paths name one file (a file that does not exist yet is compared
+/// by its folder).
+fn same_file(a: &Path, b: &Path) -> bool {
+    let resolve = |p: &Path| {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        dir.canonicalize()
+            .ok()
+            .map(|d| d.join(p.file_name().unwrap_or_default()))
+    };
+    match (resolve(a), resolve(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => a == b,
     }
 }
 
@@ -189,12 +238,21 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
         .map(telemetry::telemetry)
         .transpose()
         .map_err(|(key, m)| fail(Some(key), m))?;
+    let lock = raw.lock.map(|lock| match &source {
+        ConfigSource::File(file) if lock.is_relative() => match file.parent() {
+            Some(dir) => dir.join(&lock),
+            None => lock,
+        },
+        _ => lock,
+    });
     Ok(Config {
         source,
         limits,
         servers,
         agent,
         telemetry,
+        lock,
+        accept_new_lock: false,
     })
 }
 

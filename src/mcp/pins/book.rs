@@ -9,7 +9,7 @@
 
 use std::fs::File;
 use std::io::Write as _;
-use std::os::unix::fs::MetadataExt as _;
+use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -25,6 +25,10 @@ pub const LOCK_FILE: &str = "mcp-harness.lock";
 /// The pins of every alias, and where they live.
 pub struct PinBook {
     store: Store,
+    /// Other lock files the harness knows (the default config's, the embedded
+    /// default's): an alias new here but pinned there is not trusted on first
+    /// use without a word (a copied config would otherwise start afresh).
+    others: Vec<PathBuf>,
 }
 
 enum Store {
@@ -60,6 +64,7 @@ impl PinBook {
     pub fn in_memory() -> Self {
         Self {
             store: Store::Memory(Mutex::new(Arc::new(Lock::default()))),
+            others: Vec::new(),
         }
     }
 
@@ -70,7 +75,23 @@ impl PinBook {
                 path,
                 cache: Mutex::new(None),
             },
+            others: Vec::new(),
         }
+    }
+
+    /// Consults `others` before pinning an alias that has no pins here.
+    pub fn consulting(mut self, others: Vec<PathBuf>) -> Self {
+        self.others = others;
+        self
+    }
+
+    /// The first other lock that pins `alias`, and its pins. A lock that cannot
+    /// be read is passed over (it is not this config's to judge).
+    pub fn pinned_elsewhere(&self, alias: &str) -> Option<(PathBuf, AliasPins)> {
+        self.others.iter().find_map(|path| {
+            let pins = read(path).ok()?.servers.remove(alias)?;
+            (!pins.is_empty()).then(|| (path.clone(), pins))
+        })
     }
 
     /// The lock file, if the pins live in one.
@@ -199,7 +220,12 @@ fn write_atomically(path: &Path, dir: &Path, text: &str) -> std::io::Result<()> 
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     let written = (|| {
-        let mut file = File::options().write(true).create_new(true).open(&temp)?;
+        // Owner-only, like everything else the harness keeps.
+        let mut file = File::options()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&temp)?;
         file.write_all(text.as_bytes())?;
         file.sync_all()?;
         std::fs::rename(&temp, path)

@@ -79,7 +79,14 @@ impl Hub {
             }
         };
         let alias = spec.alias.as_str();
-        let review = PinReview::new(spec.pin, published, &spec.policy, lock.alias(alias), hashes);
+        let fresh = lock.alias(alias).is_none();
+        let review = PinReview::new(
+            spec.pin,
+            published,
+            &spec.policy,
+            lock.alias(alias),
+            hashes.clone(),
+        );
         summary.states = review.states.clone();
         if !enforce {
             return (summary, Ok(()));
@@ -91,6 +98,24 @@ impl Hub {
         let first_use = review.first_use(published);
         if first_use.is_empty() {
             return (summary, Ok(()));
+        }
+        if fresh {
+            // An alias this lock has never seen, pinned in another lock the
+            // harness knows: most likely a copied config. Its first use here
+            // would trust a server that may have changed since, without a diff.
+            let (book, key) = (Arc::clone(&book), alias.to_string());
+            let elsewhere = tokio::task::spawn_blocking(move || book.pinned_elsewhere(&key))
+                .await
+                .ok()
+                .flatten();
+            if let Some((there, pins)) = elsewhere {
+                let against =
+                    PinReview::new(spec.pin, published, &spec.policy, Some(&pins), hashes);
+                return (
+                    summary.clone(),
+                    Err(pinned_elsewhere(alias, &summary.location, &there, &against)),
+                );
+            }
         }
         let records: Vec<PinRecord> = first_use
             .iter()
@@ -156,6 +181,46 @@ fn violations(review: &PinReview, published: &[PublishedTool]) -> Vec<PinRecord>
             new_sha256: review.hashes[i].as_ref().map(ToString::to_string),
         });
     changed.chain(unpinned).collect()
+}
+
+/// The refusal of a first use for an alias pinned in another lock: names both
+/// locks, says how the definitions compare with the pins there (the diff comes
+/// along), and the two ways on.
+fn pinned_elsewhere(
+    alias: &str,
+    here: &str,
+    there: &std::path::Path,
+    against: &PinReview,
+) -> ConnectError {
+    let comparison = if against.changed.is_empty() {
+        "what the server publishes now matches those pins".to_string()
+    } else {
+        let names: Vec<String> = against
+            .changed
+            .iter()
+            .map(|c| crate::mcp::names::quote(&c.tool))
+            .collect();
+        format!(
+            "{} differ{} from those pins",
+            names.join(", "),
+            if names.len() == 1 { "s" } else { "" }
+        )
+    };
+    ConnectError::new(
+        ConnectErrorCode::DefinitionUnpinned,
+        format!(
+            "pin rule: `{alias}` has no pins in this config's lock file {here}, but is pinned in {}              ({comparison}); a new lock file is not trusted on first use without a word",
+            there.display()
+        ),
+        format!(
+            "to check the server against those pins, set `lock = \"{}\"` at the top of the config; \
+             to start this lock afresh, run again with --accept-new-lock (or pin the tools with \
+             `mcp-harness pin {alias}`)",
+            there.display()
+        ),
+    )
+    .with_tools(against.changed.iter().map(|c| c.tool.clone()).collect())
+    .with_changes(against.changed.clone())
 }
 
 fn lock_error(e: &PinError) -> ConnectError {
