@@ -197,6 +197,33 @@ fn a_poll_interval_of_zero_or_a_day_is_held_to_the_bounds() {
     env.assert_no_leaks();
 }
 
+/// Issue 21, item 1: every wait follows the `pollInterval` of the latest
+/// answer, not only the first (a 2025-11-25 server's `tasks/get` answers were
+/// read through rmcp's typed model, which drops `pollInterval`: later polls
+/// fell back to 1 s). Measured by the server's own clock, with room to spare.
+#[test]
+fn every_poll_follows_the_latest_poll_interval() {
+    for mode in ["2025-11-25", "2026-07-28"] {
+        let env = TestEnv::new();
+        config(&env, mode, &["--fault", "task-poll-ms=2000"], "");
+        let (line, _) = research(&env, 5.0);
+        assert_eq!(line["ok"], true, "{mode}: {line}");
+        let at: Vec<u64> = recorded(&env, "task_get")
+            .iter()
+            .map(|r| r["at_ms"].as_u64().expect("at_ms"))
+            .collect();
+        assert!(at.len() >= 2, "{mode}: polls at {at:?}");
+        for pair in at.windows(2) {
+            assert!(
+                pair[1] - pair[0] >= 1500,
+                "{mode}: a poll came {} ms after the one before (asked: 2000 ms); polls at {at:?}",
+                pair[1] - pair[0]
+            );
+        }
+        env.assert_no_leaks();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revoking_the_connection_cancels_its_running_task() {
     for mode in ["2026-07-28", "2025-11-25"] {

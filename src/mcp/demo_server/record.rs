@@ -58,7 +58,12 @@ impl Recorder {
 
     /// A `tasks/get` that reached the server (either shape).
     pub fn task_polled(&self, params: &Value) {
-        self.write(&json!({"event": "task_get", "task_id": params.get("taskId")}));
+        // When it arrived (ms since the epoch): tests measure the harness's
+        // poll spacing by the server's own clock.
+        let at_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        self.write(&json!({"event": "task_get", "task_id": params.get("taskId"), "at_ms": at_ms}));
     }
 
     /// A `tasks/cancel` that reached the server (either shape).

@@ -125,13 +125,15 @@ fn view(task: &Value, shape: Shape) -> Result<View, CallFailure> {
     let status = task.get("status").and_then(Value::as_str).unwrap_or("");
     let state = TaskState::parse(status)
         .ok_or_else(|| CallFailure::Protocol("the server's task has no valid `status`".into()))?;
-    let poll_field = match shape {
-        Shape::Experimental => "pollInterval",
-        Shape::Extension => "pollIntervalMs",
+    // A 2025-11-25 task says `pollInterval`; read through rmcp's typed model
+    // it comes back as `pollIntervalMs`.
+    let poll_fields: &[&str] = match shape {
+        Shape::Experimental => &["pollInterval", "pollIntervalMs"],
+        Shape::Extension => &["pollIntervalMs"],
     };
-    let poll = task
-        .get(poll_field)
-        .and_then(Value::as_u64)
+    let poll = poll_fields
+        .iter()
+        .find_map(|field| task.get(*field).and_then(Value::as_u64))
         .map_or(POLL_DEFAULT, Duration::from_millis)
         .clamp(POLL_MIN, POLL_MAX);
     Ok(View {
@@ -195,18 +197,11 @@ pub(super) async fn run(
                 () = tokio::time::sleep_until(deadline) => return Err(timed_out(guard, conn.task_timeout).await),
             }
         }
-        // A 2026-07-28 task's outcome comes in `tasks/get`: it may be large.
-        let get = conn.request_long(
-            "tasks/get",
-            json!({ "taskId": id }),
-            conn.call_timeout(),
-            None,
-        );
         task = tokio::select! {
-            answer = get => {
-                let answer = answer?;
-                spilled = answer.spilled;
-                exchange::raw(answer.result)
+            answer = get(conn, &id, shape) => {
+                let (answer, cut) = answer?;
+                spilled = cut;
+                answer
             }
             () = tokio::time::sleep_until(deadline) => return Err(timed_out(guard, conn.task_timeout).await),
         };
@@ -231,6 +226,33 @@ pub(super) async fn run(
     }
     guard.armed = false;
     outcome.map(|(result, fetched)| (result, fetched.or(spilled)))
+}
+
+/// One `tasks/get`: the task as the server sent it. Every answer may change
+/// the poll interval, so the 2025-11-25 shape is read raw (rmcp's typed model
+/// has no `pollInterval` and drops it); a 2026-07-28 task's outcome comes in
+/// `tasks/get` and may be large, so that shape goes the long way (what the
+/// stdio gate cut comes along).
+async fn get(
+    conn: &Connection,
+    id: &str,
+    shape: Shape,
+) -> Result<(Value, Option<Spilled>), CallFailure> {
+    let params = json!({ "taskId": id });
+    match shape {
+        Shape::Experimental => {
+            let (typed, raw) = conn
+                .request_raw("tasks/get", params, conn.call_timeout())
+                .await?;
+            Ok((raw.unwrap_or_else(|| exchange::raw(typed)), None))
+        }
+        Shape::Extension => {
+            let answer = conn
+                .request_long("tasks/get", params, conn.call_timeout(), None)
+                .await?;
+            Ok((exchange::raw(answer.result), answer.spilled))
+        }
+    }
 }
 
 /// Answers a 2026-07-28 task's questions with `tasks/update`.
