@@ -130,6 +130,11 @@ pub(super) async fn call(
                         conn.server().protocol_version
                     )));
                 }
+                // A state cut as it streamed in is no longer what the server
+                // sent: it is never sent back, the call ends here.
+                if let Some(bytes) = answer.spilled.as_ref().and_then(|s| s.state_cut) {
+                    return Err(state_too_long(bytes, limits));
+                }
                 rounds += 1;
                 if rounds > limits.max_input_rounds {
                     return Err(CallFailure::Protocol(format!(
@@ -170,6 +175,15 @@ fn retry_params(params: &mut Value, responses: Option<Map<String, Value>>, state
 
 type Round = (Option<Map<String, Value>>, Option<Value>);
 
+/// A `requestState` over the limit: the harness's own error, the state unsent.
+fn state_too_long(bytes: u64, limits: &Limits) -> CallFailure {
+    CallFailure::Protocol(format!(
+        "the server's requestState has {bytes} bytes; the limit is {} (max_request_state_bytes): \
+         a state is sent back whole or not at all, so the call ends here",
+        limits.max_request_state_bytes
+    ))
+}
+
 /// Answers the questions of one `InputRequiredResult` (also used for a task
 /// that needs input): the `inputResponses` and the `requestState` to echo.
 pub(super) async fn answer_round(
@@ -180,11 +194,7 @@ pub(super) async fn answer_round(
     let state = match result.get("requestState") {
         None | Some(Value::Null) => None,
         Some(Value::String(state)) if state.len() > limits.max_request_state_bytes => {
-            return Err(CallFailure::Protocol(format!(
-                "the server's requestState has {} bytes; the limit is {} (max_request_state_bytes)",
-                state.len(),
-                limits.max_request_state_bytes
-            )));
+            return Err(state_too_long(state.len() as u64, limits));
         }
         Some(state @ Value::String(_)) => Some(state.clone()),
         Some(_) => {

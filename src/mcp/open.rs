@@ -112,6 +112,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
                 text: p.limits.max_result_bytes,
                 binary: BINARY_CAP,
                 other: p.limits.max_result_bytes.max(1024 * 1024),
+                state: p.limits.max_request_state_bytes,
             };
             let stdout = Gate::new(stdout, Lexer::new(caps, Arc::clone(&spills)));
             let transport = AsyncRwTransport::new_client(stdout, pipes.stdin)

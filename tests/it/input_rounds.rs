@@ -159,6 +159,48 @@ async fn an_input_loop_ends_at_max_input_rounds_and_the_connection_stays() {
     env.assert_no_leaks();
 }
 
+/// Issue 21, item 2: a 10 MiB `requestState` (the default limit is 1 MiB)
+/// used to be cut to the limit as it streamed in and sent back, round after
+/// round. It is never altered: the call ends at once, in the harness's words,
+/// and nothing goes back to the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_request_state_is_never_cut_and_sent_back() {
+    let env = TestEnv::new();
+    let text = config(
+        &env,
+        "2026-07-28",
+        &[
+            "--fault",
+            "input-loop",
+            "--fault",
+            "request-state-bytes=10485760",
+        ],
+        "",
+    );
+    let hub = hub(&text, Arc::new(DefaultsElicitor));
+    hub.connect("s").await.unwrap().outcome.unwrap();
+    let (_, message) = call(&hub, "guarded_set", j!({"key": "k", "value": "v"}))
+        .await
+        .unwrap_err();
+    assert!(
+        message.contains("requestState has 10485760 bytes"),
+        "{message}"
+    );
+    assert!(
+        message.contains("the limit is 1048576 (max_request_state_bytes)"),
+        "{message}"
+    );
+    assert_eq!(
+        records(&env.path("record.jsonl")).len(),
+        1,
+        "the state never went back to the server"
+    );
+    let looked = call(&hub, "lookup", j!({"key": "apple"})).await.unwrap();
+    assert!(looked.contains("red"), "{looked}");
+    hub.shutdown().await;
+    env.assert_no_leaks();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_state_that_grows_is_refused_at_the_limit() {
     let env = TestEnv::new();

@@ -95,14 +95,16 @@ fn confirm_form(key: &str, value: &str, faults: &Faults) -> Value {
 }
 
 /// The `requestState` sent in reply to round `round` (0 = the first call):
-/// `state-grows` doubles it every round (from 64 KiB).
-fn request_state_for(round: u32, key: &str, grows: bool) -> String {
-    let padding = if grows {
-        "x".repeat((64 * 1024usize) << round.min(12))
-    } else {
-        String::new()
+/// `state-grows` doubles it every round (from 64 KiB); `request-state-bytes=N`
+/// makes it N bytes long.
+fn request_state_for(round: u32, key: &str, faults: &Faults) -> String {
+    let head = format!("{}:{key}:", round + 1);
+    let padding = match faults.request_state_bytes {
+        Some(n) => "x".repeat(n.saturating_sub(head.len())),
+        None if faults.state_grows => "x".repeat((64 * 1024usize) << round.min(12)),
+        None => String::new(),
     };
-    format!("{}:{key}:{padding}", round + 1)
+    head + &padding
 }
 
 /// Whether an `ElicitResult` (raw) confirms.
@@ -139,7 +141,7 @@ impl DemoHandler {
         // The state must come back byte for byte as it was sent.
         if let Some(state) = request_state
             && round > 0
-            && state != request_state_for(round - 1, key, faults.state_grows)
+            && state != request_state_for(round - 1, key, faults)
         {
             return self.answer_error("the requestState did not come back as it was sent");
         }
@@ -152,7 +154,7 @@ impl DemoHandler {
                 Ok(request) => requests.insert(CONFIRM_KEY.to_string(), request),
                 Err(error) => return self.answer_error(&format!("building the question: {error}")),
             };
-            let state = request_state_for(round, key, faults.state_grows);
+            let state = request_state_for(round, key, faults);
             return InputRequiredResult::new(Some(requests), Some(state)).into();
         }
         let answer = answer.cloned().unwrap_or(Value::Null);

@@ -82,6 +82,7 @@ mod tests {
         text: 10,
         binary: 16,
         other: 20,
+        state: 24,
     };
 
     #[tokio::test]
@@ -150,6 +151,7 @@ mod tests {
                     text: cap,
                     binary: 4,
                     other: 64,
+                    state: 64,
                 };
                 let out = pass(line.as_bytes(), caps, &table).await;
                 let parsed: serde_json::Value = serde_json::from_slice(&out).unwrap_or_else(|e| {

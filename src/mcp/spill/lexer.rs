@@ -22,6 +22,9 @@ pub struct Caps {
     pub binary: usize,
     /// Keys and every other string.
     pub other: usize,
+    /// A `requestState`, decoded (`max_request_state_bytes`): a longer one is
+    /// not echoed, so it is cut and its length reported.
+    pub state: usize,
 }
 
 /// One string being read.
@@ -183,6 +186,9 @@ impl Lexer {
         let mut decoded = [0u8; 8];
         let n = s.decoder.push(b, &mut decoded);
         s.high_surrogate = s.decoder.awaits_low_surrogate();
+        if s.role == Role::State {
+            s.decoded += n as u64;
+        }
         if s.role == Role::Text {
             s.decoded += n as u64;
             match (s.file.as_mut(), s.cut) {
@@ -214,10 +220,12 @@ impl Lexer {
         let cap = match s.role {
             Role::Text => caps.text,
             Role::Id => 256,
+            Role::State => caps.state,
             _ => caps.other,
         };
-        // Text is measured as the model will see it (decoded), the rest raw.
-        let size = if s.role == Role::Text {
+        // Text is measured as the model will see it (decoded), a state as the
+        // server will get it back (decoded), the rest raw.
+        let size = if matches!(s.role, Role::Text | Role::State) {
             decoded_before as usize
         } else {
             s.emitted
@@ -282,6 +290,8 @@ impl Lexer {
                     });
                 }
             }
+            Role::State if s.cut => self.message.state_cut = Some(s.decoded),
+            Role::State => {}
             Role::Id | Role::Other => {
                 if s.cut {
                     self.message.cut_other = true;

@@ -45,11 +45,18 @@ pub struct Spilled {
     pub cut_other: bool,
     /// A piece could not be written whole (disk full, read-only directory).
     pub failed: bool,
+    /// The `requestState` was longer than `max_request_state_bytes`: its
+    /// whole length (decoded). What is left of it must not be sent back.
+    pub state_cut: Option<u64>,
 }
 
 impl Spilled {
     pub fn is_empty(&self) -> bool {
-        self.pieces.is_empty() && self.omitted.is_empty() && !self.cut_other && !self.failed
+        self.pieces.is_empty()
+            && self.omitted.is_empty()
+            && !self.cut_other
+            && !self.failed
+            && self.state_cut.is_none()
     }
 
     /// The piece holding text number `ordinal`, if that text was long.

@@ -19,6 +19,7 @@ pub enum Key {
     Data,
     Blob,
     Id,
+    RequestState,
     Other,
 }
 
@@ -34,6 +35,7 @@ impl Key {
             b"data" => Key::Data,
             b"blob" => Key::Blob,
             b"id" => Key::Id,
+            b"requestState" => Key::RequestState,
             _ => Key::Other,
         }
     }
@@ -45,6 +47,9 @@ pub enum Role {
     Text,
     Binary,
     Id,
+    /// An `InputRequiredResult`'s `requestState`: echoed byte for byte, so
+    /// never cut short — over its cap the message only says how long it was.
+    State,
     Other,
 }
 
@@ -66,6 +71,7 @@ pub fn role_at(stack: &[Frame]) -> Role {
     };
     match keys {
         [Some(Id)] => Role::Id,
+        [Some(Result), Some(RequestState)] => Role::State,
         [Some(Result), Some(Content | Contents), None, Some(Text)]
         | [
             Some(Result),

@@ -107,6 +107,10 @@ pub enum Fault {
     InputLoop,
     /// `guarded_set`'s `requestState` doubles every round (from 64 KiB).
     StateGrows,
+    /// `guarded_set`'s `requestState` is this many bytes long.
+    RequestStateBytes {
+        bytes: usize,
+    },
     /// The `ttlMs` of tools/list pages on 2026-07-28 (default five minutes).
     ListTtlMs {
         ms: u64,
@@ -206,6 +210,9 @@ impl Fault {
             "task-poll-ms" => Ok(Fault::TaskPollMs { ms: number()? }),
             "input-loop" => flag(Fault::InputLoop),
             "state-grows" => flag(Fault::StateGrows),
+            "request-state-bytes" => Ok(Fault::RequestStateBytes {
+                bytes: usize::try_from(number()?).map_err(|e| e.to_string())?,
+            }),
             "list-ttl-ms" => Ok(Fault::ListTtlMs { ms: number()? }),
             "rpc-error-on" => match value {
                 Some(tool) if !tool.is_empty() => Ok(Fault::RpcErrorOn { tool: tool.into() }),
@@ -247,6 +254,7 @@ pub struct Faults {
     pub task_poll_ms: Option<u64>,
     pub input_loop: bool,
     pub state_grows: bool,
+    pub request_state_bytes: Option<usize>,
     pub list_ttl_ms: Option<u64>,
 }
 
@@ -283,6 +291,7 @@ impl Faults {
                 Fault::TaskPollMs { ms } => faults.task_poll_ms = Some(ms),
                 Fault::InputLoop => faults.input_loop = true,
                 Fault::StateGrows => faults.state_grows = true,
+                Fault::RequestStateBytes { bytes } => faults.request_state_bytes = Some(bytes),
                 Fault::ListTtlMs { ms } => faults.list_ttl_ms = Some(ms),
             }
         }
