@@ -6,6 +6,7 @@
 //! nothing in it is invisible. Text bound for the model goes through [`for_model`]
 //! instead: invisible code points removed.
 
+pub mod controls;
 pub mod hidden;
 pub mod json;
 
@@ -45,8 +46,8 @@ pub fn inert(text: &str, keep_newlines: bool) -> String {
     out
 }
 
-/// Server text for the model: invisible code points removed (the model never
-/// gets them, not even inside emoji), controls neutralized as [`inert`] does.
+/// Server text for the model: invisible code points, controls and escape
+/// sequences removed (the model never gets them, not even inside emoji).
 pub fn for_model(text: &str) -> String {
     inert(&hidden::strip(text), true)
 }
@@ -98,7 +99,8 @@ mod tests {
             inert(text, true),
             "Look<U+200B>up<U+E0049><U+E0047> 👩‍💻 <U+202E>x<U+009B>"
         );
-        assert_eq!(for_model(text), "Lookup 👩💻 x<U+009B>");
+        assert_eq!(for_model(text), "Lookup 👩💻 x");
+        assert_eq!(for_model("a\x1b]0;pwned\x07b\x1b[2Jc\u{9b}31md"), "abcd");
         assert_eq!(for_model_line("a\u{FEFF}\nb", 10), "a\\nb");
     }
 

@@ -94,19 +94,28 @@ pub fn classify(text: &str) -> impl Iterator<Item = (char, Class)> + '_ {
     })
 }
 
-/// Whether `text` holds an invisible character outside an emoji.
+/// Whether `text` holds an invisible character outside an emoji, or a control
+/// character or escape sequence (which the model never gets either).
 pub fn has_hidden(text: &str) -> bool {
-    // Fast path: ASCII has none.
-    !text.is_ascii() && classify(text).any(|(_, class)| class == Class::Hidden)
+    super::controls::has_controls(text)
+        // ASCII has no invisible character.
+        || (!text.is_ascii() && classify(text).any(|(_, class)| class == Class::Hidden))
 }
 
-/// `text` without any invisible character, emoji joiners and selectors
-/// included: what the model may read.
+/// `text` without any invisible character (emoji joiners and selectors
+/// included), control character or escape sequence: what the model may read.
 pub fn strip(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.is_ascii() || !text.chars().any(is_invisible) {
+    let invisible = !text.is_ascii() && text.chars().any(is_invisible);
+    let controls = super::controls::needs_strip(text);
+    if !invisible && !controls {
         return std::borrow::Cow::Borrowed(text);
     }
-    std::borrow::Cow::Owned(text.chars().filter(|c| !is_invisible(*c)).collect())
+    let visible: String = text.chars().filter(|c| !is_invisible(*c)).collect();
+    std::borrow::Cow::Owned(if controls {
+        super::controls::strip(&visible)
+    } else {
+        visible
+    })
 }
 
 /// Whether any string in `value` (object keys included) holds hidden text.

@@ -232,3 +232,71 @@ fn the_registry_marks_the_tool_and_its_detail_shows_the_characters() {
     tmux.wait_gone();
     env.assert_no_leaks();
 }
+
+/// Issue 21, item 4: ESC, BEL and C1 controls (and the escape sequences they
+/// start) in what a server sends — descriptions, schemas, results — reach the
+/// model as nothing at all, and the tools that carry them are flagged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controls_and_escape_sequences_never_reach_the_model_and_flag_the_tool() {
+    let env = TestEnv::new();
+    let stub = ModelStub::start(vec![
+        tool_calls("c", &[("connect_mcp", j!({"alias": "alpha"}))]),
+        tool_calls("t", &[("mcp__alpha__lookup", j!({"key": "apple"}))]),
+        Reply::sse(wire::text_reply(&["done"])),
+    ])
+    .await;
+    env.config(&format!(
+        "[model]\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"gpt-test\"\n{}[servers.alpha.tools]\n{POLICY}",
+        stub.url(),
+        env.demo("alpha", "alpha", &["--fault", "escapes"])
+    ));
+    let (out, events) =
+        tokio::task::block_in_place(|| run(&env, &["--prompt", "look it up", "--json"]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&out)
+    );
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 3, "{requests:#?}");
+    for (i, request) in requests.iter().enumerate() {
+        let decoded = format!("{:?}", request.body);
+        for c in ['\x1b', '\x07', '\u{9b}'] {
+            assert!(
+                !request.body.to_string().contains(c) && !decoded.contains(c),
+                "request {i}: U+{:04X} reached the model",
+                c as u32
+            );
+        }
+        for rest in ["]0;pwned", "[2J", "]52;c;", "^[", "<U+009B>"] {
+            assert!(
+                !decoded.contains(rest),
+                "request {i}: {rest:?} reached the model"
+            );
+        }
+    }
+    let messages = requests[2].body["messages"].as_array().unwrap();
+    let result = messages
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == "t_0")
+        .expect("the lookup's result");
+    // The bidi override is made visible by other means; the controls are gone.
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("apple = red (demo-alpha)"),
+        "{result}"
+    );
+    let registered = of(&events, "registry")
+        .into_iter()
+        .find(|e| e["change"] == "registered")
+        .expect("registered");
+    assert_eq!(
+        registered["flags"]["mcp__alpha__lookup"],
+        j!(["hidden_text"]),
+        "{registered}"
+    );
+    env.assert_no_leaks();
+}

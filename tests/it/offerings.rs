@@ -239,6 +239,20 @@ async fn a_hostile_servers_resources_reach_the_model_and_the_terminal_inert() {
         !text.contains('\u{200B}') && !text.contains('\u{E0049}'),
         "{text}"
     );
+    // Nor a control or an escape sequence (issue 21, item 4): ESC, BEL and the
+    // C1 CSI went in as data before.
+    let raw: String = parts
+        .iter()
+        .filter_map(|p| match p {
+            mcp_harness::agent::conversation::ResultPart::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !raw.contains('\x1b') && !raw.contains('\x07') && !raw.contains('\u{9b}'),
+        "{raw:?}"
+    );
+    assert!(!raw.contains("]0;pwned") && !raw.contains("[2J"), "{raw:?}");
     // The hostile prompt, by its hostile name and argument, as listed.
     let prompts = hub.list_prompts("s").await.result.unwrap();
     assert!(prompts[0].name.contains('\x1b'), "{:?}", prompts[0].name);

@@ -167,9 +167,12 @@ async fn no_server_text_reaches_the_model_whatever_the_server_does() {
         .find(|f| f["name"] == "mcp__leaky__lookup")
         .expect("leaky's lookup offered");
     let description = leaky["description"].as_str().unwrap();
-    // Escapes shown inert; bidi controls, being invisible, removed (rule 15).
-    assert!(description.contains("^[]0;pwned"), "{description}");
-    assert!(!description.contains("<U+202E>"), "{description}");
+    // Controls and whole escape sequences removed (issue 21, item 4), bidi
+    // controls too, being invisible (rule 15): nothing of them is left.
+    assert_eq!(
+        description,
+        "Look up the colour of a fruit in demo-alpha's in-memory table."
+    );
     for raw in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}'] {
         assert!(!description.contains(raw), "raw {raw:?}: {description}");
     }
