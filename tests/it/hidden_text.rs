@@ -77,7 +77,7 @@ fn check_shows_every_invisible_character_and_flags_the_tool() {
 }
 
 /// A model reply with these tool calls (ids `{prefix}_{i}`), in one message.
-fn tool_calls(prefix: &str, list: &[(&str, Value)]) -> Reply {
+pub(crate) fn tool_calls(prefix: &str, list: &[(&str, Value)]) -> Reply {
     let mut chunks = vec![wire::chunk(
         j!({"role": "assistant", "content": null}),
         None,

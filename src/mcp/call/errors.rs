@@ -61,8 +61,8 @@ impl Hub {
                 // Only this operation needs more permission: the connection stays.
                 let message = format!(
                     "`{}` needs more permission than the current sign-in to `{}` grants; \
-                     the operator has to sign in again. The connection is kept.",
-                    tool.name, tool.alias
+                     the operator has to sign in again ({}). The connection is kept.",
+                    tool.name, tool.alias, denial.hint
                 );
                 (
                     Err(envelope(Code::McpAuthRequired, message)),

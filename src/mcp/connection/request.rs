@@ -171,6 +171,18 @@ impl Connection {
         if error.is_authorization_required() {
             return RequestError::Unauthorized(self.denial());
         }
+        // A 403 step-up challenge the session could not meet (no person to
+        // sign in headless, or three tries with the client's own grant): only
+        // this request is refused. rmcp does not count it as "authorization
+        // required", and as a plain transport error it would end the connection.
+        if error
+            .auth_challenge()
+            .is_some_and(|h| crate::mcp::auth::challenge::parse(h).is_insufficient_scope())
+        {
+            let mut denial = self.denial();
+            denial.more_scope = true;
+            return RequestError::Unauthorized(denial);
+        }
         match error {
             ServiceError::Timeout { timeout } => RequestError::Timeout(timeout),
             ServiceError::McpError(e) => RequestError::Remote {

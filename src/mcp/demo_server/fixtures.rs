@@ -76,6 +76,10 @@ pub struct FixtureArgs {
     /// Test only: while FILE exists, the OAuth gate refuses every token.
     #[arg(long, value_name = "FILE", hide = true)]
     pub oauth_revoked_file: Option<PathBuf>,
+
+    /// Test only: every call of TOOL gets a 403 `insufficient_scope` step-up challenge.
+    #[arg(long, value_name = "TOOL", hide = true)]
+    pub oauth_step_up: Option<String>,
 }
 
 /// An alpha or beta server as the flags ask: faults, recorder, tool set, pages.
@@ -105,6 +109,7 @@ pub(super) fn setup(flavor: Flavor, args: &FixtureArgs) -> anyhow::Result<Setup>
         scope: args.oauth_scope.clone(),
         resource: args.oauth_resource.clone(),
         revoked_file: args.oauth_revoked_file.clone(),
+        step_up_tool: args.oauth_step_up.clone(),
     });
     Ok(Setup {
         tool_set,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use http_body_util::BodyExt as _;
 use hyper::body::Incoming;
 use hyper::{Request, StatusCode};
 use rmcp::transport::streamable_http_server::{
@@ -73,6 +74,18 @@ pub(super) async fn serve(
                     && let Some(refused) = gate.check(request.headers())
                 {
                     return refused;
+                }
+                if path == PATH && gate.step_up_tool.is_some() {
+                    // The body decides (a call of the step-up tool): read it whole.
+                    let (parts, body) = request.into_parts();
+                    let Ok(body) = body.collect().await.map(|b| b.to_bytes()) else {
+                        return reply(StatusCode::BAD_REQUEST, "text/plain", "bad body\n");
+                    };
+                    if gate.wants_step_up(&body) {
+                        return gate.step_up(&parts.headers);
+                    }
+                    let request = Request::from_parts(parts, http_body_util::Full::new(body));
+                    return service.handle(request).await;
                 }
             }
             if path == PATH {

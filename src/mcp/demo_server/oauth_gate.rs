@@ -26,7 +26,14 @@ pub struct Gate {
     /// While this file exists, every token is refused (as if revoked at the
     /// authorization server): the test decides when.
     pub revoked_file: Option<std::path::PathBuf>,
+    /// A tool whose every call is refused with a well-formed step-up
+    /// challenge (403 `insufficient_scope`), whatever the token: the harness
+    /// must fail only that call.
+    pub step_up_tool: Option<String>,
 }
+
+/// The scope the step-up challenge asks for.
+pub const STEP_UP_SCOPE: &str = "mcp files:write";
 
 pub const PRM_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
 
@@ -59,6 +66,32 @@ impl Gate {
             "authorization_servers": [self.issuer],
         });
         reply(StatusCode::OK, "application/json", body.to_string())
+    }
+
+    /// Whether a request body (JSON-RPC) calls the step-up tool.
+    pub fn wants_step_up(&self, body: &[u8]) -> bool {
+        let Some(tool) = &self.step_up_tool else {
+            return false;
+        };
+        serde_json::from_slice::<serde_json::Value>(body).is_ok_and(|m| {
+            m["method"] == "tools/call" && m["params"]["name"].as_str() == Some(tool.as_str())
+        })
+    }
+
+    /// 403 with an RFC 6750 `insufficient_scope` challenge.
+    pub fn step_up(&self, headers: &HeaderMap) -> Reply {
+        let challenge = format!(
+            "Bearer error=\"insufficient_scope\", scope=\"{STEP_UP_SCOPE}\", \
+             resource_metadata=\"{}{PRM_PATH}\", error_description=\"writing needs files:write\"",
+            base(headers)
+        );
+        let mut response = reply(StatusCode::FORBIDDEN, "text/plain", "more scope".into());
+        if let Ok(value) = HeaderValue::from_str(&challenge) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
+        }
+        response
     }
 
     /// In front of `/mcp`: `None` lets an accepted bearer token through;

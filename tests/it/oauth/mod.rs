@@ -308,3 +308,4 @@ fn a_redirect_to_another_port_is_refused_and_the_right_one_accepted() {
 }
 
 mod refusals;
+mod step_up;
