@@ -60,6 +60,13 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         eprintln!("mcp-harness {SHIM_ARG}: usage: {SHIM_ARG} CTRL_FD COMMAND [ARGS…] (internal)");
         return ExitCode::from(2);
     };
+    if let Err(problem) = check_ctrl(ctrl) {
+        eprintln!(
+            "mcp-harness {SHIM_ARG}: CTRL_FD {ctrl} {problem}; this command is internal: the \
+             harness starts it with the control socket at that fd"
+        );
+        return ExitCode::from(2);
+    }
     let ctrl = adopt_ctrl(ctrl);
     let mut ctrl = UnixStream::from(ctrl);
     match supervise(&mut ctrl, command, args.collect()) {
@@ -73,12 +80,33 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     }
 }
 
+/// Whether `fd` is what the harness passes: an open socket above the standard
+/// streams. Anything else (a number typed by hand, a file) would be adopted,
+/// written to and closed as if it were the control socket.
+fn check_ctrl(fd: i32) -> Result<(), &'static str> {
+    use std::os::unix::fs::FileTypeExt as _;
+    if fd <= 2 {
+        return Err("is a standard stream, not a control socket");
+    }
+    // The fd's own file, without adopting it (nothing unsafe before we know).
+    let dir = if cfg!(target_os = "linux") {
+        "/proc/self/fd"
+    } else {
+        "/dev/fd"
+    };
+    match std::fs::metadata(format!("{dir}/{fd}")) {
+        Ok(meta) if meta.file_type().is_socket() => Ok(()),
+        Ok(_) => Err("is open but not a socket"),
+        Err(_) => Err("is not an open file descriptor"),
+    }
+}
+
 /// Takes ownership of the control socket the harness passed as an inherited fd.
 #[allow(unsafe_code)]
 fn adopt_ctrl(fd: i32) -> OwnedFd {
-    // SAFETY: the harness put an open socket at this fd number for us (and
-    // cleared its close-on-exec flag only in our child); nothing else in this
-    // process owns or closes it.
+    // SAFETY: `check_ctrl` saw an open socket at this fd number; the harness put
+    // it there for us (and cleared its close-on-exec flag only in our child);
+    // nothing else in this process owns or closes it.
     unsafe { OwnedFd::from_raw_fd(fd) }
 }
 

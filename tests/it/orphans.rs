@@ -207,3 +207,38 @@ fn a_server_killed_by_the_operator_takes_its_setsid_grandchild_along() {
         hub.shutdown().await;
     });
 }
+
+/// Issue 20, deliverable 6: the shim adopts only an open socket as its control
+/// fd. A number typed by hand — a closed fd, a standard stream, a file — is a
+/// clear usage error (status 2), and no server is started.
+#[test]
+fn the_shim_refuses_a_control_fd_that_is_not_an_open_socket() {
+    let env = TestEnv::new();
+    let marker = env.path("started");
+    let touch = format!("touch {}", marker.display());
+    let bin = crate::common::BIN;
+    for (script, problem) in [
+        (
+            format!("exec {bin} __shim 9 sh -c '{touch}'"),
+            "is not an open file descriptor",
+        ),
+        (
+            format!("exec {bin} __shim 1 sh -c '{touch}'"),
+            "is a standard stream",
+        ),
+        (
+            format!("exec 5</dev/null; exec {bin} __shim 5 sh -c '{touch}'"),
+            "is open but not a socket",
+        ),
+    ] {
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        let err = crate::common::stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{script}: {err}");
+        assert!(err.contains(problem), "{script}: {err}");
+        assert!(err.contains("internal"), "{err}");
+        assert!(!marker.exists(), "{script}: the server was started");
+    }
+}
