@@ -118,7 +118,7 @@ async fn bench(hub: &Hub, args: BenchArgs, arguments: Value) -> ExitCode {
                 let line = serde_json::json!({ "ok": false, "error": error });
                 out::println(&out_json::to_line(&line));
             } else {
-                print_tool_error(&report, error, &outcome, args.yes);
+                print_tool_error(&report, &args.tool, error, &outcome, args.yes);
                 eprintln!("mcp-harness: nothing was called");
             }
         }

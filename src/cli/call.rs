@@ -125,7 +125,7 @@ async fn call(hub: &Hub, args: CallArgs, arguments: Value) -> ExitCode {
                     ));
                 }
             }
-            Err(error) => print_tool_error(&report, error, &outcome, args.yes),
+            Err(error) => print_tool_error(&report, &args.tool, error, &outcome, args.yes),
         }
     }
     if ok {
@@ -163,6 +163,7 @@ pub(super) fn print_connect_error(report: &ConnectReport, e: &ConnectError, json
 /// A call's error envelope on stderr, with what the operator can do about it.
 pub(super) fn print_tool_error(
     report: &ConnectReport,
+    requested: &str,
     error: &ToolError,
     outcome: &CallOutcome,
     yes: bool,
@@ -179,6 +180,16 @@ pub(super) fn print_tool_error(
         eprintln!("  (pass --yes to approve tools whose policy is \"confirm\")");
     }
     if error.code == ToolErrorCode::McpUnknownTool {
+        // The name as typed: a remote name, or an exposed `mcp__alias__tool`.
+        let typed = requested
+            .strip_prefix(EXPOSED_PREFIX)
+            .and_then(|rest| rest.split_once("__"))
+            .map_or(requested, |(_, tool)| tool);
+        if let Some(near) =
+            crate::config::closest(typed, report.published.iter().map(|t| t.name.as_str()))
+        {
+            eprintln!("  did you mean `{}`?", inert_line(near, 80));
+        }
         let names: Vec<String> = report
             .published
             .iter()

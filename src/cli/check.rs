@@ -228,7 +228,13 @@ fn human(report: &Report, source: &str) -> String {
                 if p.flags.contains(&ToolFlag::HiddenText) {
                     published.push_str(" [hidden text]");
                 }
-                table.add_row([published, name, effect, p.pin.label().to_string()]);
+                // Pinned by this very run: say so, rather than "new".
+                let pin = if s.pinned.contains(&p.name) {
+                    "pinned now"
+                } else {
+                    p.pin.label()
+                };
+                table.add_row([published, name, effect, pin.to_string()]);
             }
             for line in table.to_string().lines() {
                 out.push_str(&format!("  {}\n", line.trim_end()));

@@ -256,9 +256,39 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
     })
 }
 
+/// The candidate most like `word`, if one is like it at all (the measure and
+/// threshold clap uses for its own suggestions).
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro(word, c), c))
+        .filter(|(score, _)| *score > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// serde's "unknown field `x`, expected one of `a`, `b`" (or "unknown
+/// variant") plus the closest one.
+fn with_suggestion(message: String) -> String {
+    let Some((_, rest)) = message
+        .split_once("unknown field `")
+        .or_else(|| message.split_once("unknown variant `"))
+    else {
+        return message;
+    };
+    let Some((field, expected)) = rest.split_once('`') else {
+        return message;
+    };
+    let keys = expected.split('`').skip(1).step_by(2);
+    match closest(field, keys) {
+        Some(key) => format!("{message}; did you mean `{key}`?"),
+        None => message,
+    }
+}
+
 /// The TOML error's own message plus the line and column it points at.
 fn toml_message(text: &str, error: &toml::de::Error) -> String {
-    let message = error.message().trim().to_string();
+    let message = with_suggestion(error.message().trim().to_string());
     match error.span() {
         Some(span) => {
             let before = &text[..span.start.min(text.len())];
@@ -312,6 +342,16 @@ mod tests {
         let telemetry = config.telemetry.as_ref().expect("[telemetry]");
         assert_eq!(telemetry.otlp_endpoint, "http://localhost:4318");
         assert!(!telemetry.include_arguments);
+    }
+
+    #[test]
+    fn a_key_typo_names_the_closest_key() {
+        let e = err("[servers.a]\ncomand = \"x\"\n");
+        assert!(e.message.contains("did you mean `command`?"), "{e}");
+        let e = err("[limits]\ncall_timout_ms = 5\n");
+        assert!(e.message.contains("did you mean `call_timeout_ms`?"), "{e}");
+        let e = err("[limits]\nzzz = 5\n");
+        assert!(!e.message.contains("did you mean"), "{e}");
     }
 
     #[test]

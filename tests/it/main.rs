@@ -56,5 +56,6 @@ mod tool_search;
 mod tui_backend;
 mod tui_e2e;
 mod tui_exits;
+mod typos;
 mod ui_reducer;
 mod ui_snapshots;
