@@ -35,6 +35,10 @@ pub struct ImportArgs {
     /// Confirm --with-policy without asking (for scripts)
     #[arg(long, requires = "with_policy")]
     pub yes: bool,
+    /// Copy the literal value of this env key (a path, a log level: no secret) instead of
+    /// turning it into a variable; repeatable. Names that look like secrets are never copied
+    #[arg(long, value_name = "KEY")]
+    pub copy_env: Vec<String>,
 }
 
 pub async fn run(config: Option<PathBuf>, args: ImportArgs) -> ExitCode {
@@ -63,7 +67,7 @@ pub async fn run(config: Option<PathBuf>, args: ImportArgs) -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
     };
-    let imported = match import::read(&source, format) {
+    let imported = match import::read_copying(&source, format, &args.copy_env) {
         Ok(imported) => imported,
         Err(e) => {
             eprintln!("mcp-harness: cannot import {e}");
@@ -158,6 +162,26 @@ fn summary(imported: &Imported, written: &import::write::Written) -> String {
             .unwrap_or(0);
         for v in &imported.variables {
             let _ = writeln!(text, "  {:width$}  {}: {}", v.name, v.key, v.why);
+        }
+    }
+    if !imported.copied.is_empty() {
+        text.push_str("copied as asked (--copy-env), literal values written to the config:\n");
+        for key in &imported.copied {
+            let _ = writeln!(text, "  {}", inert_line(key, 200));
+        }
+    }
+    for key in &imported.copy_env {
+        let found = imported
+            .copied
+            .iter()
+            .chain(imported.variables.iter().map(|v| &v.key))
+            .any(|k| k.rsplit('.').next() == Some(key.as_str()));
+        if !found {
+            let _ = writeln!(
+                text,
+                "note: --copy-env {}: no literal env value by that name was found (values built from variables are kept as they are)",
+                inert_line(key, 100)
+            );
         }
     }
     for note in &imported.notes {

@@ -336,3 +336,40 @@ fn with_policy_connects_each_server_and_writes_its_block_after_confirmation() {
     );
     env.assert_no_leaks();
 }
+
+/// Issue 21, item 13: `--copy-env KEY` keeps a literal env value the operator
+/// vouches for (a path, a log level) and says so; a key whose name looks like a
+/// secret is not copied even when asked, and other literals stay variables.
+#[test]
+fn copy_env_keeps_the_literals_asked_for_and_never_a_secret() {
+    let env = TestEnv::new();
+    let source = env.path("claude_desktop_config.json");
+    std::fs::write(
+        &source,
+        r#"{"mcpServers": {"files": {"command": "npx", "args": ["server-filesystem"],
+            "env": {"ROOT_DIR": "/home/me/projects", "LOG_LEVEL": "debug", "API_TOKEN": "tok-123"}}}}"#,
+    )
+    .unwrap();
+    let out = import(
+        &env,
+        &[
+            source.to_str().unwrap(),
+            "--from",
+            "claude-desktop",
+            "--copy-env",
+            "ROOT_DIR",
+            "--copy-env",
+            "API_TOKEN",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    let text = config_text(&env);
+    assert!(text.contains(r#"ROOT_DIR = "/home/me/projects""#), "{text}");
+    assert!(said.contains("copied as asked (--copy-env)"), "{said}");
+    assert!(said.contains("servers.files.env.ROOT_DIR"), "{said}");
+    // Not asked for: a variable, as before; asked for but secret-looking: too.
+    assert!(text.contains("LOG_LEVEL = \"${LOG_LEVEL}\""), "{text}");
+    assert!(!text.contains("tok-123"), "{text}");
+    assert!(said.contains("looks like a secret"), "{said}");
+}

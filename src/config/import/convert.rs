@@ -11,7 +11,12 @@ use super::formats::{CodexFile, JsonServer, McpServersFile, VscodeFile};
 use super::jsonc;
 use super::{Format, ImportError, Imported};
 
-pub fn parse(path: &Path, text: &str, format: Format) -> Result<Imported, ImportError> {
+pub fn parse(
+    path: &Path,
+    text: &str,
+    format: Format,
+    copy_env: &[String],
+) -> Result<Imported, ImportError> {
     let mut out = Imported {
         format,
         path: path.to_path_buf(),
@@ -19,6 +24,8 @@ pub fn parse(path: &Path, text: &str, format: Format) -> Result<Imported, Import
         variables: Vec::new(),
         skipped: Vec::new(),
         notes: Vec::new(),
+        copy_env: copy_env.to_vec(),
+        copied: Vec::new(),
     };
     let fail = |position, message: String| ImportError {
         file: path.to_path_buf(),

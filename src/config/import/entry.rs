@@ -46,9 +46,20 @@ impl Server<'_> {
     ) -> Vec<(String, String)> {
         env.into_iter()
             .map(|(k, v)| {
-                let t = self
-                    .t
-                    .env_value(&k, &v, &format!("servers.{alias}.env.{k}"));
+                let key = format!("servers.{alias}.env.{k}");
+                if self.out.copy_env.contains(&k) {
+                    if looks_secret(&k) {
+                        self.out.notes.push(format!(
+                            "{key}: not copied although --copy-env asked: its name looks like a secret"
+                        ));
+                    } else {
+                        // The operator vouches for it: the literal, `$` escaped.
+                        let value = self.plain(&v, &key);
+                        self.out.copied.push(key);
+                        return (k, value);
+                    }
+                }
+                let t = self.t.env_value(&k, &v, &key);
                 (k, self.take(t))
             })
             .collect()
@@ -302,4 +313,23 @@ pub(super) fn codex_server(
         only_tools: server.enabled_tools,
     });
     Ok(())
+}
+
+/// A variable name that says it holds a secret: never copied, whatever the
+/// operator asked.
+fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    [
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "KEY",
+        "AUTH",
+        "CREDENTIAL",
+        "COOKIE",
+        "SESSION",
+    ]
+    .iter()
+    .any(|word| upper.contains(word))
 }

@@ -185,6 +185,10 @@ pub struct Imported {
     pub skipped: Vec<Skipped>,
     /// Things the operator should know (defaults dropped, env files not read…).
     pub notes: Vec<String>,
+    /// `env` keys whose literal values the operator asked to copy (`--copy-env`).
+    pub copy_env: Vec<String>,
+    /// Where a literal `env` value was copied as asked (`servers.ALIAS.env.KEY`).
+    pub copied: Vec<String>,
 }
 
 /// A source file that cannot be read (the command exits with status 2).
@@ -213,6 +217,17 @@ impl fmt::Display for ImportError {
 
 /// Reads `path` as `format` (or the detected format).
 pub fn read(path: &Path, format: Option<Format>) -> Result<Imported, ImportError> {
+    read_copying(path, format, &[])
+}
+
+/// [`read`], copying the literal values of the `env` keys in `copy_env` (the
+/// operator says they are no secrets: a path, a log level) instead of turning
+/// them into variables; a key whose name looks like a secret is never copied.
+pub fn read_copying(
+    path: &Path,
+    format: Option<Format>,
+    copy_env: &[String],
+) -> Result<Imported, ImportError> {
     let text = std::fs::read_to_string(path).map_err(|e| ImportError {
         file: path.to_path_buf(),
         path: None,
@@ -220,7 +235,7 @@ pub fn read(path: &Path, format: Option<Format>) -> Result<Imported, ImportError
         message: format!("cannot read the file: {e}"),
     })?;
     let format = format.unwrap_or_else(|| Format::detect(path, &text));
-    convert::parse(path, &text, format)
+    convert::parse(path, &text, format, copy_env)
 }
 
 /// The first default location of `format` that exists.
