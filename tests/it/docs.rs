@@ -333,8 +333,7 @@ fn crate_uses(code: &str, out: &mut std::collections::BTreeSet<String>) {
             // The names at the group's first level.
             let mut depth = 1;
             let mut start = true;
-            let mut chars = group.char_indices();
-            while let Some((i, c)) = chars.next() {
+            for (i, c) in group.char_indices() {
                 match c {
                     '{' => depth += 1,
                     '}' => {
