@@ -87,7 +87,7 @@ pub enum Command {
     /// Run the Lead agent headless on one prompt (events as text, or JSON lines)
     Run(run::RunArgs),
     /// Run a demo MCP server (stdio by default)
-    DemoServer(DemoServerArgs),
+    DemoServer(Box<DemoServerArgs>),
     /// The client side of the official MCP conformance suite (scenario from
     /// MCP_CONFORMANCE_SCENARIO); test builds only
     #[cfg(feature = "test-fixtures")]
@@ -153,7 +153,7 @@ async fn dispatch(cli: Cli) -> ExitCode {
         Some(Command::Prompts(args)) => offerings::prompts(cli.config, args).await,
         #[cfg(feature = "test-fixtures")]
         Some(Command::ConformanceClient(args)) => conformance::run(args).await,
-        Some(Command::DemoServer(args)) => match crate::mcp::demo_server::run(args).await {
+        Some(Command::DemoServer(args)) => match crate::mcp::demo_server::run(*args).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("demo-server: {e:#}");
