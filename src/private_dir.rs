@@ -38,14 +38,31 @@ pub fn append(path: &Path) -> std::io::Result<File> {
     Ok(file)
 }
 
-/// Makes `data_dir` and everything in it (a few levels down) owner-only.
-/// Symbolic links are neither followed nor changed. Best effort: what cannot be
-/// changed is logged and left.
+/// Written once the whole data dir has been tightened: from then on everything
+/// in it was made owner-only as it was written, and a start looks only at the
+/// top (a walk of thousands of sessions costs a few hundred ms in a debug build).
+const MARKER: &str = ".owner-only";
+
+/// Makes `data_dir` and everything in it (a few levels down) owner-only, the
+/// first time; after that only the data dir and its entries. Symbolic links
+/// are neither followed nor changed. Best effort: what cannot be changed is
+/// logged and left.
 pub fn tighten_tree(data_dir: &Path) {
-    walk(data_dir, 0);
+    let marker = data_dir.join(MARKER);
+    if marker.exists() {
+        walk(data_dir, 0, 1);
+        return;
+    }
+    walk(data_dir, 0, MAX_DEPTH);
+    let _ = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(FILE_MODE)
+        .open(marker);
 }
 
-fn walk(path: &Path, depth: usize) {
+fn walk(path: &Path, depth: usize, max_depth: usize) {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return;
     };
@@ -61,14 +78,14 @@ fn walk(path: &Path, depth: usize) {
     if let Err(e) = tighten(path, want) {
         tracing::warn!("cannot make {} owner-only: {e}", path.display());
     }
-    if !is_dir || depth >= MAX_DEPTH {
+    if !is_dir || depth >= max_depth {
         return;
     }
     let Ok(entries) = std::fs::read_dir(path) else {
         return;
     };
     for entry in entries.flatten() {
-        walk(&entry.path(), depth + 1);
+        walk(&entry.path(), depth + 1, max_depth);
     }
 }
 
@@ -138,6 +155,12 @@ mod tests {
             0o644,
             "a link's target is not the harness's"
         );
+        // Once done, a start looks only at the top.
+        std::fs::set_permissions(&session, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+        tighten_tree(&data);
+        assert_eq!(mode(&data), 0o700);
+        assert_eq!(mode(&session), 0o755, "below the top: left to the writers");
     }
 
     #[test]

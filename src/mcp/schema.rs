@@ -264,10 +264,14 @@ mod tests {
         let errors = validate(&validator, &json!({"tone": "other"}));
         assert_eq!(errors.len(), 1);
         let message = &errors[0].message;
-        // Controls shown inert; invisible characters (bidi ones too) removed:
-        // the model reads these messages.
+        // Controls with their whole sequence and invisible characters (bidi
+        // ones too) removed: the model reads these messages.
         assert!(
-            message.contains("<U+009B>") && message.contains("\"loud\""),
+            message.contains("\"calm\"") && message.contains("\"loud\""),
+            "{message}"
+        );
+        assert!(
+            !message.contains("<U+009B>") && !message.contains("2J"),
             "{message}"
         );
         assert!(!message.contains('\u{9b}') && !message.contains('\u{202e}'));

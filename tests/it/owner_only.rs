@@ -54,7 +54,9 @@ fn sessions_logs_and_the_lock_are_owner_only_and_old_ones_are_tightened() {
     for file in &files {
         assert_eq!(mode(file), 0o600, "{}", file.display());
     }
-    // What an older harness left: everything readable by everyone.
+    // What an older harness left: everything readable by everyone (and no
+    // record that the data dir was ever tightened).
+    std::fs::remove_file(env.path("xdg-data/mcp-harness/.owner-only")).unwrap();
     for dir in &dirs {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
