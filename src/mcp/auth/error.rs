@@ -213,6 +213,13 @@ impl OAuthError {
             StateMismatch | IssMismatch { .. } | IssMissing { .. } | NoCode => {
                 format!("start a new sign-in; if it happens again, do not sign in. {sign_in}")
             }
+            // The current token stays valid: only a new sign-in that asks for
+            // the scope (configured `scopes` are always asked for) helps.
+            NeedsSignIn { step_up: true, .. } => format!(
+                "add the scope it asks for to `scopes` under [servers.{alias}], then sign out and \
+                 in again: `mcp-harness logout {alias}` and `mcp-harness login {alias}`, or `o` \
+                 then `s` on {alias} in the Servers panel"
+            ),
             AuthorizationDenied { .. } | Cancelled | NeedsSignIn { .. } | RefreshRefused { .. } => {
                 sign_in
             }

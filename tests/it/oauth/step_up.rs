@@ -51,6 +51,7 @@ async fn a_step_up_challenge_fails_only_that_call_and_keeps_the_connection() {
     assert!(reset.contains("mcp_auth_required"), "{reset}");
     assert!(reset.contains("The connection is kept"), "{reset}");
     assert!(reset.contains("mcp-harness login remote"), "{reset}");
+    assert!(reset.contains("`scopes` under [servers.remote]"), "{reset}");
     let lookup = result("l_0");
     assert!(
         lookup.contains("red"),
