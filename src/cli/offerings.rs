@@ -135,8 +135,13 @@ async fn list_resources(hub: &Hub, args: &ResourcesArgs) -> ExitCode {
         effect_word(list.read)
     ));
     for r in &list.resources {
+        let hidden = if r.flags.is_empty() {
+            ""
+        } else {
+            " [hidden text]"
+        };
         text.push_str(&format!(
-            "  {}  {}  {}  {}\n",
+            "  {}  {}{hidden}  {}  {}\n",
             inert_line(&r.uri, 100),
             inert_line(&r.name, 40),
             r.mime_type

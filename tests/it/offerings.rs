@@ -220,6 +220,11 @@ async fn a_hostile_servers_resources_reach_the_model_and_the_terminal_inert() {
     let list = hub.list_resources("s").await.result.unwrap();
     // The server's own strings are kept as sent (for --json)…
     assert!(list.resources[0].uri.contains('\x1b'));
+    // …and the resource is flagged for them (issue 21, item 4).
+    assert_eq!(
+        list.resources[0].flags,
+        [mcp_harness::mcp::published::ToolFlag::HiddenText]
+    );
     // …and what the model gets is inert, every line of it.
     let for_model = resources_text("s", &list);
     assert_inert(&for_model);

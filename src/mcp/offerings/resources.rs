@@ -32,6 +32,11 @@ pub struct Resource {
     pub mime_type: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
+    /// What the harness noticed: `hidden_text` when its URI, name, title or
+    /// description holds invisible characters or controls (the model gets
+    /// them removed; the operator sees them made visible).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<crate::mcp::published::ToolFlag>,
 }
 
 /// One resource template (`uriTemplate`, RFC 6570).
@@ -61,14 +66,26 @@ pub struct ResourceList {
 
 fn resource(item: &Value) -> Option<Resource> {
     let uri = string(item, "uri").filter(|u| !u.is_empty() && u.len() <= MAX_URI_BYTES)?;
-    Some(Resource {
+    let mut resource = Resource {
         name: string(item, "name").unwrap_or_else(|| uri.clone()),
         uri,
         title: string(item, "title"),
         description: string(item, "description"),
         mime_type: string(item, "mimeType"),
         size: item.get("size").and_then(Value::as_u64),
-    })
+        flags: Vec::new(),
+    };
+    let hidden = crate::sanitize::hidden::has_hidden;
+    if hidden(&resource.uri)
+        || hidden(&resource.name)
+        || resource.title.as_deref().is_some_and(hidden)
+        || resource.description.as_deref().is_some_and(hidden)
+    {
+        resource
+            .flags
+            .push(crate::mcp::published::ToolFlag::HiddenText);
+    }
+    Some(resource)
 }
 
 fn template(item: &Value) -> Option<ResourceTemplate> {
