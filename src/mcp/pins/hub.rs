@@ -209,7 +209,8 @@ fn pinned_elsewhere(
     ConnectError::new(
         ConnectErrorCode::DefinitionUnpinned,
         format!(
-            "pin rule: `{alias}` has no pins in this config's lock file {here}, but is pinned in {}              ({comparison}); a new lock file is not trusted on first use without a word",
+            "pin rule: `{alias}` has no pins in this config's lock file {here}, but is pinned \
+             in {} ({comparison}); a new lock file is not trusted on first use without a word",
             there.display()
         ),
         format!(
