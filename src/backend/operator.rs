@@ -2,15 +2,13 @@
 //! block, calling a tool by hand.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::approver::HandApprover;
 use super::records::CallRecord;
-use super::{Backend, Internal, convert};
+use super::{Backend, Inbound, convert};
 use crate::agent::toolbox::{ToolRun, from_mcp};
 use crate::config::ConfigSource;
-use crate::mcp::{ToolError, ToolErrorCode};
-use crate::protocol::{BackendEvent, Origin, Target, ToolCallView};
+use crate::mcp::{CallId, CallIdentity, Requester, ToolError, ToolErrorCode};
+use crate::protocol::{BackendEvent, Target, ToolCallView};
 
 impl Backend {
     pub(super) fn spawn_connect(&self, alias: String, reconnect: bool) {
@@ -118,14 +116,15 @@ impl Backend {
     /// (schema, policy, approval, timeout), counted in Health, and cancelled
     /// by Ctrl-C like a turn (dropping the call sends `notifications/cancelled`).
     pub(super) fn manual_call(&mut self, name: String, arguments: serde_json::Value) {
-        let id = format!("operator-{}", next_hand_call());
+        let call = CallIdentity::new(CallId::mint("operator"), Requester::Operator);
+        let id = call.id.clone();
         let origin = self
             .hub
             .snapshot()
             .resolve(&name)
             .map(|t| (t.alias.to_string(), t.remote_name.clone(), t.effect));
         if let Some((alias, ..)) = &origin {
-            self.calls.insert(id.clone(), (alias.clone(), name.clone()));
+            self.calls.insert(id.clone(), alias.clone());
         }
         self.records.started(
             &id,
@@ -145,7 +144,7 @@ impl Backend {
         );
         self.send(BackendEvent::ToolCallStarted(ToolCallView {
             id: id.clone(),
-            by: Origin::Operator,
+            by: Requester::Operator,
             name: name.clone(),
             target: origin
                 .as_ref()
@@ -156,20 +155,16 @@ impl Backend {
             effect: origin.as_ref().map(|(_, _, e)| convert::effect(*e)),
             arguments: arguments.clone(),
         }));
-        let approver = HandApprover {
-            tui: Arc::clone(&self.approver),
-            call_id: id.clone(),
-            store: self.store.clone(),
-        };
-        let (hub, internal, cancel) = (
+        let (hub, inbound, cancel, approver) = (
             self.hub.clone(),
-            self.internal.clone(),
+            self.inbound.clone(),
             self.hand_cancel.clone(),
+            Arc::clone(&self.approver),
         );
-        tokio::spawn(async move {
+        self.jobs.spawn(async move {
             let snapshot = hub.snapshot();
             let run = tokio::select! {
-                outcome = hub.call_as(&snapshot, &name, arguments, &approver, &id) => from_mcp(outcome),
+                outcome = hub.call_as(&snapshot, &name, arguments, approver.as_ref(), &call) => from_mcp(outcome),
                 _ = cancel.cancelled() => {
                     let mut error = ToolError::new(
                         ToolErrorCode::Interrupted,
@@ -179,7 +174,7 @@ impl Backend {
                     ToolRun::local(Err(error))
                 }
             };
-            let _ = internal.send(Internal::HandCallDone { id, run });
+            let _ = inbound.send(Inbound::HandCallDone { id, run });
         });
     }
 
@@ -207,10 +202,4 @@ pub(super) async fn connect(hub: &crate::mcp::Hub, alias: &str, reconnect: bool)
         },
         Err(e) => e.to_string(),
     }
-}
-
-/// A process-unique number for the operator's own calls.
-fn next_hand_call() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
 }

@@ -19,6 +19,7 @@ use super::elicit::Elicitor;
 use super::events::{ConnectionId, EventSink, McpEvent, Offering};
 use super::names::ServerAlias;
 use super::negotiate::Era;
+use crate::protocol::CallId;
 
 /// At most one progress event per connection in this interval (the last one of
 /// a call — progress == total — always goes through): a server that floods
@@ -27,7 +28,7 @@ const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Progress token → the call (its id) that asked for progress: lets a
 /// progress notification name its call, however many run at once.
-pub type ProgressRoutes = Arc<Mutex<std::collections::HashMap<String, String>>>;
+pub type ProgressRoutes = Arc<Mutex<std::collections::HashMap<String, CallId>>>;
 
 /// One entry of [`ProgressRoutes`], removed when the request is over.
 pub struct ProgressRoute {
@@ -36,7 +37,7 @@ pub struct ProgressRoute {
 }
 
 impl ProgressRoute {
-    pub fn register(routes: &ProgressRoutes, token: String, call: String) -> Self {
+    pub fn register(routes: &ProgressRoutes, token: String, call: CallId) -> Self {
         routes
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -16,8 +16,8 @@ use crate::common::hubs::DEMO_POLICY;
 use mcp_harness::backend::{self, BackendHandle};
 use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::protocol::{
-    ApprovalView, BackendEvent, Command, Decision, ElicitAnswer, FieldKind, HealthView, Origin,
-    PolicyEffect, Views,
+    ApprovalView, BackendEvent, Command, Decision, ElicitAnswer, FieldKind, HealthView,
+    PolicyEffect, Requester, Views,
 };
 use mcp_harness::session::SessionOptions;
 use serde_json::json;
@@ -256,8 +256,8 @@ async fn a_hand_made_call_of_a_confirm_tool_waits_for_approval() {
         (Some("demo_alpha"), PolicyEffect::Confirm)
     );
     // The prompt names its call, and says the operator made it, not the Lead.
-    assert_eq!(prompt.call_id.as_deref(), Some(call.id.as_str()));
-    assert_eq!(prompt.requested_by, Origin::Operator);
+    assert_eq!(prompt.call_id, call.id);
+    assert_eq!(prompt.requested_by, Requester::Operator);
     handle
         .commands
         .send(Command::Approval {
@@ -380,7 +380,7 @@ async fn interrupt_cancels_a_hand_made_call_on_the_wire_and_keeps_the_connection
         unreachable!()
     };
     assert_eq!(total, Some(20.0));
-    assert!(id.starts_with("operator-"), "{id}");
+    assert!(id.as_str().starts_with("operator-"), "{id}");
     handle.commands.send(Command::Interrupt).unwrap();
     let BackendEvent::ToolCallFinished(done) = next(&mut handle, "the result", |e| {
         matches!(e, BackendEvent::ToolCallFinished(_))

@@ -4,8 +4,8 @@
 use mcp_harness::backend::{self, BackendHandle};
 use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::protocol::{
-    ApprovalView, BackendEvent, Command, Decided, Decision, ExplainView, Rule, ToolOutcomeView,
-    Withdrawal,
+    ApprovalView, BackendEvent, CallId, Command, Decided, Decision, ExplainView, Rule,
+    ToolOutcomeView, Withdrawal,
 };
 use mcp_harness::session::SessionOptions;
 use serde_json::json;
@@ -37,10 +37,10 @@ async fn prompt(handle: &mut BackendHandle) -> ApprovalView {
 }
 
 /// How call `id` was decided, as explain tells it.
-async fn explain(handle: &mut BackendHandle, id: &str) -> ExplainView {
+async fn explain(handle: &mut BackendHandle, id: &CallId) -> ExplainView {
     handle
         .commands
-        .send(Command::Explain(id.into()))
+        .send(Command::Explain(id.clone()))
         .expect("explain");
     match next(handle, "the explanation", |e| {
         matches!(e, BackendEvent::Explained(_))
