@@ -18,19 +18,6 @@ use super::tools::{Builtins, LEAD_ONLY, READ_ONLY, lead_only, str_arg};
 use crate::mcp::names::EXPOSED_PREFIX;
 use crate::mcp::{Approver, CallIdentity, Effect, Hub, Snapshot, ToolError, ToolErrorCode};
 
-/// The Lead's tools that run alone, in the reply's order: connect_mcp and
-/// disconnect_mcp change which servers the later calls of the reply reach (a
-/// reply that disconnects a server, then calls it, gets what a sequential run
-/// gives); spawn_subagent and ask_teammate run an agent whose model requests
-/// must not interleave with another's (one conversation at a time on the
-/// provider, transcripts that read in order).
-const ALONE: &[&str] = &[
-    "connect_mcp",
-    "disconnect_mcp",
-    "spawn_subagent",
-    "ask_teammate",
-];
-
 /// The Lead's pool: built-ins + MCP management + the snapshot's exposed tools.
 pub struct LeadTools {
     builtins: Arc<Builtins>,
@@ -190,16 +177,21 @@ impl ToolBox for LeadTools {
         }
     }
 
+    /// A reply's calls to MCP servers run together; a built-in runs alone,
+    /// in the reply's order: connect_mcp and disconnect_mcp change which
+    /// servers the later calls reach (a reply that disconnects a server, then
+    /// calls it, gets what a sequential run gives), list_mcp_servers and
+    /// read_result report what the calls before them left, spawn_subagent and
+    /// ask_teammate run agents whose model requests must not interleave, and
+    /// the rest are local and quick (nothing to gain). An unknown name runs
+    /// alone too (it fails at once).
     fn concurrency(&self, name: &str, snapshot: &Snapshot) -> Concurrency {
-        if ALONE.contains(&name) && self.builtins.get(name).is_some() {
-            return Concurrency::Alone;
-        }
         match snapshot.resolve(name) {
             Some(tool) if self.builtins.get(name).is_none() => Concurrency::Server {
                 alias: tool.alias.to_string(),
                 limit: self.hub.max_concurrent_calls(tool.alias.as_str()),
             },
-            _ => Concurrency::Beside,
+            _ => Concurrency::Alone,
         }
     }
 

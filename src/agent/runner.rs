@@ -196,7 +196,7 @@ impl Runner<'_> {
                             .entry(alias)
                             .or_insert_with(|| Arc::new(Semaphore::new(limit))),
                     )),
-                    Concurrency::Beside | Concurrency::Alone => None,
+                    Concurrency::Alone => None,
                 };
                 self.run_one(&calls[i], &identities[i], snapshot, gate)
             });

@@ -49,13 +49,11 @@ impl ToolRun {
 /// How a call may run beside the other calls of its model reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Concurrency {
-    /// With the others.
-    Beside,
-    /// With the others, at most `limit` at once on server `alias`
-    /// (`max_concurrent_calls`).
+    /// Together with the reply's other calls to servers, at most `limit` at
+    /// once on server `alias` (`max_concurrent_calls`).
     Server { alias: String, limit: usize },
     /// Alone: after every earlier call of the reply ended, before any later
-    /// one starts (it changes what the later calls reach).
+    /// one starts.
     Alone,
 }
 
@@ -66,9 +64,10 @@ pub trait ToolBox: Send + Sync {
     fn definitions(&self, snapshot: &Snapshot) -> Vec<ToolDef>;
     /// Where `name` would go and its local effect (for the operator's view).
     fn describe(&self, name: &str, snapshot: &Snapshot) -> (CallTarget, Option<Effect>);
-    /// How `name` may run beside the other calls of its reply.
+    /// How `name` may run beside the other calls of its reply (built-in
+    /// tools: alone, in the reply's order).
     fn concurrency(&self, _name: &str, _snapshot: &Snapshot) -> Concurrency {
-        Concurrency::Beside
+        Concurrency::Alone
     }
     /// Runs one call (`identity`: its id and who asks), resolved against
     /// `snapshot` (the request's own tool set). `cancel` is the turn's: tools

@@ -3,6 +3,7 @@
 //! hand-made call of a `confirm` tool waits for the approval prompt.
 
 mod forms;
+mod identity;
 mod queue;
 mod resume;
 mod server_content;
