@@ -11,19 +11,18 @@ use crate::mcp::{CallId, CallIdentity, Requester, ToolError, ToolErrorCode};
 use crate::protocol::{BackendEvent, Target, ToolCallView};
 
 impl Backend {
-    pub(super) fn spawn_connect(&self, alias: String, reconnect: bool) {
+    pub(super) fn spawn_connect(&mut self, alias: String, reconnect: bool) {
         let (hub, events) = (self.hub.clone(), self.events.clone());
-        tokio::spawn(async move {
+        self.jobs.spawn(async move {
             let text = connect(&hub, &alias, reconnect).await;
-            let _ = events.send(BackendEvent::Notice(text.clone()));
-            let _ = events.send(BackendEvent::Status(text));
+            let _ = events.send(BackendEvent::CommandResult(text));
         });
     }
 
     /// Lists `alias`'s resources off the loop; the answer is a `Resources` event.
-    pub(super) fn spawn_list_resources(&self, alias: String) {
+    pub(super) fn spawn_list_resources(&mut self, alias: String) {
         let (hub, events) = (self.hub.clone(), self.events.clone());
-        tokio::spawn(async move {
+        self.jobs.spawn(async move {
             let listed = hub.list_resources(&alias).await;
             let row = |r: &crate::mcp::Resource| crate::protocol::ResourceRow {
                 uri: r.uri.clone(),
@@ -63,9 +62,9 @@ impl Backend {
     }
 
     /// Lists `alias`'s prompts off the loop; the answer is a `Prompts` event.
-    pub(super) fn spawn_list_prompts(&self, alias: String) {
+    pub(super) fn spawn_list_prompts(&mut self, alias: String) {
         let (hub, events) = (self.hub.clone(), self.events.clone());
-        tokio::spawn(async move {
+        self.jobs.spawn(async move {
             let listed = hub.list_prompts(&alias).await;
             let (prompts, error) = match listed.result {
                 Ok(prompts) => (prompts.iter().map(convert::prompt_row).collect(), None),
@@ -81,11 +80,8 @@ impl Backend {
     }
 
     pub(super) fn write_policy(&mut self, alias: &str) {
-        let text = match (
-            &self.config.source,
-            self.hub.last_report(alias),
-            self.hub.spec(alias),
-        ) {
+        let source = self.config.source.clone();
+        let text = match (&source, self.hub.last_report(alias), self.hub.spec(alias)) {
             (ConfigSource::Embedded, ..) => format!(
                 "the embedded default config cannot be edited: create {} (start from config.example.toml)",
                 crate::config::default_path()
@@ -178,11 +174,10 @@ impl Backend {
         });
     }
 
-    /// A result of the operator's command: in the status bar and, so it stays
-    /// on record, in the conversation.
+    /// A result of the operator's command (the UI puts it in the status bar
+    /// and, so it stays on record, in the conversation).
     pub(super) fn tell(&self, text: String) {
-        self.send(BackendEvent::Notice(text.clone()));
-        self.send(BackendEvent::Status(text));
+        self.send(BackendEvent::CommandResult(text));
     }
 }
 

@@ -252,8 +252,11 @@ pub enum BackendEvent {
     ReplayPaused { seconds: u64 },
     /// The paused replay goes on.
     ReplayResumed,
-    /// The result of an operator command (connect, write policy, …).
+    /// A word for the status bar only (e.g. "a turn is running").
     Status(String),
+    /// The result of an operator command (connect, write policy, …): the
+    /// status bar says it, and the conversation keeps it on record.
+    CommandResult(String),
     /// A sign-in waits for the browser: show its window.
     SignInStarted(SignInView),
     /// A pasted address was not the redirect the sign-in waits for (why).

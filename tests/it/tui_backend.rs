@@ -92,7 +92,7 @@ async fn connect(handle: &mut BackendHandle, alias: &str) {
     next(
         handle,
         "the connection",
-        |e| matches!(e, BackendEvent::Status(s) if s.starts_with("connected")),
+        |e| matches!(e, BackendEvent::CommandResult(s) if s.starts_with("connected")),
     )
     .await;
 }
@@ -165,7 +165,7 @@ async fn a_server_asking_for_input_gets_the_operators_answer() {
     next(
         &mut handle,
         "the connection",
-        |e| matches!(e, BackendEvent::Status(s) if s.starts_with("connected")),
+        |e| matches!(e, BackendEvent::CommandResult(s) if s.starts_with("connected")),
     )
     .await;
     handle
@@ -227,7 +227,7 @@ async fn a_hand_made_call_of_a_confirm_tool_waits_for_approval() {
     next(
         &mut handle,
         "the connection",
-        |e| matches!(e, BackendEvent::Status(s) if s.starts_with("connected")),
+        |e| matches!(e, BackendEvent::CommandResult(s) if s.starts_with("connected")),
     )
     .await;
     let arguments = json!({"key": "apple", "value": "blue"});
@@ -350,7 +350,7 @@ async fn approve_always_holds_for_one_definition_on_one_connection() {
     next(
         &mut handle,
         "the new connection",
-        |e| matches!(e, BackendEvent::Status(s) if s.starts_with("connected")),
+        |e| matches!(e, BackendEvent::CommandResult(s) if s.starts_with("connected")),
     )
     .await;
     let prompt = call_by_hand(&mut handle, tool, args())

@@ -159,6 +159,10 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
         BackendEvent::ReplayPaused { seconds } => state.paused = Some((state.now, seconds)),
         BackendEvent::ReplayResumed => state.paused = None,
         BackendEvent::Status(text) => state.say(text),
+        BackendEvent::CommandResult(text) => {
+            state.cells.push(Cell::Notice(text.clone()));
+            state.say(text);
+        }
         BackendEvent::SignInStarted(view) => {
             state.overlay = Some(Overlay::SignIn(Box::new(SignInWindow {
                 view,
