@@ -41,12 +41,12 @@ pub struct BenchArgs {
     /// Approve every call if the local policy says "confirm" (otherwise nothing is called)
     #[arg(long)]
     pub yes: bool,
-    /// Print one JSON object (the stable contract documented in README)
+    /// Print one JSON object (a versioned contract: docs/src/json.md)
     #[arg(long)]
     pub json: bool,
 }
 
-/// What `--json` prints (README documents it as a stable contract).
+/// What `--json` prints (a versioned contract: docs/src/json.md).
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub alias: String,

@@ -27,7 +27,7 @@ pub struct CallArgs {
     /// Approve the call if the local policy says "confirm" (otherwise it is refused)
     #[arg(long)]
     pub yes: bool,
-    /// Print one JSON object (the stable contract documented in README)
+    /// Print one JSON object (a versioned contract: docs/src/json.md)
     #[arg(long)]
     pub json: bool,
 }

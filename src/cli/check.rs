@@ -18,7 +18,7 @@ use crate::sanitize::inert_line;
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Print one JSON object (the stable contract documented in README)
+    /// Print one JSON object (a versioned contract: docs/src/json.md)
     #[arg(long)]
     pub json: bool,
 }

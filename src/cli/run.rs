@@ -26,7 +26,7 @@ pub struct RunArgs {
     /// How to decide tools whose local policy is "confirm"
     #[arg(long, value_enum, default_value_t = Approve::Never)]
     pub approve: Approve,
-    /// Print one JSON event per line (the contract documented in README)
+    /// Print one JSON event per line (a versioned contract: docs/src/json.md)
     #[arg(long)]
     pub json: bool,
     /// Continue an earlier session (the newest one, or ID); its MCP connections are not restored

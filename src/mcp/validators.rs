@@ -35,7 +35,7 @@ impl ValidatorCache {
 /// Compiles schemas on a blocking thread as they are submitted (a page at a time,
 /// so the thread wakes once per page, not once per tool). One thread: on
 /// a small machine the listing itself keeps the other cores busy, and more
-/// compile threads only contend with it (measured: see README, Performance).
+/// compile threads only contend with it (measured: docs/src/performance.md).
 pub struct Precompiler {
     queue: Option<mpsc::Sender<Vec<Arc<Value>>>>,
     worker: tokio::task::JoinHandle<Precompiled>,

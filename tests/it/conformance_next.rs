@@ -4,7 +4,7 @@
 //! (`--spec-version`), graded by the suite: `mcp-harness conformance-client`
 //! performs them with the product's own connection code.
 //!
-//! Two scenarios fail on purpose (README, "Conformance"): the harness's rules
+//! Two scenarios fail on purpose (docs/src/testing.md, "The conformance suites"): the harness's rules
 //! reject the whole connection where the suite expects the client to carry on
 //! without the offending tool. Their tests hold exactly that: every check but
 //! the one about carrying on passes, and the client says why it stopped.

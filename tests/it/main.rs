@@ -17,6 +17,7 @@ mod conformance_auth;
 mod conformance_next;
 mod connect_errors;
 mod definitions;
+mod docs;
 mod elicitation;
 mod eras;
 mod failures;

@@ -1,10 +1,11 @@
-//! README's key reference is the keymap: every binding with a description is
-//! a row of its table, in the dispatcher's order, so neither can drift. On a
-//! mismatch the test prints the table as it must read.
+//! The book's key reference (docs/src/tui.md, "Every key") is the keymap:
+//! every binding with a description is a row of its table, in the dispatcher's
+//! order, so neither can drift. On a mismatch the test prints the table as it
+//! must read.
 
 use mcp_harness::ui::keymap::BINDINGS;
 
-/// The table README must hold, from the same table help and the footer read.
+/// The table the book must hold, from the same table help and the footer read.
 fn table() -> String {
     let mut out = String::from("| where | keys | what they do |\n|---|---|---|\n");
     for b in BINDINGS.iter().filter(|b| !b.desc.is_empty()) {
@@ -22,11 +23,11 @@ fn table() -> String {
 
 #[test]
 fn readme_lists_every_key_of_the_keymap() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/tui.md"))
+        .expect("docs/src/tui.md");
     let table = table();
     assert!(
         readme.contains(&table),
-        "README's key reference differs from the keymap; it must read:\n\n{table}"
+        "docs/src/tui.md's key reference differs from the keymap; it must read:\n\n{table}"
     );
 }
