@@ -178,6 +178,9 @@ async fn two_queued_prompts_for_one_tool_settle_the_calls_they_name() {
     }
     let (first, second) = (&asked[0], &asked[1]);
     assert_ne!(first.call_id, second.call_id);
+    // Queued in the reply's order.
+    assert_eq!(key_of[&first.call_id], "apple");
+    assert_eq!(key_of[&second.call_id], "pear");
     // The second first.
     for (prompt, decision) in [(second, Decision::Once), (first, Decision::Deny)] {
         handle
