@@ -164,10 +164,11 @@ impl Runner<'_> {
         }
     }
 
-    /// Runs the calls of one reply together: each starts in the reply's order
-    /// (so `confirm` prompts queue in that order), at most `max_concurrent_calls`
-    /// at once per server, and a call that changes which servers are reached
-    /// runs alone. The results go back in the reply's order. After an
+    /// Runs the calls of one reply: its calls to servers together, each started
+    /// in the reply's order (so `confirm` prompts queue in that order), at most
+    /// `max_concurrent_calls` at once per server; a built-in alone, between
+    /// them (see `ToolBox::concurrency`). The results go back in the reply's
+    /// order. After an
     /// interruption the calls not yet started are not started; each still
     /// gets a result saying so.
     async fn run_calls(&self, calls: &[ToolCall], snapshot: &Snapshot) -> (Vec<Block>, bool) {
