@@ -17,7 +17,7 @@ use mcp_harness::agent::subagent::{AgentSettings, Crew};
 use mcp_harness::agent::toolbox::ToolBox;
 use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::mcp::{EventSink, FlagApprover, Hub, Vars, schema};
-use mcp_harness::protocol::{AliasStatus, Origin, PolicyEffect, ServerView, Target, ToolView};
+use mcp_harness::protocol::{AliasStatus, PolicyEffect, Requester, ServerView, Target, ToolView};
 use mcp_harness::ui::panes;
 use mcp_harness::ui::state::{AppState, CallStatus, Cell, Focus, ToolCallCell};
 use ratatui::Terminal;
@@ -240,13 +240,13 @@ fn big_state(tools: usize, cells: usize) -> AppState {
             "question {i}: what does tool {i} return for apple?"
         )),
         1 => Cell::Assistant {
-            agent: Origin::Lead,
+            agent: Requester::Lead,
             text: format!("Calling tool {i} to find out. ").repeat(4),
             streaming: false,
         },
         _ => Cell::ToolCall(Box::new(ToolCallCell {
-            id: format!("c{i}"),
-            by: Origin::Lead,
+            id: format!("c{i}").into(),
+            by: Requester::Lead,
             name: format!("mcp__big__tool_{:05}", i % tools.max(1)),
             target: Target::Mcp {
                 alias: "big".into(),

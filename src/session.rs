@@ -16,7 +16,9 @@ use crate::agent::runner::{Journal, NoJournal};
 use crate::agent::subagent::{AgentSettings, Crew};
 use crate::agent::tools::readonly::Workspace;
 use crate::config::Config;
-use crate::mcp::{ApprovalDecision, ApprovalRequest, Approver, EventSink, Hub, McpEvent, Vars};
+use crate::mcp::{
+    ApprovalDecision, ApprovalRequest, Approver, CallId, EventSink, Hub, McpEvent, Requester, Vars,
+};
 use crate::store::Store;
 
 /// How many model requests one turn may make before it stops.
@@ -54,6 +56,33 @@ pub struct Session {
 pub enum SessionEvent {
     Mcp(McpEvent),
     Agent(AgentEvent),
+    /// A `confirm` call was decided (by the operator, a flag).
+    Approval {
+        call: CallId,
+        tool: String,
+        requester: Requester,
+        approved: bool,
+        decider: &'static str,
+    },
+}
+
+impl SessionEvent {
+    /// The one writer of the audit records of calls and connections: what of
+    /// this event belongs in the audit log (each call's start, approval, task
+    /// states and result name the call by its id).
+    pub fn audit(&self, store: &Store) {
+        match self {
+            SessionEvent::Mcp(event) => store.audit_mcp(event),
+            SessionEvent::Agent(event) => store.audit_agent(event),
+            SessionEvent::Approval {
+                call,
+                tool,
+                requester,
+                approved,
+                decider,
+            } => store.audit_approval(call, tool, requester, *approved, decider),
+        }
+    }
 }
 
 /// Why a session cannot start (the CLI exits with status 2).
@@ -67,6 +96,17 @@ pub enum SetupError {
     Store(std::io::Error),
 }
 
+/// A session's parts when its events go to a sink of the caller's.
+pub struct Started {
+    pub hub: Hub,
+    pub lead: Lead,
+    pub store: Option<Arc<Store>>,
+    pub resumed: Option<Vec<String>>,
+    /// The approver the Lead uses (its decisions reported on the stream), for
+    /// the operator's own calls.
+    pub approver: Arc<dyn Approver>,
+}
+
 /// Builds a session. `approver` decides `confirm` calls; it is wrapped so every
 /// decision lands in the audit log.
 pub fn start(
@@ -74,13 +114,35 @@ pub fn start(
     approver: Arc<dyn Approver>,
     options: SessionOptions,
 ) -> Result<Session, SetupError> {
+    let (events_tx, events) = tokio::sync::mpsc::unbounded_channel();
+    let started = start_with(config, approver, options, move |event| {
+        drop(events_tx.send(event))
+    })?;
+    Ok(Session {
+        hub: started.hub,
+        lead: started.lead,
+        store: started.store,
+        events,
+        resumed: started.resumed,
+    })
+}
+
+/// [`start`], handing every event to `sink` (which must not block): a caller
+/// that has other events of the same causal stream (the TUI's approval
+/// prompts) puts them all on one channel, read in the order they happened.
+pub fn start_with(
+    config: &Config,
+    approver: Arc<dyn Approver>,
+    options: SessionOptions,
+    sink: impl Fn(SessionEvent) + Send + Sync + 'static,
+) -> Result<Started, SetupError> {
     let selection = select(config.agent.model.as_ref(), &|name| {
         std::env::var(name).ok()
     })?;
-    let (events_tx, events) = tokio::sync::mpsc::unbounded_channel();
+    let sink = Arc::new(sink);
     let mcp_sink = EventSink::forward({
-        let tx = events_tx.clone();
-        move |event| drop(tx.send(SessionEvent::Mcp(event)))
+        let sink = Arc::clone(&sink);
+        move |event| sink(SessionEvent::Mcp(event))
     })
     .observed_by(crate::telemetry::observer());
     let reserved = crate::config::BUILTIN_TOOLS
@@ -104,8 +166,10 @@ pub fn start(
     if options.persist || matches!(config.source, crate::config::ConfigSource::File(_)) {
         hub.set_pin_book(config.pin_book());
     }
-    let agent_sink =
-        AgentEvents::forward(move |event| drop(events_tx.send(SessionEvent::Agent(event))));
+    let agent_sink = AgentEvents::forward({
+        let sink = Arc::clone(&sink);
+        move |event| sink(SessionEvent::Agent(event))
+    });
     let (store, conversation, connected) = open_store(&options)?;
     if let Some(store) = &store {
         hub.set_results_dir(store.dir().join("results"));
@@ -114,13 +178,12 @@ pub fn start(
         Some(store) => Arc::clone(store) as Arc<dyn Journal>,
         None => Arc::new(NoJournal),
     };
-    let approver: Arc<dyn Approver> = match &store {
-        Some(store) => Arc::new(AuditedApprover {
-            inner: approver,
-            store: Arc::clone(store),
-        }),
-        None => approver,
-    };
+    // Every decision goes on the session's stream (the audit log is written
+    // from there, in one place).
+    let approver: Arc<dyn Approver> = Arc::new(AuditedApprover {
+        inner: approver,
+        sink: Arc::clone(&sink) as Arc<dyn Fn(SessionEvent) + Send + Sync>,
+    });
     let root = match &options.workspace {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().map_err(SetupError::Workspace)?,
@@ -133,7 +196,7 @@ pub fn start(
     };
     let crew = Arc::new(Crew::new(
         Arc::clone(&selection.provider),
-        approver,
+        Arc::clone(&approver),
         agent_sink.clone(),
         Arc::clone(&journal),
         &config.agent.builtin_tools,
@@ -141,6 +204,7 @@ pub fn start(
         settings,
         config.agent.teammates.clone(),
     ));
+    let audited = approver;
     let tools = LeadTools::new(hub.clone(), crew, &config.agent.builtin_tools);
     let mut lead = Lead {
         conversation,
@@ -160,11 +224,11 @@ pub fn start(
         );
         lead.conversation.push(Message::user_text(note));
     }
-    Ok(Session {
+    Ok(Started {
         hub,
         lead,
+        approver: audited,
         store,
-        events,
         resumed: options.resume.is_some().then_some(connected),
     })
 }
@@ -199,24 +263,33 @@ fn open_store(options: &SessionOptions) -> Result<Opened, SetupError> {
     }
 }
 
-/// Records every approval decision in the audit log.
+/// Reports every approval decision on the session's stream.
 struct AuditedApprover {
     inner: Arc<dyn Approver>,
-    store: Arc<Store>,
+    sink: Arc<dyn Fn(SessionEvent) + Send + Sync>,
 }
 
 impl Approver for AuditedApprover {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
         Box::pin(async move {
-            let (tool, by) = (request.tool.clone(), request.requested_by.clone());
+            let (call, tool, requester) = (
+                request.call.clone(),
+                request.tool.clone(),
+                request.requester.clone(),
+            );
             let decision = self.inner.approve(request).await;
-            let label = match &decision {
-                ApprovalDecision::Approved => "approved",
-                ApprovalDecision::Denied { .. } => "denied",
-            };
-            self.store
-                .audit_approval(&tool, &by, label, self.inner.decider());
+            (self.sink)(SessionEvent::Approval {
+                call,
+                tool,
+                requester,
+                approved: decision == ApprovalDecision::Approved,
+                decider: self.inner.decider(),
+            });
             decision
         })
+    }
+
+    fn decider(&self) -> &'static str {
+        self.inner.decider()
     }
 }

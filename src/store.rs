@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::agent::conversation::{Message, Role};
 use crate::agent::events::{AgentEvent, AgentId};
 use crate::agent::runner::Journal;
-use crate::mcp::McpEvent;
+use crate::mcp::{CallId, McpEvent, Requester};
 
 /// One session's files.
 pub struct Store {
@@ -89,10 +89,26 @@ impl Store {
         &self.dir
     }
 
+    /// Records an approval decision about call `call`.
+    pub(crate) fn audit_approval(
+        &self,
+        call: &CallId,
+        tool: &str,
+        requester: &Requester,
+        approved: bool,
+        by: &str,
+    ) {
+        self.audit(&json!({
+            "event": "approval", "call": call, "tool": tool,
+            "requested_by": requester.record_label(),
+            "decision": if approved { "approved" } else { "denied" }, "by": by,
+        }));
+    }
+
     /// Records what belongs in the audit log among the MCP layer's events: every
     /// state change, registration, revocation (with its cause: a rejection after
     /// `tools/list_changed` says what changed) and tool-set replacement.
-    pub fn audit_mcp(&self, event: &McpEvent) {
+    pub(crate) fn audit_mcp(&self, event: &McpEvent) {
         match event {
             McpEvent::AliasState { .. }
             | McpEvent::Registered { .. }
@@ -121,16 +137,11 @@ impl Store {
     }
 
     /// Records every tool call and its outcome.
-    pub fn audit_agent(&self, event: &AgentEvent) {
+    pub(crate) fn audit_agent(&self, event: &AgentEvent) {
         match event {
             AgentEvent::ToolCall { .. } | AgentEvent::ToolResult { .. } => self.audit(event),
             _ => {}
         }
-    }
-
-    /// Records an approval decision.
-    pub fn audit_approval(&self, tool: &str, requested_by: &str, decision: &str, by: &str) {
-        self.audit(&json!({"event": "approval", "tool": tool, "requested_by": requested_by, "decision": decision, "by": by}));
     }
 
     /// Records server content the operator brought in (an attached resource, a

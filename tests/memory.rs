@@ -85,7 +85,7 @@ async fn oversized_output_keeps_the_harness_memory_bounded() {
             "mcp__s__lookup",
             json!({"key": "apple"}),
             &FlagApprover { approve: false },
-            "big-1",
+            &mcp_harness::mcp::CallIdentity::lead("big-1"),
         )
         .await
         .result

@@ -50,6 +50,7 @@ pub fn big_server(tools: usize, distinct: bool) -> (ServerSpec, mcp_harness::mcp
         task_timeout: Duration::from_secs(600),
         pin: mcp_harness::mcp::PinMode::Off,
         resource_read: mcp_harness::mcp::Effect::Confirm,
+        max_concurrent_calls: mcp_harness::mcp::spec::MAX_CONCURRENT_CALLS,
     };
     let limits = mcp_harness::mcp::Limits {
         max_tools: 20_000,

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::mcp::{Effect, ToolError};
+use crate::mcp::{CallId, Decision, Effect, Requester, ToolError};
 
 /// Which agent is speaking.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -30,10 +30,21 @@ impl fmt::Display for AgentId {
     }
 }
 
-/// Where a tool call goes.
+impl From<&AgentId> for Requester {
+    /// An agent asks for its own calls.
+    fn from(agent: &AgentId) -> Self {
+        match agent {
+            AgentId::Lead => Requester::Lead,
+            AgentId::Subagent(n) => Requester::Subagent(*n),
+            AgentId::Teammate(name) => Requester::Teammate(name.clone()),
+        }
+    }
+}
+
+/// Where a tool call goes (who asked is a [`Requester`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Origin {
+pub enum CallTarget {
     Builtin,
     Mcp {
         alias: String,
@@ -79,18 +90,21 @@ pub enum AgentEvent {
     /// A tool call is about to run (approval, if needed, comes next).
     ToolCall {
         agent: AgentId,
-        id: String,
+        id: CallId,
         name: String,
         arguments: Value,
-        origin: Origin,
+        origin: CallTarget,
         effect: Option<Effect>,
     },
     /// A tool call finished. `summary` is the text the model got (shortened).
     ToolResult {
         agent: AgentId,
-        id: String,
+        id: CallId,
         name: String,
         outcome: Result<String, ToolError>,
+        /// How the policy (and the operator) decided it, where it was decided.
+        #[serde(serialize_with = "decision_name")]
+        decision: Decision,
         /// What the server said that the model did not see (operator only).
         server_output: Option<String>,
         #[serde(serialize_with = "millis")]
@@ -106,6 +120,17 @@ pub enum AgentEvent {
     Error { agent: AgentId, message: String },
     /// The turn is over.
     TurnDone { agent: AgentId, end: TurnEnd },
+}
+
+fn decision_name<S: serde::Serializer>(d: &Decision, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(match d {
+        Decision::NotRun => "not_run",
+        Decision::RefusedBySchema => "refused_by_schema",
+        Decision::DeniedByPolicy => "denied_by_policy",
+        Decision::Allow => "allow",
+        Decision::Approved { .. } => "approved",
+        Decision::Denied { .. } => "denied",
+    })
 }
 
 fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -8,15 +8,15 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::conversation::{Block, Message, ResultPart, Role, ToolCall, ToolDef};
-use super::events::{AgentEvents, AgentId, Origin, TurnEnd};
+use super::events::{AgentEvents, AgentId, CallTarget, TurnEnd};
 use super::model::{BoxFuture, ModelProvider};
 use super::prompts;
 use super::runner::{Journal, Runner};
 use super::subagent::{AgentSettings, Crew, ReadOnlyTools};
-use super::toolbox::{self, ToolBox, ToolRun};
+use super::toolbox::{self, Concurrency, ToolBox, ToolRun};
 use super::tools::{Builtins, LEAD_ONLY, READ_ONLY, lead_only, str_arg};
 use crate::mcp::names::EXPOSED_PREFIX;
-use crate::mcp::{Approver, Effect, Hub, Snapshot, ToolError, ToolErrorCode};
+use crate::mcp::{Approver, CallIdentity, Effect, Hub, Snapshot, ToolError, ToolErrorCode};
 
 /// The Lead's pool: built-ins + MCP management + the snapshot's exposed tools.
 pub struct LeadTools {
@@ -56,6 +56,7 @@ impl LeadTools {
     async fn run_lead_only(
         &self,
         call: &ToolCall,
+        identity: &CallIdentity,
         snapshot: &Snapshot,
         cancel: &CancellationToken,
     ) -> Option<ToolRun> {
@@ -64,9 +65,11 @@ impl LeadTools {
             .get(&call.name)
             .filter(|t| LEAD_ONLY.contains(&t.name))?;
         let started = std::time::Instant::now();
-        let arguments = match tool.admit(call, self.approver.as_ref(), "lead").await {
+        let admission = tool.admit(call, identity, self.approver.as_ref()).await;
+        let decision = admission.decision;
+        let arguments = match admission.arguments {
             Ok(a) => a,
-            Err(e) => return Some(ToolRun::local(Err(e))),
+            Err(e) => return Some(ToolRun::decided(Err(e), decision)),
         };
         if tool.name == "read_mcp_resource" {
             let outcome = self
@@ -75,7 +78,7 @@ impl LeadTools {
                     str_arg(&arguments, "alias"),
                     str_arg(&arguments, "uri"),
                     self.approver.as_ref(),
-                    &call.id,
+                    identity,
                 )
                 .await;
             let mut run = toolbox::from_mcp(outcome);
@@ -112,7 +115,7 @@ impl LeadTools {
                     .await
             }
         };
-        let mut run = ToolRun::local(text.map(|text| vec![ResultPart::Text { text }]));
+        let mut run = ToolRun::decided(text.map(|text| vec![ResultPart::Text { text }]), decision);
         run.server_output = server_output;
         run.elapsed = started.elapsed();
         Some(run)
@@ -158,33 +161,52 @@ impl ToolBox for LeadTools {
         builtins.chain(mcp).collect()
     }
 
-    fn describe(&self, name: &str, snapshot: &Snapshot) -> (Origin, Option<Effect>) {
+    fn describe(&self, name: &str, snapshot: &Snapshot) -> (CallTarget, Option<Effect>) {
         if let Some(tool) = self.builtins.get(name) {
-            return (Origin::Builtin, Some(tool.effect));
+            return (CallTarget::Builtin, Some(tool.effect));
         }
         match snapshot.resolve(name) {
             Some(t) => (
-                Origin::Mcp {
+                CallTarget::Mcp {
                     alias: t.alias.to_string(),
                     remote_name: t.remote_name.clone(),
                 },
                 Some(t.effect),
             ),
-            None => (Origin::Unknown, None),
+            None => (CallTarget::Unknown, None),
+        }
+    }
+
+    /// A reply's calls to MCP servers run together; a built-in runs alone,
+    /// in the reply's order: connect_mcp and disconnect_mcp change which
+    /// servers the later calls reach (a reply that disconnects a server, then
+    /// calls it, gets what a sequential run gives), list_mcp_servers and
+    /// read_result report what the calls before them left, spawn_subagent and
+    /// ask_teammate run agents whose model requests must not interleave, and
+    /// the rest are local and quick (nothing to gain). An unknown name runs
+    /// alone too (it fails at once).
+    fn concurrency(&self, name: &str, snapshot: &Snapshot) -> Concurrency {
+        match snapshot.resolve(name) {
+            Some(tool) if self.builtins.get(name).is_none() => Concurrency::Server {
+                alias: tool.alias.to_string(),
+                limit: self.hub.max_concurrent_calls(tool.alias.as_str()),
+            },
+            _ => Concurrency::Alone,
         }
     }
 
     fn run<'a>(
         &'a self,
         call: &'a ToolCall,
+        identity: &'a CallIdentity,
         snapshot: &'a Snapshot,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, ToolRun> {
         Box::pin(async move {
-            if let Some(run) = self.readonly.run_builtin(call).await {
+            if let Some(run) = self.readonly.run_builtin(call, identity).await {
                 return run;
             }
-            if let Some(run) = self.run_lead_only(call, snapshot, cancel).await {
+            if let Some(run) = self.run_lead_only(call, identity, snapshot, cancel).await {
                 return run;
             }
             if call.name.starts_with(EXPOSED_PREFIX) {
@@ -208,7 +230,7 @@ impl ToolBox for LeadTools {
                         &call.name,
                         call.input.clone(),
                         self.approver.as_ref(),
-                        &call.id,
+                        identity,
                     )
                     .await;
                 return toolbox::from_mcp(outcome);

@@ -1,18 +1,23 @@
 //! The loop every agent runs (seed 000 §9): take a registry snapshot, send the
-//! conversation and that snapshot's tools, append the reply, run every tool call
-//! of the reply against the same snapshot (in order; all results in one user
-//! turn), and repeat until the model stops.
+//! conversation and that snapshot's tools, append the reply, run the tool calls
+//! of the reply against the same snapshot (together, started in the reply's
+//! order; all results in one user turn, in that order), and repeat until the
+//! model stops.
+
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::json;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::compaction;
 use super::conversation::{Block, Message, ResultPart, Role, ToolCall, ToolResult};
 use super::events::{AgentEvent, AgentEvents, AgentId, TurnEnd};
 use super::model::{ModelProvider, ModelRequest, StreamEvent};
-use super::toolbox::{ToolBox, ToolRun};
-use crate::mcp::{Snapshot, ToolError, ToolErrorCode};
+use super::toolbox::{Concurrency, ToolBox, ToolRun};
+use crate::mcp::{CallIdentity, Requester, Snapshot, ToolError, ToolErrorCode};
 
 /// Where messages are recorded as they happen (the session transcript).
 pub trait Journal: Send + Sync {
@@ -159,60 +164,134 @@ impl Runner<'_> {
         }
     }
 
-    /// Runs the calls in order. After an interruption the remaining calls are not
-    /// started; each still gets a result saying so.
+    /// Runs the calls of one reply: its calls to servers together, each started
+    /// in the reply's order (so `confirm` prompts queue in that order), at most
+    /// `max_concurrent_calls` at once per server; a built-in alone, between
+    /// them (see `ToolBox::concurrency`). The results go back in the reply's
+    /// order. After an
+    /// interruption the calls not yet started are not started; each still
+    /// gets a result saying so.
     async fn run_calls(&self, calls: &[ToolCall], snapshot: &Snapshot) -> (Vec<Block>, bool) {
-        let mut results = Vec::with_capacity(calls.len());
-        let mut interrupted = false;
-        for call in calls {
-            let (origin, effect) = self.tools.describe(&call.name, snapshot);
-            self.events.emit(AgentEvent::ToolCall {
-                agent: self.agent.clone(),
-                id: call.id.clone(),
-                name: call.name.clone(),
-                arguments: call.input.clone(),
-                origin,
-                effect,
-            });
-            let run = if interrupted {
-                ToolRun::local(Err(interruption(
-                    call,
-                    "the turn was interrupted before this call started",
-                )))
+        let mut runs: Vec<Option<ToolRun>> = vec![None; calls.len()];
+        let mut gates: HashMap<String, Arc<Semaphore>> = HashMap::new();
+        let identities: Vec<CallIdentity> = calls
+            .iter()
+            .map(|c| CallIdentity::new(c.id.as_str(), Requester::from(&self.agent)))
+            .collect();
+        let mut next = 0;
+        while next < calls.len() && !self.cancel.is_cancelled() {
+            // One batch: a call that runs alone, or the calls up to the next one.
+            let alone =
+                |i: usize| self.tools.concurrency(&calls[i].name, snapshot) == Concurrency::Alone;
+            let end = if alone(next) {
+                next + 1
             } else {
-                let started = std::time::Instant::now();
-                let run = tokio::select! {
-                    biased;
-                    _ = self.cancel.cancelled() => {
-                        interrupted = true;
-                        let mut run = ToolRun::local(Err(interruption(call, "interrupted by the operator; the call was cancelled")));
-                        // How long it ran before the operator stopped it.
-                        run.elapsed = started.elapsed();
-                        run
-                    }
-                    run = self.tools.run(call, snapshot, self.cancel) => run,
-                };
-                // A call that ended because of the interrupt (an approval denied
-                // as the operator pressed Ctrl-C) ends the turn all the same.
-                interrupted |= self.cancel.is_cancelled();
-                run
+                (next..calls.len())
+                    .find(|&i| alone(i))
+                    .unwrap_or(calls.len())
             };
-            self.events.emit(AgentEvent::ToolResult {
-                agent: self.agent.clone(),
-                id: call.id.clone(),
-                name: call.name.clone(),
-                outcome: run
-                    .outcome
-                    .as_ref()
-                    .map(|parts| summary(parts))
-                    .map_err(Clone::clone),
-                server_output: run.server_output.clone(),
-                elapsed: run.elapsed,
-                dropped_nulls: run.dropped_nulls.clone(),
+            let batch = (next..end).map(|i| {
+                let gate = match self.tools.concurrency(&calls[i].name, snapshot) {
+                    Concurrency::Server { alias, limit } => Some(Arc::clone(
+                        gates
+                            .entry(alias)
+                            .or_insert_with(|| Arc::new(Semaphore::new(limit))),
+                    )),
+                    Concurrency::Alone => None,
+                };
+                self.run_one(&calls[i], &identities[i], snapshot, gate)
             });
+            let done = futures::future::join_all(batch).await;
+            for (slot, run) in runs[next..end].iter_mut().zip(done) {
+                *slot = run;
+            }
+            next = end;
+        }
+        let mut results = Vec::with_capacity(calls.len());
+        for ((call, identity), run) in calls.iter().zip(&identities).zip(runs) {
+            let run = match run {
+                Some(run) => run,
+                None => {
+                    // Never started: the turn was interrupted first.
+                    self.announce(call, identity, snapshot);
+                    let run = ToolRun::local(Err(interruption(
+                        call,
+                        "the turn was interrupted before this call started",
+                    )));
+                    self.finished(call, identity, &run);
+                    run
+                }
+            };
             results.push(Block::ToolResult(result_block(call, run)));
         }
-        (results, interrupted)
+        (results, self.cancel.is_cancelled())
+    }
+
+    /// One call of a reply: waits for its server's turn (`gate`), then runs
+    /// until it ends or the turn is interrupted. `None`: interrupted before it
+    /// started.
+    async fn run_one(
+        &self,
+        call: &ToolCall,
+        identity: &CallIdentity,
+        snapshot: &Snapshot,
+        gate: Option<Arc<Semaphore>>,
+    ) -> Option<ToolRun> {
+        let _permit = match gate {
+            Some(gate) => tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => return None,
+                permit = gate.acquire_owned() => permit.ok(),
+            },
+            None => None,
+        };
+        if self.cancel.is_cancelled() {
+            return None;
+        }
+        self.announce(call, identity, snapshot);
+        let started = std::time::Instant::now();
+        let run = tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => {
+                let mut run = ToolRun::local(Err(interruption(call, "interrupted by the operator; the call was cancelled")));
+                // How long it ran before the operator stopped it.
+                run.elapsed = started.elapsed();
+                run
+            }
+            run = self.tools.run(call, identity, snapshot, self.cancel) => run,
+        };
+        self.finished(call, identity, &run);
+        Some(run)
+    }
+
+    /// The call is about to run (approval, if needed, comes next).
+    fn announce(&self, call: &ToolCall, identity: &CallIdentity, snapshot: &Snapshot) {
+        let (origin, effect) = self.tools.describe(&call.name, snapshot);
+        self.events.emit(AgentEvent::ToolCall {
+            agent: self.agent.clone(),
+            id: identity.id.clone(),
+            name: call.name.clone(),
+            arguments: call.input.clone(),
+            origin,
+            effect,
+        });
+    }
+
+    fn finished(&self, call: &ToolCall, identity: &CallIdentity, run: &ToolRun) {
+        self.events.emit(AgentEvent::ToolResult {
+            agent: self.agent.clone(),
+            id: identity.id.clone(),
+            name: call.name.clone(),
+            outcome: run
+                .outcome
+                .as_ref()
+                .map(|parts| summary(parts))
+                .map_err(Clone::clone),
+            decision: run.decision,
+            server_output: run.server_output.clone(),
+            elapsed: run.elapsed,
+            dropped_nulls: run.dropped_nulls.clone(),
+        });
     }
 
     fn push(&self, conversation: &mut Vec<Message>, message: Message) {

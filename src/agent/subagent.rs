@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use super::conversation::{Message, ToolCall, ToolDef};
-use super::events::{AgentEvents, AgentId, Origin, TurnEnd};
+use super::events::{AgentEvents, AgentId, CallTarget, TurnEnd};
 use super::model::{BoxFuture, ModelProvider};
 use super::prompts;
 use super::runner::{Journal, Runner};
@@ -17,7 +17,7 @@ use super::toolbox::{ToolBox, ToolRun};
 use super::tools::readonly::Workspace;
 use super::tools::{Builtins, READ_ONLY};
 use crate::config::TeammateConfig;
-use crate::mcp::{Approver, Effect, Snapshot, ToolError, ToolErrorCode};
+use crate::mcp::{Approver, CallIdentity, Effect, Snapshot, ToolError, ToolErrorCode};
 
 /// Limits every agent's loop shares.
 #[derive(Debug, Clone, Copy)]
@@ -37,18 +37,17 @@ pub struct ReadOnlyTools {
 
 impl ReadOnlyTools {
     /// Runs `call` if it is one of the read-only built-ins in `builtins`.
-    pub async fn run_builtin(&self, call: &ToolCall) -> Option<ToolRun> {
+    pub async fn run_builtin(&self, call: &ToolCall, identity: &CallIdentity) -> Option<ToolRun> {
         let tool = self
             .builtins
             .get(&call.name)
             .filter(|t| READ_ONLY.contains(&t.name))?;
         let started = std::time::Instant::now();
-        let arguments = match tool
-            .admit(call, self.approver.as_ref(), &self.agent.to_string())
-            .await
-        {
+        let admission = tool.admit(call, identity, self.approver.as_ref()).await;
+        let decision = admission.decision;
+        let arguments = match admission.arguments {
             Ok(a) => a,
-            Err(e) => return Some(ToolRun::local(Err(e))),
+            Err(e) => return Some(ToolRun::decided(Err(e), decision)),
         };
         let (workspace, name) = (self.workspace.clone(), tool.name);
         let result = tokio::task::spawn_blocking(move || match name {
@@ -63,8 +62,10 @@ impl ReadOnlyTools {
                 format!("the tool crashed: {e}"),
             ))
         });
-        let mut run =
-            ToolRun::local(result.map(|text| vec![super::conversation::ResultPart::Text { text }]));
+        let mut run = ToolRun::decided(
+            result.map(|text| vec![super::conversation::ResultPart::Text { text }]),
+            decision,
+        );
         run.elapsed = started.elapsed();
         Some(run)
     }
@@ -78,25 +79,26 @@ impl ToolBox for ReadOnlyTools {
             .collect()
     }
 
-    fn describe(&self, name: &str, _snapshot: &Snapshot) -> (Origin, Option<Effect>) {
+    fn describe(&self, name: &str, _snapshot: &Snapshot) -> (CallTarget, Option<Effect>) {
         match self
             .builtins
             .get(name)
             .filter(|t| READ_ONLY.contains(&t.name))
         {
-            Some(tool) => (Origin::Builtin, Some(tool.effect)),
-            None => (Origin::Unknown, None),
+            Some(tool) => (CallTarget::Builtin, Some(tool.effect)),
+            None => (CallTarget::Unknown, None),
         }
     }
 
     fn run<'a>(
         &'a self,
         call: &'a ToolCall,
+        identity: &'a CallIdentity,
         _: &'a Snapshot,
         _: &'a CancellationToken,
     ) -> BoxFuture<'a, ToolRun> {
         Box::pin(async move {
-            match self.run_builtin(call).await {
+            match self.run_builtin(call, identity).await {
                 Some(run) => run,
                 None => ToolRun::local(Err(ToolError::new(
                     ToolErrorCode::McpUnknownTool,

@@ -6,15 +6,17 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::conversation::{ResultPart, ToolCall, ToolDef};
-use super::events::Origin;
+use super::events::CallTarget;
 use super::image;
 use super::model::BoxFuture;
-use crate::mcp::{CallOutcome, Effect, Snapshot, ToolError};
+use crate::mcp::{CallIdentity, CallOutcome, Decision, Effect, Snapshot, ToolError};
 
 /// The result of one tool call, for the model (`outcome`) and the operator.
 #[derive(Debug, Clone)]
 pub struct ToolRun {
     pub outcome: Result<Vec<ResultPart>, ToolError>,
+    /// How the policy (and the operator) decided it, where it was decided.
+    pub decision: Decision,
     /// What the server said that the model must not see.
     pub server_output: Option<String>,
     pub elapsed: Duration,
@@ -24,9 +26,15 @@ pub struct ToolRun {
 }
 
 impl ToolRun {
+    /// A run that never got as far as a decision (interrupted, unknown tool).
     pub fn local(outcome: Result<Vec<ResultPart>, ToolError>) -> Self {
+        Self::decided(outcome, Decision::NotRun)
+    }
+
+    pub fn decided(outcome: Result<Vec<ResultPart>, ToolError>, decision: Decision) -> Self {
         Self {
             outcome,
+            decision,
             server_output: None,
             elapsed: Duration::ZERO,
             dropped_nulls: Vec::new(),
@@ -38,18 +46,36 @@ impl ToolRun {
     }
 }
 
+/// How a call may run beside the other calls of its model reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Concurrency {
+    /// Together with the reply's other calls to servers, at most `limit` at
+    /// once on server `alias` (`max_concurrent_calls`).
+    Server { alias: String, limit: usize },
+    /// Alone: after every earlier call of the reply ended, before any later
+    /// one starts.
+    Alone,
+}
+
 /// What one role may call. The Lead's pool is built-ins + MCP management +
 /// exposed MCP tools; subagents and teammates get the read-only built-ins only.
 pub trait ToolBox: Send + Sync {
     /// The tools offered in a request built from `snapshot`.
     fn definitions(&self, snapshot: &Snapshot) -> Vec<ToolDef>;
     /// Where `name` would go and its local effect (for the operator's view).
-    fn describe(&self, name: &str, snapshot: &Snapshot) -> (Origin, Option<Effect>);
-    /// Runs one call, resolved against `snapshot` (the request's own tool set).
-    /// `cancel` is the turn's: tools that run agents of their own pass it on.
+    fn describe(&self, name: &str, snapshot: &Snapshot) -> (CallTarget, Option<Effect>);
+    /// How `name` may run beside the other calls of its reply (built-in
+    /// tools: alone, in the reply's order).
+    fn concurrency(&self, _name: &str, _snapshot: &Snapshot) -> Concurrency {
+        Concurrency::Alone
+    }
+    /// Runs one call (`identity`: its id and who asks), resolved against
+    /// `snapshot` (the request's own tool set). `cancel` is the turn's: tools
+    /// that run agents of their own pass it on.
     fn run<'a>(
         &'a self,
         call: &'a ToolCall,
+        identity: &'a CallIdentity,
         snapshot: &'a Snapshot,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, ToolRun>;
@@ -80,6 +106,7 @@ pub fn from_mcp(outcome: CallOutcome) -> ToolRun {
     });
     ToolRun {
         outcome: parts,
+        decision: outcome.decision,
         server_output: outcome.server_output,
         elapsed: outcome.elapsed,
         dropped_nulls: outcome.dropped_nulls,

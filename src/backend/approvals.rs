@@ -14,13 +14,11 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-use super::approver::{Asked, BY_HAND};
+use super::approver::Asked;
 use super::convert;
-use crate::agent::events::AgentId;
-use crate::mcp::{ConnectionId, Effect, Snapshot};
+use crate::mcp::{CallId, ConnectionId, Effect, Snapshot};
 use crate::protocol::{
-    ApprovalId, ApprovalView, BackendEvent, Decided, Decision, GrantId, GrantView, Origin,
-    Withdrawal,
+    ApprovalId, ApprovalView, BackendEvent, Decided, Decision, GrantId, GrantView, Withdrawal,
 };
 
 /// What "approve always" was given to.
@@ -71,7 +69,8 @@ struct Pending {
     /// `None` when the tool is no longer in the registry (the call will fail
     /// before anything is sent; "always" then has nothing to remember).
     identity: Option<Identity>,
-    call_id: Option<String>,
+    /// The call the prompt is about (its request said so).
+    call_id: CallId,
     tool: String,
     alias: Option<String>,
     remote_name: Option<String>,
@@ -90,13 +89,7 @@ pub struct Approvals {
     /// The grants changed (the views must be sent again).
     dirty: bool,
     /// How each call's approval went, by call id, until its result takes it.
-    decided: HashMap<String, Decided>,
-    /// The call each agent has in flight, by agent label (`lead`, `subagent #1`):
-    /// an agent runs its calls one at a time, so this names the call a prompt
-    /// from that agent is about.
-    in_flight: HashMap<String, String>,
-    /// Who each agent label stands for (labels are how requests name their asker).
-    origins: HashMap<String, Origin>,
+    decided: HashMap<CallId, Decided>,
 }
 
 impl Approvals {
@@ -108,46 +101,18 @@ impl Approvals {
             next_grant: 1,
             dirty: false,
             decided: HashMap::new(),
-            in_flight: HashMap::new(),
-            origins: HashMap::from([(BY_HAND.to_string(), Origin::Operator)]),
-        }
-    }
-
-    pub fn call_started(&mut self, agent: &AgentId, id: &str) {
-        let label = agent.to_string();
-        self.origins
-            .entry(label.clone())
-            .or_insert_with(|| convert::origin(agent));
-        self.in_flight.insert(label, id.to_string());
-    }
-
-    pub fn call_finished(&mut self, agent: &AgentId, id: &str) {
-        let label = agent.to_string();
-        if self.in_flight.get(&label).is_some_and(|open| open == id) {
-            self.in_flight.remove(&label);
         }
     }
 
     /// How call `id`'s approval went, if it was asked about (taken once).
-    pub fn take_decided(&mut self, id: &str) -> Option<Decided> {
+    pub fn take_decided(&mut self, id: &CallId) -> Option<Decided> {
         self.decided.remove(id)
-    }
-
-    /// Who a request's label stands for: every agent's call is announced (and
-    /// recorded here) before it can ask; MCP calls are the Lead's by default.
-    fn origin(&self, label: &str) -> Origin {
-        self.origins.get(label).cloned().unwrap_or(Origin::Lead)
     }
 
     /// A call asks: approve it at once if a grant covers its exact definition,
     /// otherwise put the prompt on the screen.
     pub fn ask(&mut self, asked: Asked, snapshot: &Snapshot) {
-        let Asked {
-            id,
-            request,
-            call_id,
-            reply,
-        } = asked;
+        let Asked { id, request, reply } = asked;
         if reply.is_closed() {
             // The call was cancelled before its prompt got here.
             return;
@@ -162,9 +127,9 @@ impl Approvals {
                 effect: t.effect,
             }),
         };
-        let call_id = call_id.or_else(|| self.in_flight.get(&request.requested_by).cloned());
+        let call_id = request.call;
         if let Some(grant) = identity.as_ref().and_then(|i| self.grant_for(i)) {
-            self.record(call_id.as_deref(), Decided::SessionGrant(grant));
+            self.record(&call_id, Decided::SessionGrant(grant));
             let _ = reply.send(Decision::Once);
             return;
         }
@@ -176,7 +141,7 @@ impl Approvals {
             remote_name: request.remote_name.clone(),
             arguments: request.arguments,
             effect: convert::effect(request.effect),
-            requested_by: self.origin(&request.requested_by),
+            requested_by: request.requester,
         };
         self.pending.insert(
             id,
@@ -200,10 +165,8 @@ impl Approvals {
         Some(grant.view.id)
     }
 
-    fn record(&mut self, call_id: Option<&str>, decided: Decided) {
-        if let Some(id) = call_id {
-            self.decided.insert(id.to_string(), decided);
-        }
+    fn record(&mut self, call_id: &CallId, decided: Decided) {
+        self.decided.insert(call_id.clone(), decided);
     }
 
     /// The operator answered prompt `id`. "Always" becomes a grant, which
@@ -221,7 +184,7 @@ impl Approvals {
                 Decided::ApprovedAlways(grant)
             }
         };
-        self.record(pending.call_id.as_deref(), decided);
+        self.record(&pending.call_id, decided);
         let _ = pending.reply.send(decision);
     }
 
@@ -261,7 +224,7 @@ impl Approvals {
             if let Some(g) = self.grants.iter_mut().find(|g| g.view.id == grant) {
                 g.view.uses += 1;
             }
-            self.record(pending.call_id.as_deref(), Decided::SessionGrant(grant));
+            self.record(&pending.call_id, Decided::SessionGrant(grant));
             let _ = pending.reply.send(Decision::Once);
             let _ = self.events.send(BackendEvent::ApprovalWithdrawn {
                 id,
@@ -274,7 +237,7 @@ impl Approvals {
     /// prompt is still open, take it off the screen.
     pub fn settled(&mut self, id: ApprovalId) {
         if let Some(pending) = self.pending.remove(&id) {
-            self.record(pending.call_id.as_deref(), Decided::NotApproved);
+            self.record(&pending.call_id, Decided::NotApproved);
             let _ = self.events.send(BackendEvent::ApprovalWithdrawn {
                 id,
                 why: Withdrawal::Settled,
@@ -292,7 +255,7 @@ impl Approvals {
 
     fn withdraw(&mut self, id: ApprovalId, why: Withdrawal) {
         if let Some(pending) = self.pending.remove(&id) {
-            self.record(pending.call_id.as_deref(), Decided::NotApproved);
+            self.record(&pending.call_id, Decided::NotApproved);
             // Dropping the reply tells the asker; the call path then finds
             // its tool gone and says so.
             let _ = self

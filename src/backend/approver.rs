@@ -1,19 +1,17 @@
-//! The TUI's approvers. A call that needs the operator sends its request to the
-//! backend loop (which knows the calls in flight, so the prompt names the call
-//! it is about) and waits on a oneshot; it is denied when the prompt is
-//! withdrawn (turn interrupted, shutdown) or left unanswered too long.
+//! The TUI's approver. A call that needs the operator sends its request (which
+//! names the call and who asks) to the backend loop, on the channel that
+//! carries the session's events, and waits on a oneshot; it is denied when the
+//! prompt is withdrawn (turn interrupted, shutdown) or left unanswered too long.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
 
-use super::Internal;
+use super::Inbound;
 use crate::mcp::{ApprovalDecision, ApprovalRequest, Approver};
 use crate::protocol::{ApprovalId, Decision};
-use crate::store::Store;
 
 /// A prompt nobody answers is denied after this long.
 const UNANSWERED: Duration = Duration::from_secs(15 * 60);
@@ -22,20 +20,17 @@ const UNANSWERED: Duration = Duration::from_secs(15 * 60);
 pub struct Asked {
     pub id: ApprovalId,
     pub request: ApprovalRequest,
-    /// The call's id when the asker knows it (the operator's hand-made calls);
-    /// otherwise the loop finds the asking agent's call in flight.
-    pub call_id: Option<String>,
     pub reply: oneshot::Sender<Decision>,
 }
 
-/// The approver the session's agents use.
+/// The approver of the session's calls (the agents' and the operator's own).
 pub struct TuiApprover {
-    internal: mpsc::UnboundedSender<Internal>,
+    internal: mpsc::UnboundedSender<Inbound>,
     next: AtomicU64,
 }
 
 impl TuiApprover {
-    pub fn new(internal: mpsc::UnboundedSender<Internal>) -> Self {
+    pub fn new(internal: mpsc::UnboundedSender<Inbound>) -> Self {
         Self {
             internal,
             next: AtomicU64::new(1),
@@ -43,7 +38,7 @@ impl TuiApprover {
     }
 
     /// Asks the operator about `request` and waits for the answer.
-    pub async fn ask(&self, request: ApprovalRequest, call_id: Option<String>) -> ApprovalDecision {
+    pub async fn ask(&self, request: ApprovalRequest) -> ApprovalDecision {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (reply, answer) = oneshot::channel();
         let tool = request.tool.clone();
@@ -53,13 +48,8 @@ impl TuiApprover {
             id,
             internal: self.internal.clone(),
         };
-        let asked = Asked {
-            id,
-            request,
-            call_id,
-            reply,
-        };
-        if self.internal.send(Internal::Asked(asked)).is_err() {
+        let asked = Asked { id, request, reply };
+        if self.internal.send(Inbound::Asked(asked)).is_err() {
             return denied(&tool, "not approved: the harness is shutting down");
         }
         match tokio::time::timeout(UNANSWERED, answer).await {
@@ -86,49 +76,17 @@ fn denied(tool: &str, why: &str) -> ApprovalDecision {
 /// Takes a prompt off the screen when its asker stops waiting.
 struct Withdraw {
     id: ApprovalId,
-    internal: mpsc::UnboundedSender<Internal>,
+    internal: mpsc::UnboundedSender<Inbound>,
 }
 
 impl Drop for Withdraw {
     fn drop(&mut self) {
-        let _ = self.internal.send(Internal::Settled(self.id));
+        let _ = self.internal.send(Inbound::Settled(self.id));
     }
 }
 
 impl Approver for TuiApprover {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
-        Box::pin(self.ask(request, None))
-    }
-}
-
-/// The approver of one call the operator made by hand: its prompt names that
-/// call, it is recorded as the operator's (not the Lead's), and audited.
-pub struct HandApprover {
-    pub tui: Arc<TuiApprover>,
-    pub call_id: String,
-    pub store: Option<Arc<Store>>,
-}
-
-/// Who asks for hand-made calls, in the prompt and the audit log.
-pub const BY_HAND: &str = "operator (by hand)";
-
-impl Approver for HandApprover {
-    fn approve(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
-        Box::pin(async move {
-            let tool = request.tool.clone();
-            let decision = self.tui.ask(request, Some(self.call_id.clone())).await;
-            if let Some(store) = &self.store {
-                let label = match &decision {
-                    ApprovalDecision::Approved => "approved",
-                    ApprovalDecision::Denied { .. } => "denied",
-                };
-                store.audit_approval(&tool, BY_HAND, label, self.decider());
-            }
-            decision
-        })
-    }
-
-    fn requester(&self) -> String {
-        BY_HAND.into()
+        Box::pin(self.ask(request))
     }
 }

@@ -3,7 +3,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::server_content::{self, Sinks};
-use super::{Backend, Turn, convert};
+use super::{Backend, Inbound, Turn, convert};
 use crate::agent::events::TurnEnd;
 use crate::agent::lead::Lead;
 use crate::protocol::{BackendEvent, Command, PromptUse, TurnEnd as EndView, UserMessage};
@@ -88,7 +88,7 @@ impl Backend {
         };
         self.cancel = CancellationToken::new();
         let cancel = self.cancel.clone();
-        let hub = self.hub.clone();
+        let (hub, inbound) = (self.hub.clone(), self.inbound.clone());
         let sinks = Sinks {
             events: self.events.clone(),
             store: self.store.clone(),
@@ -99,7 +99,8 @@ impl Backend {
             let blocks = match start {
                 Start::Retry => {
                     let end = lead.retry(&cancel).await;
-                    return (lead, end);
+                    let _ = inbound.send(Inbound::TurnOver(Box::new(lead), end));
+                    return;
                 }
                 Start::Message(message) => {
                     server_content::message(&hub, &sinks, message, &cancel).await
@@ -112,23 +113,21 @@ impl Backend {
                 // Nothing to send (the prompt could not be had; the operator was told).
                 None => TurnEnd::Completed,
             };
-            (lead, end)
+            // After every event of the turn, on the same channel.
+            let _ = inbound.send(Inbound::TurnOver(Box::new(lead), end));
         }));
     }
 
-    pub(super) fn turn_done(&mut self, finished: Result<(Lead, TurnEnd), tokio::task::JoinError>) {
-        match finished {
-            Ok((lead, end)) => {
-                self.lead = Some(lead);
-                self.send(BackendEvent::TurnEnded(convert::turn_end(&end)));
-            }
-            Err(e) => {
-                // A panic in the turn: the conversation is gone with it; say so.
-                self.send(BackendEvent::Error(format!(
-                    "the agent crashed ({e}); start a new session to continue"
-                )));
-                self.send(BackendEvent::TurnEnded(EndView::Crashed));
-            }
-        }
+    pub(super) fn turn_done(&mut self, lead: Lead, end: TurnEnd) {
+        self.lead = Some(lead);
+        self.send(BackendEvent::TurnEnded(convert::turn_end(&end)));
+    }
+
+    /// A panic in the turn: the conversation is gone with it; say so.
+    pub(super) fn turn_crashed(&mut self, e: tokio::task::JoinError) {
+        self.send(BackendEvent::Error(format!(
+            "the agent crashed ({e}); start a new session to continue"
+        )));
+        self.send(BackendEvent::TurnEnded(EndView::Crashed));
     }
 }

@@ -1,20 +1,12 @@
 //! The agent's and the MCP layer's types → the protocol's, in one place: the UI
 //! matches on these enums, never on the text they display as.
 
-use crate::agent::events::{AgentId, Origin as CallOrigin, TurnEnd as AgentTurnEnd};
+use crate::agent::events::{CallTarget, TurnEnd as AgentTurnEnd};
 use crate::mcp::{AliasState, DefinitionChange, Effect, PinState, RevokeCause};
 use crate::protocol::{
-    AliasStatus, EndCause, EndKind, Origin, PinChangeView, PinStatus, PolicyEffect, Target,
-    TaskStatus, TurnEnd,
+    AliasStatus, EndCause, EndKind, PinChangeView, PinStatus, PolicyEffect, Target, TaskStatus,
+    TurnEnd,
 };
-
-pub fn origin(agent: &AgentId) -> Origin {
-    match agent {
-        AgentId::Lead => Origin::Lead,
-        AgentId::Subagent(n) => Origin::Subagent(*n),
-        AgentId::Teammate(name) => Origin::Teammate(name.clone()),
-    }
-}
 
 pub fn effect(effect: Effect) -> PolicyEffect {
     match effect {
@@ -43,11 +35,11 @@ pub fn pin_change(change: &DefinitionChange) -> PinChangeView {
     }
 }
 
-pub fn target(origin: CallOrigin) -> Target {
-    match origin {
-        CallOrigin::Builtin => Target::Builtin,
-        CallOrigin::Mcp { alias, remote_name } => Target::Mcp { alias, remote_name },
-        CallOrigin::Unknown => Target::Unknown,
+pub fn target(target: CallTarget) -> Target {
+    match target {
+        CallTarget::Builtin => Target::Builtin,
+        CallTarget::Mcp { alias, remote_name } => Target::Mcp { alias, remote_name },
+        CallTarget::Unknown => Target::Unknown,
     }
 }
 

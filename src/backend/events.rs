@@ -2,9 +2,9 @@
 //! call statistics behind the health pane.
 
 use crate::agent::conversation::ResultPart;
-use crate::agent::events::{AgentEvent, AgentId, Origin};
+use crate::agent::events::{AgentEvent, AgentId, CallTarget};
 use crate::agent::toolbox::ToolRun;
-use crate::mcp::{ConnectErrorCode, McpEvent, RevokeCause, ToolErrorCode};
+use crate::mcp::{CallId, ConnectErrorCode, McpEvent, Requester, RevokeCause, ToolErrorCode};
 use crate::protocol::{BackendEvent, Decided, ToolCallView, ToolOutcomeView};
 
 use super::records::CallRecord;
@@ -12,12 +12,9 @@ use super::{Backend, convert};
 
 impl Backend {
     pub(super) fn agent(&mut self, event: AgentEvent) {
-        if let Some(store) = &self.store {
-            store.audit_agent(&event);
-        }
         let ui = match event {
             AgentEvent::TextDelta { agent, text } => BackendEvent::AssistantDelta {
-                agent: convert::origin(&agent),
+                agent: Requester::from(&agent),
                 text,
             },
             AgentEvent::ToolCall {
@@ -28,12 +25,11 @@ impl Backend {
                 origin,
                 effect,
             } => {
-                if let Origin::Mcp { alias, .. } = &origin {
-                    self.calls.insert(id.clone(), (alias.clone(), name.clone()));
+                if let CallTarget::Mcp { alias, .. } = &origin {
+                    self.calls.insert(id.clone(), alias.clone());
                 }
-                self.approvals.call_started(&agent, &id);
                 let (alias, remote_name) = match &origin {
-                    Origin::Mcp { alias, remote_name } => {
+                    CallTarget::Mcp { alias, remote_name } => {
                         (Some(alias.clone()), Some(remote_name.clone()))
                     }
                     _ => (None, None),
@@ -44,7 +40,7 @@ impl Backend {
                         name: name.clone(),
                         alias,
                         remote_name,
-                        builtin: origin == Origin::Builtin,
+                        builtin: origin == CallTarget::Builtin,
                         effect,
                         at: chrono::Utc::now().format("%H:%M:%S UTC").to_string(),
                         decided: None,
@@ -56,7 +52,7 @@ impl Backend {
                 );
                 BackendEvent::ToolCallStarted(ToolCallView {
                     id,
-                    by: convert::origin(&agent),
+                    by: Requester::from(&agent),
                     name,
                     target: convert::target(origin),
                     effect: effect.map(convert::effect),
@@ -64,27 +60,23 @@ impl Backend {
                 })
             }
             AgentEvent::ToolResult {
-                agent,
                 id,
                 outcome,
+                decision,
                 server_output,
                 elapsed,
                 dropped_nulls,
                 ..
             } => {
-                self.approvals.call_finished(&agent, &id);
                 let run = ToolRun {
                     outcome: outcome.map(|text| vec![ResultPart::Text { text }]),
+                    decision,
                     server_output,
                     elapsed,
                     dropped_nulls,
                 };
-                self.tasks.remove(&id);
-                if let Some((alias, _)) = self.calls.remove(&id) {
-                    self.count(&alias, &run);
-                }
-                let decided = self.decided(&id, &run);
-                BackendEvent::ToolCallFinished(outcome_view(id, &run, decided))
+                self.call_finished(id, &run);
+                return;
             }
             AgentEvent::Notice { agent, text } => BackendEvent::Notice(label(&agent, &text)),
             AgentEvent::Error { agent, message } => BackendEvent::Error(label(&agent, &message)),
@@ -128,9 +120,6 @@ impl Backend {
     }
 
     pub(super) fn mcp(&mut self, event: McpEvent) {
-        if let Some(store) = &self.store {
-            store.audit_mcp(&event);
-        }
         match &event {
             McpEvent::Registered { alias, .. } => {
                 // A new connection: its Health counts its own calls.
@@ -214,27 +203,19 @@ impl Backend {
                 self.send(BackendEvent::Notice(text));
             }
             McpEvent::Progress {
-                alias,
                 call,
                 progress,
                 total,
                 message,
                 ..
             } => {
-                // The call the progress token was given to; failing that (a
-                // server that makes up its own token), the running call of
-                // that server's when there is exactly one.
-                let mut running = self.calls.iter().filter(|(_, (a, _))| *a == alias.as_str());
-                let id = match call {
-                    Some(call) if self.calls.contains_key(call) => Some(call.clone()),
-                    _ => match (running.next(), running.next()) {
-                        (Some((id, _)), None) => Some(id.clone()),
-                        _ => None,
-                    },
-                };
-                if let Some(id) = id {
+                // The call its progress token was given to (a token the server
+                // made up names no call: nothing is guessed).
+                if let Some(id) = call
+                    && self.calls.contains_key(id)
+                {
                     self.send(BackendEvent::CallProgress {
-                        id,
+                        id: id.clone(),
                         progress: *progress,
                         total: *total,
                         message: message.clone(),
@@ -261,24 +242,18 @@ impl Backend {
             McpEvent::ToolListChanged { .. } => return,
             McpEvent::Task {
                 alias,
-                tool,
+                call,
                 state,
                 message,
                 ..
             } => {
-                // A task names its tool: the running call of that tool.
-                let call = self
-                    .calls
-                    .iter()
-                    .find(|(_, (a, name))| a == alias.as_str() && name == tool)
-                    .map(|(id, _)| id.clone());
-                if let Some(id) = call {
-                    if self.tasks.insert(id.clone(), ()).is_none() {
+                if self.calls.contains_key(call) {
+                    if self.task_calls.insert(call.clone()) {
                         // A new task: counted in its server's Health.
                         self.stats.entry(alias.to_string()).or_default().tasks += 1;
                     }
                     self.send(BackendEvent::CallTask {
-                        id,
+                        id: call.clone(),
                         status: convert::task_status(*state),
                         message: message.clone(),
                     });
@@ -297,15 +272,24 @@ pub(super) fn label(agent: &AgentId, text: &str) -> String {
 }
 
 impl Backend {
-    /// How call `id` was decided: its prompt's answer (or grant), else what its
-    /// effect and outcome say.
-    pub(super) fn decided(&mut self, id: &str, run: &ToolRun) -> Option<Decided> {
-        let approval = self.approvals.take_decided(id);
-        self.records.finished(id, run, approval).or(approval)
+    /// Call `id` ended (an agent's, or the operator's own): counted in its
+    /// server's Health, remembered for "explain", shown.
+    pub(super) fn call_finished(&mut self, id: CallId, run: &ToolRun) {
+        self.task_calls.remove(&id);
+        if let Some(alias) = self.calls.remove(&id) {
+            self.count(&alias, run);
+        }
+        // Its prompt's answer (or grant) when it had one; else the decision
+        // its outcome carries.
+        let approval = self.approvals.take_decided(&id);
+        let decided = self.records.finished(&id, run, approval).or(approval);
+        self.send(BackendEvent::ToolCallFinished(outcome_view(
+            id, run, decided,
+        )));
     }
 }
 
-pub(super) fn outcome_view(id: String, run: &ToolRun, decided: Option<Decided>) -> ToolOutcomeView {
+pub(super) fn outcome_view(id: CallId, run: &ToolRun, decided: Option<Decided>) -> ToolOutcomeView {
     let (ok, text, code) = match &run.outcome {
         Ok(parts) => (
             true,

@@ -5,14 +5,14 @@
 use crate::config::{Config, ConfigSource, EMBEDDED_DEFAULT, lines};
 use crate::mcp::names::exposed_name;
 use crate::mcp::{Effect, ToolErrorCode};
-use crate::protocol::{Decided, ExplainView, GrantView, Rule};
+use crate::protocol::{CallId, Decided, ExplainView, GrantView, Rule};
 use crate::sanitize::inert_line;
 
 use super::records::CallRecord;
 
 /// The explanation of call `id`, or why there is none.
 pub fn explain(
-    id: &str,
+    id: &CallId,
     record: Option<&CallRecord>,
     config: &Config,
     grants: &[GrantView],
@@ -20,7 +20,7 @@ pub fn explain(
 ) -> ExplainView {
     let Some(record) = record else {
         return ExplainView {
-            call_id: id.to_string(),
+            call_id: id.clone(),
             tool: String::new(),
             lines: vec![(
                 Rule::Outcome,
@@ -39,7 +39,7 @@ pub fn explain(
     }
     lines.push((Rule::Outcome, outcome(record)));
     ExplainView {
-        call_id: id.to_string(),
+        call_id: id.clone(),
         tool: record.name.clone(),
         lines,
     }

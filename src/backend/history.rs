@@ -10,7 +10,9 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::agent::conversation::{Block, Message, ResultPart, Role};
-use crate::protocol::{HistoryItem, Origin, PolicyEffect, Target, ToolCallView, ToolOutcomeView};
+use crate::protocol::{
+    HistoryItem, PolicyEffect, Requester, Target, ToolCallView, ToolOutcomeView,
+};
 
 /// Entries shown at most (the newest); a longer session starts with a notice.
 const SHOWN: usize = 2_000;
@@ -26,7 +28,7 @@ pub fn read(dir: &Path) -> Vec<HistoryItem> {
             Some("notice") => {
                 let text = record["text"].as_str().unwrap_or_default();
                 items.push(HistoryItem::Notice(match &agent {
-                    Origin::Lead => text.to_string(),
+                    Requester::Lead => text.to_string(),
                     other => format!("{other}: {text}"),
                 }));
             }
@@ -55,7 +57,7 @@ pub fn read(dir: &Path) -> Vec<HistoryItem> {
 
 fn message_items(
     message: &Message,
-    agent: Origin,
+    agent: Requester,
     audit: &Audit,
     items: &mut Vec<HistoryItem>,
     calls: &mut HashMap<String, usize>,
@@ -65,7 +67,7 @@ fn message_items(
             let text = message.text();
             // A subagent's task and the harness's notes to the model are not
             // the operator's words.
-            if agent == Origin::Lead && !text.is_empty() && !text.starts_with("[mcp-harness]") {
+            if agent == Requester::Lead && !text.is_empty() && !text.starts_with("[mcp-harness]") {
                 items.push(HistoryItem::User(text));
             }
             for block in &message.content {
@@ -95,7 +97,7 @@ fn message_items(
                 calls.insert(call.id.clone(), items.len());
                 items.push(HistoryItem::Call(Box::new((
                     ToolCallView {
-                        id: call.id.clone(),
+                        id: call.id.as_str().into(),
                         by: agent.clone(),
                         name: call.name.clone(),
                         target,
@@ -171,7 +173,7 @@ impl Audit {
             .flatten();
         let (elapsed_ms, server_output) = self.results.get(id).cloned().unwrap_or_default();
         ToolOutcomeView {
-            id: id.to_string(),
+            id: id.into(),
             ok: !is_error,
             text: envelope
                 .as_ref()
@@ -198,14 +200,14 @@ fn text(v: &Value) -> String {
 }
 
 /// An agent as the store writes it: `"lead"`, `{"subagent": 1}`, `{"teammate": "x"}`.
-fn origin(v: &Value) -> Origin {
+fn origin(v: &Value) -> Requester {
     if let Some(n) = v["subagent"].as_u64() {
-        return Origin::Subagent(u32::try_from(n).unwrap_or(u32::MAX));
+        return Requester::Subagent(u32::try_from(n).unwrap_or(u32::MAX));
     }
     if let Some(name) = v["teammate"].as_str() {
-        return Origin::Teammate(name.to_string());
+        return Requester::Teammate(name.to_string());
     }
-    Origin::Lead
+    Requester::Lead
 }
 
 fn lines(path: &Path) -> impl Iterator<Item = Value> {

@@ -18,12 +18,12 @@ mod server_content;
 mod signin;
 mod views;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
+use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::events::TurnEnd;
@@ -32,6 +32,7 @@ use crate::agent::model::ModelProvider;
 use crate::agent::toolbox::ToolRun;
 use crate::config::{Config, ConfigSource};
 use crate::mcp::Hub;
+use crate::mcp::{Approver, CallId};
 use crate::protocol::{ApprovalId, BackendEvent, Command, SessionInfo, Views};
 use crate::session::{self, SessionEvent, SessionOptions, SetupError};
 use crate::store::Store;
@@ -53,15 +54,17 @@ pub struct BackendHandle {
 pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, SetupError> {
     let (events, events_rx) = unbounded_channel();
     let (commands, commands_rx) = unbounded_channel();
-    let (internal, internal_rx) = unbounded_channel();
+    let (inbound, inbound_rx) = unbounded_channel();
     let (views, views_rx) = watch::channel(Views::default());
-    let approver = Arc::new(TuiApprover::new(internal.clone()));
+    let approver = Arc::new(TuiApprover::new(inbound.clone()));
     let elicitor = Arc::new(elicitor::TuiElicitor::new(events.clone()));
-    let session = session::start(
-        &config,
-        Arc::clone(&approver) as Arc<dyn crate::mcp::Approver>,
-        options,
-    )?;
+    // The session's events and its approval prompts share one channel: a
+    // prompt is read after the event of the call that asks.
+    let sink = {
+        let inbound = inbound.clone();
+        move |event| drop(inbound.send(Inbound::Session(event)))
+    };
+    let session = session::start_with(&config, approver as Arc<dyn Approver>, options, sink)?;
     // A server asking for input gets a form (before anything connects).
     session
         .hub
@@ -106,8 +109,8 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         events,
         views,
         builder: ViewBuilder::default(),
-        internal,
-        approver,
+        inbound,
+        approver: session.approver,
         elicitor,
         sign_in,
         config,
@@ -115,14 +118,14 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         calls: HashMap::new(),
         records: Records::default(),
         model,
-        tasks: HashMap::new(),
+        task_calls: HashSet::new(),
+        jobs: JoinSet::new(),
         cancel: CancellationToken::new(),
         hand_cancel: CancellationToken::new(),
     };
     let channels = Channels {
         commands: commands_rx,
-        session: session.events,
-        internal: internal_rx,
+        inbound: inbound_rx,
     };
     let task = tokio::spawn(backend.run(info, resumed, channels));
     Ok(BackendHandle {
@@ -133,21 +136,24 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
     })
 }
 
-/// What the backend's own tasks and approvers tell its loop.
-pub enum Internal {
+/// What the session, the backend's own tasks and its approvers tell its loop,
+/// on one channel, in the order it happened.
+pub enum Inbound {
+    /// An MCP or agent event.
+    Session(SessionEvent),
     /// A call needs the operator's approval.
     Asked(Asked),
     /// The asker of prompt `id` stopped waiting (answered, timed out, cancelled).
     Settled(ApprovalId),
     /// A hand-made call ended.
-    HandCallDone { id: String, run: ToolRun },
+    HandCallDone { id: CallId, run: ToolRun },
+    /// The turn is over: the Lead is back (after every event of the turn).
+    TurnOver(Box<Lead>, TurnEnd),
 }
 
 struct Channels {
     commands: UnboundedReceiver<Command>,
-    /// MCP and agent events, in the order they happened.
-    session: UnboundedReceiver<SessionEvent>,
-    internal: UnboundedReceiver<Internal>,
+    inbound: UnboundedReceiver<Inbound>,
 }
 
 struct Backend {
@@ -159,18 +165,22 @@ struct Backend {
     views: watch::Sender<Views>,
     /// Builds `views` incrementally; keeps each alias's last connection.
     builder: ViewBuilder,
-    internal: UnboundedSender<Internal>,
-    approver: Arc<TuiApprover>,
+    inbound: UnboundedSender<Inbound>,
+    /// The approver the Lead uses, for the operator's own calls.
+    approver: Arc<dyn Approver>,
     approvals: Approvals,
     elicitor: Arc<elicitor::TuiElicitor>,
     sign_in: signin::SignInAgent,
     config: Config,
     /// Call statistics of each alias's current (or last) connection.
     stats: HashMap<String, Stats>,
-    /// Call id → alias and exposed name, for the statistics of MCP calls.
-    calls: HashMap<String, (String, String)>,
-    /// Calls that run as tasks (by call id).
-    tasks: HashMap<String, ()>,
+    /// Call id → alias, for the statistics of MCP calls.
+    calls: HashMap<CallId, String>,
+    /// Calls that run as tasks.
+    task_calls: HashSet<CallId>,
+    /// The backend's own tasks (connects, listings, hand-made calls,
+    /// sign-ins): aborted on shutdown.
+    jobs: JoinSet<()>,
     /// What is remembered of each call (how it was decided, for "explain").
     records: Records,
     /// The model provider (a replay's pace is ended from here).
@@ -181,7 +191,9 @@ struct Backend {
     hand_cancel: CancellationToken,
 }
 
-type Turn = JoinHandle<(Lead, TurnEnd)>;
+/// The running turn's task (it hands the Lead back in `Inbound::TurnOver`;
+/// the handle says whether it panicked).
+type Turn = JoinHandle<()>;
 
 /// A resumed session's earlier conversation and the servers it had connected.
 type Resumed = (Vec<crate::protocol::HistoryItem>, Vec<String>);
@@ -220,15 +232,7 @@ impl Backend {
                     }
                     self.command(command, &mut turn);
                 }
-                Some(event) = ch.session.recv() => self.session_event(event),
-                Some(message) = ch.internal.recv() => {
-                    if matches!(message, Internal::Asked(_)) {
-                        // The asking call's own event was sent before it asked:
-                        // take it in first, so the prompt can name the call.
-                        self.drain_session(&mut ch.session);
-                    }
-                    self.internal(message);
-                }
+                Some(message) = ch.inbound.recv() => self.inbound(message),
                 // (Without a turn this branch is disabled; `pending` is never reached.)
                 finished = async {
                     match turn.as_mut() {
@@ -237,9 +241,17 @@ impl Backend {
                     }
                 }, if turn.is_some() => {
                     turn = None;
-                    // The turn's last notices come before the word that it ended.
-                    self.drain_session(&mut ch.session);
-                    self.turn_done(finished);
+                    // A turn that ended handed the Lead back on the channel;
+                    // one that panicked did not.
+                    if let Err(e) = finished {
+                        self.turn_crashed(e);
+                    }
+                }
+                // Reaps the backend's own finished tasks (disabled while none run).
+                Some(done) = self.jobs.join_next() => {
+                    if let Err(e) = done && e.is_panic() {
+                        tracing::error!("a backend task panicked: {e}");
+                    }
                 }
             }
             // A grant given, used or ended shows in the Rules view.
@@ -250,33 +262,24 @@ impl Backend {
         self.shutdown(turn).await;
     }
 
-    fn drain_session(&mut self, session: &mut UnboundedReceiver<SessionEvent>) {
-        while let Ok(event) = session.try_recv() {
-            self.session_event(event);
-        }
-    }
-
     fn session_event(&mut self, event: SessionEvent) {
+        if let Some(store) = &self.store {
+            event.audit(store);
+        }
         match event {
             SessionEvent::Agent(event) => self.agent(event),
             SessionEvent::Mcp(event) => self.mcp(event),
+            SessionEvent::Approval { .. } => {}
         }
     }
 
-    fn internal(&mut self, message: Internal) {
+    fn inbound(&mut self, message: Inbound) {
         match message {
-            Internal::Asked(asked) => self.approvals.ask(asked, &self.hub.snapshot()),
-            Internal::Settled(id) => self.approvals.settled(id),
-            Internal::HandCallDone { id, run } => {
-                self.tasks.remove(&id);
-                if let Some((alias, _)) = self.calls.remove(&id) {
-                    self.count(&alias, &run);
-                }
-                let decided = self.decided(&id, &run);
-                self.send(BackendEvent::ToolCallFinished(events::outcome_view(
-                    id, &run, decided,
-                )));
-            }
+            Inbound::Session(event) => self.session_event(event),
+            Inbound::Asked(asked) => self.approvals.ask(asked, &self.hub.snapshot()),
+            Inbound::Settled(id) => self.approvals.settled(id),
+            Inbound::HandCallDone { id, run } => self.call_finished(id, &run),
+            Inbound::TurnOver(lead, end) => self.turn_done(*lead, end),
         }
     }
 
@@ -299,12 +302,12 @@ impl Backend {
         self.hand_cancel.cancel();
         self.approvals.withdraw_all();
         self.elicitor.withdraw_all();
-        if let Some(turn) = turn
-            && let Ok(Ok((lead, _))) =
-                tokio::time::timeout(std::time::Duration::from_secs(5), turn).await
-        {
-            self.lead = Some(lead);
+        if let Some(turn) = turn {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), turn).await;
         }
+        // Connects, listings, sign-ins and hand-made calls still running end here.
+        self.jobs.abort_all();
+        while self.jobs.join_next().await.is_some() {}
         self.hub.shutdown().await;
         self.send(BackendEvent::Stopped);
     }

@@ -2,30 +2,27 @@
 //! block, calling a tool by hand.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::approver::HandApprover;
 use super::records::CallRecord;
-use super::{Backend, Internal, convert};
+use super::{Backend, Inbound, convert};
 use crate::agent::toolbox::{ToolRun, from_mcp};
 use crate::config::ConfigSource;
-use crate::mcp::{ToolError, ToolErrorCode};
-use crate::protocol::{BackendEvent, Origin, Target, ToolCallView};
+use crate::mcp::{CallId, CallIdentity, Requester, ToolError, ToolErrorCode};
+use crate::protocol::{BackendEvent, Target, ToolCallView};
 
 impl Backend {
-    pub(super) fn spawn_connect(&self, alias: String, reconnect: bool) {
+    pub(super) fn spawn_connect(&mut self, alias: String, reconnect: bool) {
         let (hub, events) = (self.hub.clone(), self.events.clone());
-        tokio::spawn(async move {
+        self.jobs.spawn(async move {
             let text = connect(&hub, &alias, reconnect).await;
-            let _ = events.send(BackendEvent::Notice(text.clone()));
-            let _ = events.send(BackendEvent::Status(text));
+            let _ = events.send(BackendEvent::CommandResult(text));
         });
     }
 
     /// Lists `alias`'s resources off the loop; the answer is a `Resources` event.
-    pub(super) fn spawn_list_resources(&self, alias: String) {
+    pub(super) fn spawn_list_resources(&mut self, alias: String) {
         let (hub, events) = (self.hub.clone(), self.events.clone());
-        tokio::spawn(async move {
+        self.jobs.spawn(async move {
             let listed = hub.list_resources(&alias).await;
             let row = |r: &crate::mcp::Resource| crate::protocol::ResourceRow {
                 uri: r.uri.clone(),
@@ -65,9 +62,9 @@ impl Backend {
     }
 
     /// Lists `alias`'s prompts off the loop; the answer is a `Prompts` event.
-    pub(super) fn spawn_list_prompts(&self, alias: String) {
+    pub(super) fn spawn_list_prompts(&mut self, alias: String) {
         let (hub, events) = (self.hub.clone(), self.events.clone());
-        tokio::spawn(async move {
+        self.jobs.spawn(async move {
             let listed = hub.list_prompts(&alias).await;
             let (prompts, error) = match listed.result {
                 Ok(prompts) => (prompts.iter().map(convert::prompt_row).collect(), None),
@@ -83,11 +80,8 @@ impl Backend {
     }
 
     pub(super) fn write_policy(&mut self, alias: &str) {
-        let text = match (
-            &self.config.source,
-            self.hub.last_report(alias),
-            self.hub.spec(alias),
-        ) {
+        let source = self.config.source.clone();
+        let text = match (&source, self.hub.last_report(alias), self.hub.spec(alias)) {
             (ConfigSource::Embedded, ..) => format!(
                 "the embedded default config cannot be edited: create {} (start from config.example.toml)",
                 crate::config::default_path()
@@ -118,14 +112,15 @@ impl Backend {
     /// (schema, policy, approval, timeout), counted in Health, and cancelled
     /// by Ctrl-C like a turn (dropping the call sends `notifications/cancelled`).
     pub(super) fn manual_call(&mut self, name: String, arguments: serde_json::Value) {
-        let id = format!("operator-{}", next_hand_call());
+        let call = CallIdentity::new(CallId::mint("operator"), Requester::Operator);
+        let id = call.id.clone();
         let origin = self
             .hub
             .snapshot()
             .resolve(&name)
             .map(|t| (t.alias.to_string(), t.remote_name.clone(), t.effect));
         if let Some((alias, ..)) = &origin {
-            self.calls.insert(id.clone(), (alias.clone(), name.clone()));
+            self.calls.insert(id.clone(), alias.clone());
         }
         self.records.started(
             &id,
@@ -145,7 +140,7 @@ impl Backend {
         );
         self.send(BackendEvent::ToolCallStarted(ToolCallView {
             id: id.clone(),
-            by: Origin::Operator,
+            by: Requester::Operator,
             name: name.clone(),
             target: origin
                 .as_ref()
@@ -156,20 +151,16 @@ impl Backend {
             effect: origin.as_ref().map(|(_, _, e)| convert::effect(*e)),
             arguments: arguments.clone(),
         }));
-        let approver = HandApprover {
-            tui: Arc::clone(&self.approver),
-            call_id: id.clone(),
-            store: self.store.clone(),
-        };
-        let (hub, internal, cancel) = (
+        let (hub, inbound, cancel, approver) = (
             self.hub.clone(),
-            self.internal.clone(),
+            self.inbound.clone(),
             self.hand_cancel.clone(),
+            Arc::clone(&self.approver),
         );
-        tokio::spawn(async move {
+        self.jobs.spawn(async move {
             let snapshot = hub.snapshot();
             let run = tokio::select! {
-                outcome = hub.call_as(&snapshot, &name, arguments, &approver, &id) => from_mcp(outcome),
+                outcome = hub.call_as(&snapshot, &name, arguments, approver.as_ref(), &call) => from_mcp(outcome),
                 _ = cancel.cancelled() => {
                     let mut error = ToolError::new(
                         ToolErrorCode::Interrupted,
@@ -179,15 +170,14 @@ impl Backend {
                     ToolRun::local(Err(error))
                 }
             };
-            let _ = internal.send(Internal::HandCallDone { id, run });
+            let _ = inbound.send(Inbound::HandCallDone { id, run });
         });
     }
 
-    /// A result of the operator's command: in the status bar and, so it stays
-    /// on record, in the conversation.
+    /// A result of the operator's command (the UI puts it in the status bar
+    /// and, so it stays on record, in the conversation).
     pub(super) fn tell(&self, text: String) {
-        self.send(BackendEvent::Notice(text.clone()));
-        self.send(BackendEvent::Status(text));
+        self.send(BackendEvent::CommandResult(text));
     }
 }
 
@@ -207,10 +197,4 @@ pub(super) async fn connect(hub: &crate::mcp::Hub, alias: &str, reconnect: bool)
         },
         Err(e) => e.to_string(),
     }
-}
-
-/// A process-unique number for the operator's own calls.
-fn next_hand_call() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
 }

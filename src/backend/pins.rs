@@ -49,7 +49,7 @@ impl Backend {
             ));
         }
         let (hub, events) = (self.hub.clone(), self.events.clone());
-        tokio::spawn(async move {
+        self.jobs.spawn(async move {
             let text = match hub.accept_pins(&alias, &report.published).await {
                 Ok(accepted) => {
                     let count =
@@ -63,24 +63,26 @@ impl Backend {
                 }
                 Err(e) => format!("could not accept the definitions of `{alias}`: {e}"),
             };
-            let _ = events.send(BackendEvent::Notice(text.clone()));
-            let _ = events.send(BackendEvent::Status(text));
+            let _ = events.send(BackendEvent::CommandResult(text));
         });
     }
 
     /// After `p` wrote a policy: pins the tools it lists that have no pin yet
     /// (a changed definition keeps its old pin and its own review), then
     /// reconnects.
-    pub(super) fn pin_listed_and_reconnect(&self, alias: String, published: Arc<[PublishedTool]>) {
+    pub(super) fn pin_listed_and_reconnect(
+        &mut self,
+        alias: String,
+        published: Arc<[PublishedTool]>,
+    ) {
         let (hub, events) = (self.hub.clone(), self.events.clone());
-        tokio::spawn(async move {
+        self.jobs.spawn(async move {
             let pinned = match hub.pin_unpinned(&alias, &published).await {
                 Ok(pinned) => format!("pinned {} new tool definitions", pinned.len()),
                 Err(e) => format!("pinned nothing ({e})"),
             };
             let text = format!("`{alias}`: {pinned}; {}", connect(&hub, &alias, true).await);
-            let _ = events.send(BackendEvent::Notice(text.clone()));
-            let _ = events.send(BackendEvent::Status(text));
+            let _ = events.send(BackendEvent::CommandResult(text));
         });
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::agent::toolbox::ToolRun;
-use crate::mcp::{Effect, ToolErrorCode};
+use crate::mcp::{CallId, Decision, Effect, ToolErrorCode};
 use crate::protocol::Decided;
 
 /// Calls remembered for "explain" (the oldest are forgotten first).
@@ -34,17 +34,17 @@ pub struct CallRecord {
 
 #[derive(Default)]
 pub struct Records {
-    calls: HashMap<String, CallRecord>,
-    order: VecDeque<String>,
+    calls: HashMap<CallId, CallRecord>,
+    order: VecDeque<CallId>,
     /// Aliases whose connection was revoked because a tool's definition no
     /// longer matched its pin (until they connect again).
     pin_held: HashSet<String>,
 }
 
 impl Records {
-    pub fn started(&mut self, id: &str, record: CallRecord) {
-        if self.calls.insert(id.to_string(), record).is_none() {
-            self.order.push_back(id.to_string());
+    pub fn started(&mut self, id: &CallId, record: CallRecord) {
+        if self.calls.insert(id.clone(), record).is_none() {
+            self.order.push_back(id.clone());
         }
         while self.order.len() > REMEMBERED {
             if let Some(old) = self.order.pop_front() {
@@ -54,11 +54,11 @@ impl Records {
     }
 
     /// Records how call `id` ended and returns how it was decided: the
-    /// approval's word when there was a prompt (or a grant), otherwise what
-    /// the outcome says of the local rules.
+    /// approval's word when there was a prompt (or a grant), otherwise the
+    /// decision its run carries.
     pub fn finished(
         &mut self,
-        id: &str,
+        id: &CallId,
         run: &ToolRun,
         approval: Option<Decided>,
     ) -> Option<Decided> {
@@ -84,7 +84,7 @@ impl Records {
         {
             record.alias.clone_from(&e.alias);
         }
-        let decided = match approval.unwrap_or_else(|| decided(record.effect, run)) {
+        let decided = match approval.unwrap_or_else(|| decided(run.decision)) {
             // It never ran because its definition no longer matched its pin.
             Decided::NotRun | Decided::NotApproved if held => Decided::HeldByPin,
             other => other,
@@ -110,7 +110,7 @@ impl Records {
         Some(decided)
     }
 
-    pub fn get(&self, id: &str) -> Option<&CallRecord> {
+    pub fn get(&self, id: &CallId) -> Option<&CallRecord> {
         self.calls.get(id)
     }
 
@@ -129,28 +129,16 @@ impl Records {
     }
 }
 
-/// How a call with no prompt was decided, from its effect and outcome.
-fn decided(effect: Option<Effect>, run: &ToolRun) -> Decided {
-    if let Err(error) = &run.outcome {
-        match error.code {
-            ToolErrorCode::McpInvalidArguments | ToolErrorCode::InvalidArguments => {
-                return Decided::RefusedBySchema;
-            }
-            // No prompt was asked: the policy refused it.
-            ToolErrorCode::McpPermissionDenied | ToolErrorCode::PermissionDenied => {
-                return Decided::DeniedByPolicy;
-            }
-            ToolErrorCode::McpUnknownTool
-            | ToolErrorCode::McpNotConnected
-            | ToolErrorCode::Interrupted => return Decided::NotRun,
-            _ => {}
-        }
-    }
-    match effect {
-        Some(Effect::Allow) => Decided::AllowedByPolicy,
-        Some(Effect::Deny) => Decided::DeniedByPolicy,
-        // A `confirm` call always goes through a prompt (recorded there).
-        Some(Effect::Confirm) => Decided::NotApproved,
-        None => Decided::NotRun,
+/// How a call with no prompt was decided, as its protocol words.
+fn decided(decision: Decision) -> Decided {
+    match decision {
+        Decision::NotRun => Decided::NotRun,
+        Decision::RefusedBySchema => Decided::RefusedBySchema,
+        Decision::DeniedByPolicy => Decided::DeniedByPolicy,
+        Decision::Allow => Decided::AllowedByPolicy,
+        // A `confirm` call goes through a prompt (recorded there); without
+        // one (a flag decided), it is the same words.
+        Decision::Approved { .. } => Decided::ApprovedOnce,
+        Decision::Denied { .. } => Decided::NotApproved,
     }
 }

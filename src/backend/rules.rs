@@ -11,7 +11,7 @@ use crate::mcp::{Effect, PinMode, ToolPolicy};
 use crate::protocol::{BackendEvent, GrantId};
 
 impl Backend {
-    pub(super) fn explain(&mut self, id: &str) {
+    pub(super) fn explain(&mut self, id: &crate::mcp::CallId) {
         let grants = self.approvals.grants();
         let record = self.records.get(id);
         let pin = record.and_then(|r| self.pin_line(r));

@@ -4,23 +4,19 @@
 //! follow; the UI gets what the model got (or why nothing came).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::conversation::{Block, ResultPart};
 use crate::agent::toolbox::{self, ToolRun};
-use crate::mcp::{FlagApprover, Hub, ToolError};
+use crate::mcp::{CallId, CallIdentity, FlagApprover, Hub, Requester, ToolError};
 use crate::protocol::{
     BackendEvent, ContentPart, ContentSource, MAX_ATTACHED, PromptUse, ServerContentView,
     UserMessage,
 };
 use crate::sanitize::for_model_line;
 use crate::store::Store;
-
-/// Numbers the session's attachments.
-static ATTACHED: AtomicU64 = AtomicU64::new(1);
 
 /// Where the content goes besides the model: the UI and the audit log.
 pub struct Sinks {
@@ -59,8 +55,8 @@ pub async fn message(
     let approver = FlagApprover { approve: true };
     for r in message.resources.into_iter().take(MAX_ATTACHED) {
         // Its id names the file a long text is saved to (`read_result` pages it).
-        let call_id = format!("attached-{}", ATTACHED.fetch_add(1, Ordering::Relaxed));
-        let read = hub.read_resource(&r.alias, &r.uri, &approver, &call_id);
+        let call = CallIdentity::new(CallId::mint("attached"), Requester::Operator);
+        let read = hub.read_resource(&r.alias, &r.uri, &approver, &call);
         let outcome = tokio::select! {
             outcome = read => outcome,
             () = cancel.cancelled() => {

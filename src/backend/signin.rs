@@ -95,9 +95,9 @@ impl UserAgent for TuiSignIn {
 
 impl Backend {
     /// `s`: connect the alias, signing in if it asks (the window shows).
-    pub(super) fn sign_in(&self, alias: String) {
+    pub(super) fn sign_in(&mut self, alias: String) {
         let (hub, events) = (self.hub.clone(), self.events.clone());
-        tokio::spawn(async move {
+        self.jobs.spawn(async move {
             let (ok, text) = match hub.sign_in(&alias).await {
                 Ok(report) => match report.outcome {
                     Ok(tools) => {
@@ -137,9 +137,9 @@ impl Backend {
     }
 
     /// `o`: the alias's tools go at once; then its token is revoked and deleted.
-    pub(super) fn sign_out(&self, alias: String) {
+    pub(super) fn sign_out(&mut self, alias: String) {
         let (hub, events) = (self.hub.clone(), self.events.clone());
-        tokio::spawn(async move {
+        self.jobs.spawn(async move {
             let text = match hub.sign_out(&alias).await {
                 Ok(r) if r.removed == 0 => format!("nothing was stored for `{alias}`"),
                 Ok(r) => format!(
@@ -148,8 +148,7 @@ impl Backend {
                 ),
                 Err(e) => e.to_string(),
             };
-            let _ = events.send(BackendEvent::Notice(text.clone()));
-            let _ = events.send(BackendEvent::Status(text));
+            let _ = events.send(BackendEvent::CommandResult(text));
         });
     }
 }

@@ -111,6 +111,7 @@ fn hub(setup: &Setup, policy: ToolPolicy) -> Hub {
         task_timeout: TIMEOUT,
         pin: Default::default(),
         resource_read: crate::mcp::Effect::Confirm,
+        max_concurrent_calls: crate::mcp::spec::MAX_CONCURRENT_CALLS,
     };
     let limits = Limits {
         connect_timeout: TIMEOUT,

@@ -179,7 +179,7 @@ async fn read_resource(hub: &Hub, args: &ResourcesArgs, uri: &str) -> ExitCode {
             &args.alias,
             uri,
             &FlagApprover { approve: args.yes },
-            "resource",
+            &crate::mcp::CallIdentity::lead("resource"),
         )
         .await;
     let output = match outcome.result {

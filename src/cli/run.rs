@@ -73,19 +73,13 @@ pub async fn run(config: Option<PathBuf>, args: RunArgs) -> ExitCode {
     let printer = tokio::spawn(async move {
         let mut out = Out::default();
         while let Some(event) = events.recv().await {
+            if let Some(store) = &store {
+                event.audit(store);
+            }
             match event {
-                SessionEvent::Agent(event) => {
-                    if let Some(store) = &store {
-                        store.audit_agent(&event);
-                    }
-                    print_agent(&mut out, &event, json_mode);
-                }
-                SessionEvent::Mcp(event) => {
-                    if let Some(store) = &store {
-                        store.audit_mcp(&event);
-                    }
-                    print_mcp(&mut out, &event, json_mode);
-                }
+                SessionEvent::Agent(event) => print_agent(&mut out, &event, json_mode),
+                SessionEvent::Mcp(event) => print_mcp(&mut out, &event, json_mode),
+                SessionEvent::Approval { .. } => {}
             }
         }
         out
@@ -160,6 +154,7 @@ fn print_agent(out: &mut Out, event: &AgentEvent, json_mode: bool) {
                 server_output,
                 elapsed,
                 dropped_nulls,
+                ..
             } => {
                 let mut line = json!({"event": "tool_result", "agent": agent, "id": id, "name": name,
                     "elapsed_ms": elapsed.as_millis() as u64});
@@ -288,6 +283,39 @@ fn print_mcp(out: &mut Out, event: &McpEvent, json_mode: bool) {
         return;
     }
     let line: Value = match event {
+        // A call that runs as a task, and a call's progress: each names its call.
+        McpEvent::Task {
+            alias,
+            call,
+            tool,
+            task,
+            state,
+            message,
+            ..
+        } => {
+            if json_mode {
+                out.line(&out_json::to_line(&json!({
+                    "event": "task", "id": call, "name": tool, "alias": alias,
+                    "task": task, "state": state, "message": message,
+                })));
+            }
+            return;
+        }
+        McpEvent::Progress {
+            call: Some(call),
+            progress,
+            total,
+            message,
+            ..
+        } => {
+            if json_mode {
+                out.line(&out_json::to_line(&json!({
+                    "event": "progress", "id": call, "progress": progress,
+                    "total": total, "message": message,
+                })));
+            }
+            return;
+        }
         McpEvent::Registered {
             alias,
             connection,

@@ -47,6 +47,7 @@ pub(super) struct RawServer {
     max_call_ms: Option<u64>,
     max_message_bytes: Option<usize>,
     task_timeout_ms: Option<u64>,
+    max_concurrent_calls: Option<usize>,
     protocol: Option<ProtocolChoice>,
     tasks: Option<TaskMode>,
     pin: Option<PinMode>,
@@ -273,6 +274,11 @@ pub(super) fn server_spec(
             .resources
             .and_then(|r| r.read)
             .unwrap_or(Effect::Confirm),
+        max_concurrent_calls: match raw.max_concurrent_calls {
+            Some(0) => return Err((key("max_concurrent_calls"), "must be at least 1".into())),
+            Some(n) => n,
+            None => crate::mcp::spec::MAX_CONCURRENT_CALLS,
+        },
     })
 }
 

@@ -6,11 +6,16 @@ use serde_json::Value;
 
 use super::names::ServerAlias;
 use super::policy::Effect;
+use crate::protocol::{CallId, Requester};
 
 /// What the operator is asked to approve: local facts only (exposed name, alias,
 /// arguments, local effect) — never the server's claims.
 #[derive(Debug, Clone)]
 pub struct ApprovalRequest {
+    /// The call this request is about: its answer settles this call only.
+    pub call: CallId,
+    /// Who asks.
+    pub requester: Requester,
     /// The name the model called (exposed name, or a built-in's name).
     pub tool: String,
     /// The server behind an MCP tool; `None` for built-in tools.
@@ -19,8 +24,6 @@ pub struct ApprovalRequest {
     pub remote_name: Option<String>,
     pub arguments: Value,
     pub effect: Effect,
-    /// Who asks: `lead`, `subagent #1`, `teammate reviewer`.
-    pub requested_by: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,13 +42,6 @@ pub trait Approver: Send + Sync {
     /// Who decides, for the audit log.
     fn decider(&self) -> &'static str {
         "operator"
-    }
-
-    /// Who asks for the MCP calls decided here (`requested_by` of their
-    /// requests): the Lead, unless the approver stands for someone else — the
-    /// operator's own hand-made calls must not be recorded as the Lead's.
-    fn requester(&self) -> String {
-        "lead".into()
     }
 }
 

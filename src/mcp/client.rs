@@ -19,15 +19,17 @@ use super::elicit::Elicitor;
 use super::events::{ConnectionId, EventSink, McpEvent, Offering};
 use super::names::ServerAlias;
 use super::negotiate::Era;
+use crate::protocol::CallId;
 
-/// At most one progress event per connection in this interval (the last one of
-/// a call — progress == total — always goes through): a server that floods
-/// progress notifications cannot flood the UI.
+/// At most one progress event per call in this interval (the last one of a
+/// call — progress == total — always goes through): a server that floods
+/// progress notifications cannot flood the UI, and calls running side by side
+/// each show their own.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Progress token → the call (its id) that asked for progress: lets a
 /// progress notification name its call, however many run at once.
-pub type ProgressRoutes = Arc<Mutex<std::collections::HashMap<String, String>>>;
+pub type ProgressRoutes = Arc<Mutex<std::collections::HashMap<String, CallId>>>;
 
 /// One entry of [`ProgressRoutes`], removed when the request is over.
 pub struct ProgressRoute {
@@ -36,7 +38,7 @@ pub struct ProgressRoute {
 }
 
 impl ProgressRoute {
-    pub fn register(routes: &ProgressRoutes, token: String, call: String) -> Self {
+    pub fn register(routes: &ProgressRoutes, token: String, call: CallId) -> Self {
         routes
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -83,7 +85,7 @@ impl HandlerParts {
         HarnessClient {
             parts: self.clone(),
             era,
-            last_progress: Mutex::new(None),
+            last_progress: Mutex::new(std::collections::HashMap::new()),
         }
     }
 }
@@ -92,7 +94,9 @@ impl HandlerParts {
 pub struct HarnessClient {
     parts: HandlerParts,
     era: Era,
-    last_progress: Mutex<Option<Instant>>,
+    /// When each call (by the call its token names; `None`: a token of no
+    /// call) last had a progress event through.
+    last_progress: Mutex<std::collections::HashMap<Option<CallId>, Instant>>,
 }
 
 impl HarnessClient {
@@ -115,11 +119,18 @@ impl HarnessClient {
         });
     }
 
-    fn progress_due(&self, done: bool) -> bool {
+    fn progress_due(&self, call: &Option<CallId>, done: bool) -> bool {
         let mut last = self.last_progress.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
-        if done || last.is_none_or(|t| now.duration_since(t) >= PROGRESS_INTERVAL) {
-            *last = Some(now);
+        if last.len() > 64 {
+            // Calls that ended long ago (bounded however many calls there were).
+            last.retain(|_, t| now.duration_since(*t) < PROGRESS_INTERVAL);
+        }
+        let due = last
+            .get(call)
+            .is_none_or(|t| now.duration_since(*t) >= PROGRESS_INTERVAL);
+        if done || due {
+            last.insert(call.clone(), now);
             return true;
         }
         false
@@ -168,9 +179,6 @@ impl ClientHandler for HarnessClient {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if !self.progress_due(params.total.is_some_and(|t| params.progress >= t)) {
-            return;
-        }
         let call = self
             .parts
             .routes
@@ -178,6 +186,9 @@ impl ClientHandler for HarnessClient {
             .unwrap_or_else(|e| e.into_inner())
             .get(&params.progress_token.0.to_string())
             .cloned();
+        if !self.progress_due(&call, params.total.is_some_and(|t| params.progress >= t)) {
+            return;
+        }
         self.parts.events.emit(McpEvent::Progress {
             alias: self.parts.alias.clone(),
             connection: self.parts.id,

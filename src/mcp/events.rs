@@ -10,6 +10,7 @@ use super::error::ConnectErrorCode;
 use super::names::ServerAlias;
 use super::observe::Observer;
 use super::pins::{DefinitionChange, PinRecord};
+use crate::protocol::CallId;
 
 /// Unique for the life of the process; never reused, so a late event about an old
 /// connection can never be mistaken for the current one.
@@ -254,6 +255,8 @@ pub enum McpEvent {
     Task {
         alias: ServerAlias,
         connection: ConnectionId,
+        /// The call that runs as this task.
+        call: CallId,
         /// The exposed name of the tool.
         tool: String,
         task: String,
@@ -272,8 +275,9 @@ pub enum McpEvent {
     Progress {
         alias: ServerAlias,
         connection: ConnectionId,
-        /// The call it is about (the id the call was made with), when known.
-        call: Option<String>,
+        /// The call it is about: the one its progress token was given to
+        /// (`None`: a token no call of this connection was given).
+        call: Option<CallId>,
         progress: f64,
         total: Option<f64>,
         message: Option<String>,

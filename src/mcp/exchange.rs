@@ -16,6 +16,7 @@ use super::registry::ExposedTool;
 use super::spec::Limits;
 use super::spill::Spilled;
 use super::tasks;
+use crate::protocol::CallId;
 
 /// At most this many questions in one `InputRequiredResult`.
 const MAX_QUESTIONS_PER_ROUND: usize = 16;
@@ -86,7 +87,7 @@ pub(super) async fn call(
     tool: &ExposedTool,
     arguments: Map<String, Value>,
     limits: &Limits,
-    call_id: &str,
+    call_id: &CallId,
 ) -> Result<(Value, Option<Spilled>), CallFailure> {
     let as_task = conn.era() == Era::Handshake && tasks::wanted(conn, tool.task_support);
     let mut params = json!({ "name": tool.remote_name, "arguments": arguments });
@@ -120,7 +121,7 @@ pub(super) async fn call(
                         conn.server().protocol_version
                     )));
                 }
-                return tasks::run(conn, tool, task, shape).await;
+                return tasks::run(conn, tool, call_id, task, shape).await;
             }
             Answer::InputRequired(result) => {
                 if conn.era() != Era::Stateless {

@@ -109,8 +109,9 @@ pub mod validators;
 pub mod vars;
 pub mod watchdog;
 
+pub use crate::protocol::{CallId, Requester};
 pub use approver::{ApprovalDecision, ApprovalRequest, Approver, FlagApprover};
-pub use call::{CallOutcome, ToolOutput};
+pub use call::{CallIdentity, CallOutcome, ToolOutput};
 pub use connection::{Connection, ServerIdentity};
 pub use elicit::{
     DecliningElicitor, DefaultsElicitor, ElicitationRequest, ElicitationResponse, Elicitor,

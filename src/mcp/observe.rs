@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::envelope::ToolErrorCode;
 use super::events::McpEvent;
 use super::policy::Effect;
+use crate::protocol::{CallId, Requester};
 
 /// Watches the MCP layer. Both methods run on the caller's path (the call
 /// path, the event path): they must not block and should cost microseconds.
@@ -29,6 +30,8 @@ pub trait Observer: Send + Sync {
 /// One finished call, as the harness knows it.
 #[derive(Debug)]
 pub struct CallRecord<'a> {
+    /// The call, as it was proposed.
+    pub id: &'a CallId,
     /// The exposed name that was called (`mcp__alias__tool`).
     pub tool: &'a str,
     /// The server's alias; `None` when the name resolved to no server.
@@ -38,8 +41,8 @@ pub struct CallRecord<'a> {
     /// The local policy's effect, when known (`deny` for a tool the policy denies).
     pub effect: Option<Effect>,
     pub decision: Decision,
-    /// Who asked: `lead`, a subagent, `operator (by hand)`, a headless command.
-    pub requested_by: &'a str,
+    /// Who asked: the Lead (also for the headless commands), a subagent, the operator by hand.
+    pub requester: &'a Requester,
     /// `Ok` or the envelope's code.
     pub outcome: Result<(), ToolErrorCode>,
     /// When the call entered the pipeline, and how long it took in all
@@ -50,12 +53,17 @@ pub struct CallRecord<'a> {
     pub arguments: Option<&'a Value>,
 }
 
-/// How the policy and the operator decided a call.
+/// How the policy and the operator decided a call: made once, where the call
+/// is decided, and carried in its outcome (nobody works it out again later).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
-    /// The call stopped before any decision (unknown tool, bad arguments,
-    /// connection gone) or was denied by the policy outright.
-    None,
+    /// The call stopped before any decision: unknown tool, not in this
+    /// request's tool set, connection gone, interrupted.
+    NotRun,
+    /// The arguments do not match the input schema: nothing was asked or sent.
+    RefusedBySchema,
+    /// The local policy denies the tool outright.
+    DeniedByPolicy,
     /// The policy says `allow`: nobody was asked.
     Allow,
     /// A `confirm` tool, approved by `decider` (the operator, a flag).
@@ -67,7 +75,7 @@ pub enum Decision {
 impl Decision {
     pub fn label(self) -> &'static str {
         match self {
-            Decision::None => "none",
+            Decision::NotRun | Decision::RefusedBySchema | Decision::DeniedByPolicy => "none",
             Decision::Allow => "allow",
             Decision::Approved { .. } => "approved",
             Decision::Denied { .. } => "denied",

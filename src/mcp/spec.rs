@@ -36,7 +36,13 @@ pub struct ServerSpec {
     pub pin: PinMode,
     /// `[servers.ALIAS.resources] read`: reading its resources (default `confirm`).
     pub resource_read: super::policy::Effect,
+    /// How many calls of one model reply run on this server at once
+    /// (`max_concurrent_calls`; the rest wait their turn, in the reply's order).
+    pub max_concurrent_calls: usize,
 }
+
+/// `max_concurrent_calls` when the config does not say.
+pub const MAX_CONCURRENT_CALLS: usize = 8;
 
 /// `[servers.ALIAS] protocol`: the revision to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]

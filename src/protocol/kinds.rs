@@ -93,9 +93,11 @@ impl PinStatus {
     }
 }
 
-/// Who made a call or asked for an approval.
+/// Who asked for a call (and so for its approval): travels with the call from
+/// the moment it is proposed, never recovered from a label. An outside client
+/// of the gateway becomes one more variant here.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Origin {
+pub enum Requester {
     Lead,
     Subagent(u32),
     Teammate(String),
@@ -103,13 +105,24 @@ pub enum Origin {
     Operator,
 }
 
-impl fmt::Display for Origin {
+impl Requester {
+    /// How the audit log and telemetry name it (`operator (by hand)`: the
+    /// operator's own calls are never recorded as an agent's).
+    pub fn record_label(&self) -> String {
+        match self {
+            Requester::Operator => "operator (by hand)".into(),
+            other => other.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Requester {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Origin::Lead => f.write_str("lead"),
-            Origin::Subagent(n) => write!(f, "subagent #{n}"),
-            Origin::Teammate(name) => write!(f, "teammate {name}"),
-            Origin::Operator => f.write_str("operator"),
+            Requester::Lead => f.write_str("lead"),
+            Requester::Subagent(n) => write!(f, "subagent #{n}"),
+            Requester::Teammate(name) => write!(f, "teammate {name}"),
+            Requester::Operator => f.write_str("operator"),
         }
     }
 }

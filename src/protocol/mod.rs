@@ -11,7 +11,7 @@ mod views;
 use serde_json::Value;
 
 pub use kinds::{
-    AliasStatus, EndCause, EndKind, Origin, PinStatus, PolicyEffect, Target, TaskStatus, TurnEnd,
+    AliasStatus, EndCause, EndKind, PinStatus, PolicyEffect, Requester, Target, TaskStatus, TurnEnd,
 };
 pub use more::{
     Choice, Decided, DefaultValue, ExplainView, FieldProblem, GrantId, GrantView, HistoryItem,
@@ -29,6 +29,61 @@ pub use views::{
 
 /// Identifies one approval prompt.
 pub type ApprovalId = u64;
+
+/// Identifies one tool call, from the moment it is proposed to its approval,
+/// task status, progress, result and audit record: the model's tool-use id for
+/// an agent's call, a harness-made one otherwise. Cheap to clone.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(transparent)]
+pub struct CallId(std::sync::Arc<str>);
+
+impl CallId {
+    pub fn new(id: impl Into<std::sync::Arc<str>>) -> Self {
+        Self(id.into())
+    }
+
+    /// A process-unique id with this prefix (`operator-3`, `call-7`), for calls
+    /// no model named.
+    pub fn mint(prefix: &str) -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Self::new(format!("{prefix}-{n}"))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for CallId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<str> for CallId {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for CallId {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl From<&str> for CallId {
+    fn from(id: &str) -> Self {
+        Self::new(id)
+    }
+}
+
+impl From<String> for CallId {
+    fn from(id: String) -> Self {
+        Self::new(id)
+    }
+}
 
 /// Identifies one elicitation form.
 pub type ElicitationId = u64;
@@ -73,7 +128,7 @@ pub enum Command {
         answer: ElicitAnswer,
     },
     /// Which local rule decided this call (answered with `Explained`).
-    Explain(String),
+    Explain(CallId),
     /// List a connected server's resources (answered with `Resources`).
     ListResources(String),
     /// List a connected server's prompts (answered with `Prompts`).
@@ -126,7 +181,7 @@ pub enum BackendEvent {
     /// The Lead (or a subagent/teammate) started answering.
     TurnStarted,
     /// Streamed assistant text.
-    AssistantDelta { agent: Origin, text: String },
+    AssistantDelta { agent: Requester, text: String },
     /// A tool call is about to run.
     ToolCallStarted(ToolCallView),
     /// A tool call finished.
@@ -134,7 +189,7 @@ pub enum BackendEvent {
     /// A running call's progress, as its server reports it (`message` is the
     /// server's words: untrusted).
     CallProgress {
-        id: String,
+        id: CallId,
         progress: f64,
         total: Option<f64>,
         message: Option<String>,
@@ -142,7 +197,7 @@ pub enum BackendEvent {
     /// A running call runs as a task on its server; its status changed
     /// (`message` is the server's words: untrusted).
     CallTask {
-        id: String,
+        id: CallId,
         status: TaskStatus,
         message: Option<String>,
     },
@@ -197,8 +252,11 @@ pub enum BackendEvent {
     ReplayPaused { seconds: u64 },
     /// The paused replay goes on.
     ReplayResumed,
-    /// The result of an operator command (connect, write policy, …).
+    /// A word for the status bar only (e.g. "a turn is running").
     Status(String),
+    /// The result of an operator command (connect, write policy, …): the
+    /// status bar says it, and the conversation keeps it on record.
+    CommandResult(String),
     /// A sign-in waits for the browser: show its window.
     SignInStarted(SignInView),
     /// A pasted address was not the redirect the sign-in waits for (why).

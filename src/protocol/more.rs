@@ -4,7 +4,8 @@
 
 use serde_json::Value;
 
-use super::kinds::Origin;
+use super::CallId;
+use super::kinds::Requester;
 use super::views::{ToolCallView, ToolOutcomeView};
 
 /// Identifies one session grant ("approve always").
@@ -94,7 +95,7 @@ impl Rule {
 /// Which local rule decided a call, line by line (locally built text).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExplainView {
-    pub call_id: String,
+    pub call_id: CallId,
     pub tool: String,
     pub lines: Vec<(Rule, String)>,
 }
@@ -104,7 +105,7 @@ pub struct ExplainView {
 pub enum HistoryItem {
     User(String),
     Assistant {
-        agent: Origin,
+        agent: Requester,
         text: String,
     },
     /// A call and, when the transcript has it, how it ended.

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::kinds::{AliasStatus, Origin, PinStatus, PolicyEffect, Target};
+use super::kinds::{AliasStatus, PinStatus, PolicyEffect, Requester, Target};
 use super::more::{Choice, Decided, GrantView, TextFormat};
-use super::{ApprovalId, ElicitationId};
+use super::{ApprovalId, CallId, ElicitationId};
 
 /// What the UI shows that replaces itself whole (sent over a `watch` channel:
 /// a newer value makes every older one irrelevant).
@@ -44,8 +44,8 @@ pub struct SessionInfo {
 /// A tool call as the conversation shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCallView {
-    pub id: String,
-    pub by: Origin,
+    pub id: CallId,
+    pub by: Requester,
     /// The name the model called (exposed name for MCP tools).
     pub name: String,
     pub target: Target,
@@ -57,7 +57,7 @@ pub struct ToolCallView {
 /// How a call ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutcomeView {
-    pub id: String,
+    pub id: CallId,
     pub ok: bool,
     /// The text the model got (result, or the envelope's message).
     pub text: String,
@@ -269,9 +269,9 @@ pub struct EndedView {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApprovalView {
     pub id: ApprovalId,
-    /// The id of the tool call this prompt is about (its conversation cell), when
-    /// known: two queued calls of the same tool are told apart by it.
-    pub call_id: Option<String>,
+    /// The tool call this prompt is about (its conversation cell): two queued
+    /// calls of the same tool are told apart by it.
+    pub call_id: CallId,
     pub tool: String,
     /// `None` for built-in tools.
     pub alias: Option<String>,
@@ -279,7 +279,7 @@ pub struct ApprovalView {
     pub arguments: Value,
     /// The reason for asking (`confirm`).
     pub effect: PolicyEffect,
-    pub requested_by: Origin,
+    pub requested_by: Requester,
 }
 
 /// A server's request for input, as a form: its words (untrusted) and fields

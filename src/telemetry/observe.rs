@@ -39,7 +39,7 @@ impl Observer for OtelObserver {
             KeyValue::new("mcp.decision", r.decision.label()),
             KeyValue::new("mcp.outcome", outcome.clone()),
             KeyValue::new("mcp.latency_ms", r.latency.as_secs_f64() * 1000.0),
-            KeyValue::new("mcp.requested_by", r.requested_by.to_string()),
+            KeyValue::new("mcp.requested_by", r.requester.record_label()),
         ];
         if let Some(alias) = r.alias {
             attributes.push(KeyValue::new("mcp.alias", alias.to_string()));
@@ -74,7 +74,7 @@ impl Observer for OtelObserver {
             event.attribute("mcp.exposed_name", r.tool.to_string());
             event.attribute("mcp.decision", verb);
             event.attribute("mcp.decider", decider);
-            event.attribute("mcp.requested_by", r.requested_by.to_string());
+            event.attribute("mcp.requested_by", r.requester.record_label());
             if let Some(alias) = r.alias {
                 event.attribute("mcp.alias", alias.to_string());
             }

@@ -24,6 +24,7 @@ mod failures;
 mod fuzz_seeds;
 mod hidden_text;
 mod http;
+mod identity;
 mod import;
 mod input_rounds;
 mod interop;

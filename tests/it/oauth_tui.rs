@@ -96,7 +96,7 @@ async fn sign_in_from_the_tui_and_sign_out_revokes_every_tool_at_once() {
         .send(Command::Connect("remote".into()))
         .expect("connect");
     next(&mut handle, "the refusal", |e| {
-        matches!(e, BackendEvent::Status(s) if s.contains("auth_required") && s.contains("needs a sign-in"))
+        matches!(e, BackendEvent::CommandResult(s) if s.contains("auth_required") && s.contains("needs a sign-in"))
     })
     .await;
     let view = remote(&mut handle).await;
@@ -189,7 +189,7 @@ async fn sign_in_from_the_tui_and_sign_out_revokes_every_tool_at_once() {
         _ => unreachable!(),
     }
     next(&mut handle, "the sign-out's report", |e| {
-        matches!(e, BackendEvent::Status(s) if s.contains("signed out of `remote`") && s.contains("1 token(s) deleted, 1 revoked"))
+        matches!(e, BackendEvent::CommandResult(s) if s.contains("signed out of `remote`") && s.contains("1 token(s) deleted, 1 revoked"))
     })
     .await;
     let view = remote(&mut handle).await;

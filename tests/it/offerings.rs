@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use mcp_harness::agent::tools::lead_only::{read_result, resources_text};
-use mcp_harness::mcp::{FlagApprover, ToolErrorCode};
+use mcp_harness::mcp::{CallIdentity, FlagApprover, ToolErrorCode};
 use serde_json::json;
 
 use crate::common::hubs::{DEMO_POLICY, hub};
@@ -188,7 +188,7 @@ async fn a_large_resource_is_capped_and_saved_whole_for_read_result() {
             "s",
             "demo://demo-alpha/large",
             &FlagApprover { approve: false },
-            "toolu_r1",
+            &CallIdentity::lead("toolu_r1"),
         )
         .await;
     let output = outcome.result.unwrap();
@@ -235,8 +235,13 @@ async fn a_hostile_servers_resources_reach_the_model_and_the_terminal_inert() {
     // A read of the hostile URI: the text for the model has no hidden part.
     let uri = list.resources[0].uri.clone();
     let run = mcp_harness::agent::toolbox::from_mcp(
-        hub.read_resource("s", &uri, &FlagApprover { approve: false }, "c1")
-            .await,
+        hub.read_resource(
+            "s",
+            &uri,
+            &FlagApprover { approve: false },
+            &CallIdentity::lead("c1"),
+        )
+        .await,
     );
     let parts = run.outcome.unwrap();
     let text = format!("{parts:?}");

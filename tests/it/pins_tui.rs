@@ -32,7 +32,7 @@ fn start(env: &TestEnv, servers: &str) -> BackendHandle {
 async fn status(handle: &mut BackendHandle, what: &str, pred: impl Fn(&str) -> bool) -> String {
     tokio::time::timeout(Duration::from_secs(30), async {
         loop {
-            if let BackendEvent::Status(text) = handle.events.recv().await.expect("events")
+            if let BackendEvent::CommandResult(text) = handle.events.recv().await.expect("events")
                 && pred(&text)
             {
                 return text;

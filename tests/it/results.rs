@@ -2,7 +2,7 @@
 //! to the last byte, and a results directory that cannot be written.
 
 use mcp_harness::agent::tools::lead_only::read_result;
-use mcp_harness::mcp::FlagApprover;
+use mcp_harness::mcp::{CallIdentity, FlagApprover};
 use serde_json::json;
 
 use crate::common::TestEnv;
@@ -27,7 +27,7 @@ async fn read_result_pages_through_the_whole_text() {
             "mcp__s__lookup",
             json!({"key": "apple"}),
             &FlagApprover { approve: false },
-            "toolu_01",
+            &CallIdentity::lead("toolu_01"),
         )
         .await;
     let output = outcome.result.unwrap();
@@ -74,7 +74,7 @@ async fn an_unwritable_results_dir_is_said_and_the_head_still_arrives() {
             "mcp__s__lookup",
             json!({"key": "apple"}),
             &FlagApprover { approve: false },
-            "c1",
+            &CallIdentity::lead("c1"),
         )
         .await
         .result

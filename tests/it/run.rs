@@ -34,18 +34,30 @@ fn embedded_default() -> String {
 }
 
 /// The `(name, arguments)` of every tool call and the result that follows it,
-/// in the order the agent made them.
+/// in the order the agent made them. (The calls of one reply to servers run
+/// together, so a result follows its own call, not necessarily the one just
+/// before it: each is found by its call's id.)
 fn calls_and_results(events: &[Value]) -> Vec<(String, Value, Value)> {
     let calls = of(events, "tool_call");
     let results = of(events, "tool_result");
     assert_eq!(calls.len(), results.len(), "every call has one result");
     calls
         .iter()
-        .zip(results)
-        .map(|(call, result)| {
-            assert_eq!(call["id"], result["id"], "results follow their calls");
+        .map(|call| {
+            let at = |kind: &str| {
+                events
+                    .iter()
+                    .position(|e| e["event"] == kind && e["id"] == call["id"])
+                    .unwrap()
+            };
+            let found: Vec<&&Value> = results.iter().filter(|r| r["id"] == call["id"]).collect();
+            assert_eq!(found.len(), 1, "one result per call: {call}");
+            assert!(
+                at("tool_call") < at("tool_result"),
+                "results follow their calls"
+            );
             let name = call["name"].as_str().unwrap().to_string();
-            (name, call["arguments"].clone(), result.clone())
+            (name, call["arguments"].clone(), (*found[0]).clone())
         })
         .collect()
 }

@@ -3,6 +3,7 @@
 //! hand-made call of a `confirm` tool waits for the approval prompt.
 
 mod forms;
+mod identity;
 mod queue;
 mod resume;
 mod server_content;
@@ -16,8 +17,8 @@ use crate::common::hubs::DEMO_POLICY;
 use mcp_harness::backend::{self, BackendHandle};
 use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::protocol::{
-    ApprovalView, BackendEvent, Command, Decision, ElicitAnswer, FieldKind, HealthView, Origin,
-    PolicyEffect, Views,
+    ApprovalView, BackendEvent, Command, Decision, ElicitAnswer, FieldKind, HealthView,
+    PolicyEffect, Requester, Views,
 };
 use mcp_harness::session::SessionOptions;
 use serde_json::json;
@@ -91,7 +92,7 @@ async fn connect(handle: &mut BackendHandle, alias: &str) {
     next(
         handle,
         "the connection",
-        |e| matches!(e, BackendEvent::Status(s) if s.starts_with("connected")),
+        |e| matches!(e, BackendEvent::CommandResult(s) if s.starts_with("connected")),
     )
     .await;
 }
@@ -164,7 +165,7 @@ async fn a_server_asking_for_input_gets_the_operators_answer() {
     next(
         &mut handle,
         "the connection",
-        |e| matches!(e, BackendEvent::Status(s) if s.starts_with("connected")),
+        |e| matches!(e, BackendEvent::CommandResult(s) if s.starts_with("connected")),
     )
     .await;
     handle
@@ -226,7 +227,7 @@ async fn a_hand_made_call_of_a_confirm_tool_waits_for_approval() {
     next(
         &mut handle,
         "the connection",
-        |e| matches!(e, BackendEvent::Status(s) if s.starts_with("connected")),
+        |e| matches!(e, BackendEvent::CommandResult(s) if s.starts_with("connected")),
     )
     .await;
     let arguments = json!({"key": "apple", "value": "blue"});
@@ -256,8 +257,8 @@ async fn a_hand_made_call_of_a_confirm_tool_waits_for_approval() {
         (Some("demo_alpha"), PolicyEffect::Confirm)
     );
     // The prompt names its call, and says the operator made it, not the Lead.
-    assert_eq!(prompt.call_id.as_deref(), Some(call.id.as_str()));
-    assert_eq!(prompt.requested_by, Origin::Operator);
+    assert_eq!(prompt.call_id, call.id);
+    assert_eq!(prompt.requested_by, Requester::Operator);
     handle
         .commands
         .send(Command::Approval {
@@ -349,7 +350,7 @@ async fn approve_always_holds_for_one_definition_on_one_connection() {
     next(
         &mut handle,
         "the new connection",
-        |e| matches!(e, BackendEvent::Status(s) if s.starts_with("connected")),
+        |e| matches!(e, BackendEvent::CommandResult(s) if s.starts_with("connected")),
     )
     .await;
     let prompt = call_by_hand(&mut handle, tool, args())
@@ -380,7 +381,7 @@ async fn interrupt_cancels_a_hand_made_call_on_the_wire_and_keeps_the_connection
         unreachable!()
     };
     assert_eq!(total, Some(20.0));
-    assert!(id.starts_with("operator-"), "{id}");
+    assert!(id.as_str().starts_with("operator-"), "{id}");
     handle.commands.send(Command::Interrupt).unwrap();
     let BackendEvent::ToolCallFinished(done) = next(&mut handle, "the result", |e| {
         matches!(e, BackendEvent::ToolCallFinished(_))

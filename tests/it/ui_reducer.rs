@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use crate::fixtures::{approval, approval_for, call_started, elicitation, servers};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use mcp_harness::protocol::{
-    BackendEvent, Command, Decision, ElicitAnswer, Origin, ToolOutcomeView,
+    BackendEvent, Command, Decision, ElicitAnswer, Requester, ToolOutcomeView,
 };
 use mcp_harness::ui::msg::{Effect, Msg};
 use mcp_harness::ui::state::{AppState, CallStatus, Cell, Focus, Overlay};
@@ -116,7 +116,7 @@ fn streamed_text_merges_and_calls_finish() {
         backend(
             &mut s,
             BackendEvent::AssistantDelta {
-                agent: Origin::Lead,
+                agent: Requester::Lead,
                 text: part.into(),
             },
         );
@@ -141,7 +141,7 @@ fn streamed_text_merges_and_calls_finish() {
     assert_eq!(
         s.cells[0],
         Cell::Assistant {
-            agent: Origin::Lead,
+            agent: Requester::Lead,
             text: "Hello".into(),
             streaming: false
         }

@@ -11,7 +11,7 @@ mod views;
 use std::time::{Duration, Instant};
 
 use crate::fixtures::{approval, approval_for, call_started, elicitation, long_text, servers_at};
-use mcp_harness::protocol::{BackendEvent, Origin, SessionInfo, ToolOutcomeView};
+use mcp_harness::protocol::{BackendEvent, Requester, SessionInfo, ToolOutcomeView};
 use mcp_harness::ui::msg::Msg;
 use mcp_harness::ui::panes;
 use mcp_harness::ui::state::{AppState, Cell, Focus, Overlay};
@@ -68,7 +68,7 @@ pub fn session() -> AppState {
     backend(
         &mut s,
         BackendEvent::AssistantDelta {
-            agent: Origin::Lead,
+            agent: Requester::Lead,
             text: "Both servers publish `lookup`; asking each.".into(),
         },
     );

@@ -13,7 +13,17 @@ use serde_json::{Value, json};
 
 use super::conversation::{ToolCall, ToolDef};
 use crate::mcp::schema;
-use crate::mcp::{ApprovalDecision, ApprovalRequest, Approver, Effect, ToolError, ToolErrorCode};
+use crate::mcp::{
+    ApprovalDecision, ApprovalRequest, Approver, CallIdentity, Decision, Effect, ToolError,
+    ToolErrorCode,
+};
+
+/// A built-in call past validation and policy: the arguments to run with, or
+/// the envelope; and how it was decided.
+pub struct Admission {
+    pub arguments: Result<Value, ToolError>,
+    pub decision: Decision,
+}
 
 /// One built-in tool.
 pub struct Builtin {
@@ -217,13 +227,17 @@ impl Builtins {
 
 impl Builtin {
     /// Validates the arguments and applies the local policy (asking the operator
-    /// for `confirm`). Returns the arguments to run with, or the envelope.
+    /// for `confirm`, about call `identity`).
     pub async fn admit(
         &self,
         call: &ToolCall,
+        identity: &CallIdentity,
         approver: &dyn Approver,
-        requested_by: &str,
-    ) -> Result<Value, ToolError> {
+    ) -> Admission {
+        let refused = |error, decision| Admission {
+            arguments: Err(error),
+            decision,
+        };
         let arguments = if call.input.is_null() {
             json!({})
         } else {
@@ -244,22 +258,34 @@ impl Builtin {
                 ),
             );
             error.errors = errors;
-            return Err(error);
+            return refused(error, Decision::RefusedBySchema);
         }
-        if self.effect == Effect::Confirm {
+        if self.effect != Effect::Confirm {
+            return Admission {
+                arguments: Ok(arguments),
+                decision: Decision::Allow,
+            };
+        }
+        let decider = approver.decider();
+        {
             let request = ApprovalRequest {
+                call: identity.id.clone(),
+                requester: identity.requester.clone(),
                 tool: self.name.to_string(),
                 alias: None,
                 remote_name: None,
                 arguments: arguments.clone(),
                 effect: self.effect,
-                requested_by: requested_by.to_string(),
             };
             if let ApprovalDecision::Denied { reason } = approver.approve(request).await {
-                return Err(envelope(ToolErrorCode::PermissionDenied, reason));
+                let denied = envelope(ToolErrorCode::PermissionDenied, reason);
+                return refused(denied, Decision::Denied { decider });
             }
         }
-        Ok(arguments)
+        Admission {
+            arguments: Ok(arguments),
+            decision: Decision::Approved { decider },
+        }
     }
 }
 

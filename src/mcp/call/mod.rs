@@ -24,11 +24,40 @@ pub use super::result::ToolOutput;
 use super::result::{Saver, finish as finish_output, parse_value, text_of};
 use super::schema;
 use super::spill::Spilled;
+use crate::protocol::{CallId, Requester};
+
+/// Which call this is and who asked for it: made where the call is proposed
+/// (the agent's loop, the operator's hand, a headless command) and carried,
+/// as values, to its approval, its task and progress events, its outcome and
+/// its audit record. Nothing downstream works it out again from names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallIdentity {
+    pub id: CallId,
+    pub requester: Requester,
+}
+
+impl CallIdentity {
+    pub fn new(id: impl Into<CallId>, requester: Requester) -> Self {
+        Self {
+            id: id.into(),
+            requester,
+        }
+    }
+
+    /// A call of the Lead's with this id.
+    pub fn lead(id: impl Into<CallId>) -> Self {
+        Self::new(id, Requester::Lead)
+    }
+}
 
 /// The whole outcome of one call.
 #[derive(Debug, Clone)]
 pub struct CallOutcome {
+    /// The call it is the outcome of.
+    pub id: CallId,
     pub result: Result<ToolOutput, ToolError>,
+    /// How the policy and the operator decided it (made by the hub, on the way).
+    pub decision: Decision,
     /// What the server said that the model must not see (an `isError` text, a
     /// JSON-RPC error message). For the operator, shown as server output.
     pub server_output: Option<String>,
@@ -39,10 +68,20 @@ pub struct CallOutcome {
     pub dropped_nulls: Vec<String>,
 }
 
-impl CallOutcome {
-    fn local(error: ToolError) -> Self {
+/// What the pipeline found, before it is tied to its call.
+struct Settled {
+    result: Result<ToolOutput, ToolError>,
+    decision: Decision,
+    server_output: Option<String>,
+    elapsed: Duration,
+    dropped_nulls: Vec<String>,
+}
+
+impl Settled {
+    fn local(error: ToolError, decision: Decision) -> Self {
         Self {
             result: Err(error),
+            decision,
             server_output: None,
             elapsed: Duration::ZERO,
             dropped_nulls: Vec::new(),
@@ -52,7 +91,8 @@ impl CallOutcome {
 
 impl Hub {
     /// Runs one call of `name` (an exposed name) against `snapshot`, the tool set
-    /// of the model request this call belongs to.
+    /// of the model request this call belongs to: a call of a headless command
+    /// (recorded as the Lead's, the harness's one agent), under a fresh id.
     pub async fn call(
         &self,
         snapshot: &Snapshot,
@@ -60,70 +100,80 @@ impl Hub {
         arguments: Value,
         approver: &dyn Approver,
     ) -> CallOutcome {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let id = format!("call-{}-{n}", chrono::Utc::now().format("%H%M%S"));
-        self.call_as(snapshot, name, arguments, approver, &id).await
+        let call = CallIdentity::new(CallId::mint("call"), Requester::Lead);
+        self.call_as(snapshot, name, arguments, approver, &call)
+            .await
     }
 
-    /// [`Hub::call`] for the call `call_id` (the model's tool-use id): a result
-    /// over `max_result_bytes` is saved as `results/CALL_ID.txt`, and progress
-    /// events name this id.
+    /// [`Hub::call`] for `call` (an agent's call: the model's tool-use id): a
+    /// result over `max_result_bytes` is saved as `results/CALL_ID.txt`, and its
+    /// approval request, task and progress events name this call.
     pub async fn call_as(
         &self,
         snapshot: &Snapshot,
         name: &str,
         arguments: Value,
         approver: &dyn Approver,
-        call_id: &str,
+        call: &CallIdentity,
     ) -> CallOutcome {
-        let mut decision = Decision::None;
-        let Some(observer) = self.inner.events.observer().cloned() else {
-            return self
-                .decide_and_send(snapshot, name, arguments, approver, call_id, &mut decision)
-                .await;
-        };
-        let kept = observer.wants_arguments().then(|| arguments.clone());
+        let observer = self.inner.events.observer().cloned();
+        let kept = observer
+            .as_ref()
+            .filter(|o| o.wants_arguments())
+            .map(|_| arguments.clone());
         let (started, clock) = (SystemTime::now(), Instant::now());
-        let outcome = self
-            .decide_and_send(snapshot, name, arguments, approver, call_id, &mut decision)
+        let settled = self
+            .decide_and_send(snapshot, name, arguments, approver, call)
             .await;
-        let latency = clock.elapsed();
-        let tool = snapshot.resolve(name);
-        let error = outcome.result.as_ref().err();
-        let denied_by_policy =
-            tool.is_none() && error.is_some_and(|e| e.code == Code::McpPermissionDenied);
-        observer.call(&CallRecord {
-            tool: name,
-            alias: tool
-                .map(|t| t.alias.as_str())
-                .or_else(|| error.and_then(|e| e.alias.as_deref())),
-            remote_name: tool.map(|t| t.remote_name.as_str()),
-            effect: tool
-                .map(|t| t.effect)
-                .or(denied_by_policy.then_some(Effect::Deny)),
-            decision,
-            requested_by: &approver.requester(),
-            outcome: error.map_or(Ok(()), |e| Err(e.code)),
-            started,
-            latency,
-            arguments: kept.as_ref(),
-        });
-        outcome
+        if let Some(observer) = observer {
+            let latency = clock.elapsed();
+            let tool = snapshot.resolve(name);
+            let error = settled.result.as_ref().err();
+            observer.call(&CallRecord {
+                id: &call.id,
+                tool: name,
+                alias: tool
+                    .map(|t| t.alias.as_str())
+                    .or_else(|| error.and_then(|e| e.alias.as_deref())),
+                remote_name: tool.map(|t| t.remote_name.as_str()),
+                effect: tool
+                    .map(|t| t.effect)
+                    .or((settled.decision == Decision::DeniedByPolicy).then_some(Effect::Deny)),
+                decision: settled.decision,
+                requester: &call.requester,
+                outcome: error.map_or(Ok(()), |e| Err(e.code)),
+                started,
+                latency,
+                arguments: kept.as_ref(),
+            });
+        }
+        CallOutcome {
+            id: call.id.clone(),
+            result: settled.result,
+            decision: settled.decision,
+            server_output: settled.server_output,
+            elapsed: settled.elapsed,
+            dropped_nulls: settled.dropped_nulls,
+        }
     }
 
-    /// The pipeline; `decision` says how far the policy and the operator got.
+    /// The pipeline; its `decision` says how far the policy and the operator got.
     async fn decide_and_send(
         &self,
         snapshot: &Snapshot,
         name: &str,
         arguments: Value,
         approver: &dyn Approver,
-        call_id: &str,
-        decision: &mut Decision,
-    ) -> CallOutcome {
+        call: &CallIdentity,
+    ) -> Settled {
         let Some(tool) = snapshot.resolve(name) else {
-            return CallOutcome::local(self.unresolved(snapshot, name));
+            let error = self.unresolved(snapshot, name);
+            let decision = if error.code == Code::McpPermissionDenied {
+                Decision::DeniedByPolicy
+            } else {
+                Decision::NotRun
+            };
+            return Settled::local(error, decision);
         };
         let tool = Arc::clone(tool);
         let envelope = |code, message: String| {
@@ -145,22 +195,23 @@ impl Hub {
                 ),
             );
             error.errors = errors;
-            let mut outcome = CallOutcome::local(error);
+            let mut outcome = Settled::local(error, Decision::RefusedBySchema);
             outcome.dropped_nulls = dropped;
             return outcome;
         }
         // Never ask the operator about a call that cannot happen.
         if let Some(error) = self.gone(&tool) {
-            return CallOutcome::local(error);
+            return Settled::local(error, Decision::NotRun);
         }
-        if tool.effect == Effect::Confirm {
+        let decision = if tool.effect == Effect::Confirm {
             let request = ApprovalRequest {
+                call: call.id.clone(),
+                requester: call.requester.clone(),
                 tool: tool.name.clone(),
                 alias: Some(tool.alias.clone()),
                 remote_name: Some(tool.remote_name.clone()),
                 arguments: arguments.clone(),
                 effect: tool.effect,
-                requested_by: approver.requester(),
             };
             let decider = approver.decider();
             if let ApprovalDecision::Denied { reason } = approver.approve(request).await {
@@ -168,27 +219,32 @@ impl Hub {
                 // the truth is that the server is gone, not that anyone denied
                 // (no decision was made).
                 if let Some(error) = self.gone(&tool) {
-                    return CallOutcome::local(error);
+                    return Settled::local(error, Decision::NotRun);
                 }
-                *decision = Decision::Denied { decider };
-                return CallOutcome::local(envelope(Code::McpPermissionDenied, reason));
+                let denied = envelope(Code::McpPermissionDenied, reason);
+                return Settled::local(denied, Decision::Denied { decider });
             }
-            *decision = Decision::Approved { decider };
+            Decision::Approved { decider }
         } else {
-            *decision = Decision::Allow;
-        }
-        // The connection may have ended while the operator was deciding.
+            Decision::Allow
+        };
+        // The connection may have ended while the operator was deciding: the
+        // call never ran.
         if let Some(error) = self.gone(&tool) {
-            return CallOutcome::local(error);
+            return Settled::local(error, Decision::NotRun);
         }
         let Value::Object(arguments) = arguments else {
             // Unreachable: the schema requires an object.
-            return CallOutcome::local(envelope(
-                Code::McpInvalidArguments,
-                "arguments must be an object".into(),
-            ));
+            return Settled::local(
+                envelope(
+                    Code::McpInvalidArguments,
+                    "arguments must be an object".into(),
+                ),
+                Decision::RefusedBySchema,
+            );
         };
-        let mut outcome = self.send(&tool, arguments, call_id).await;
+        let mut outcome = self.send(&tool, arguments, &call.id).await;
+        outcome.decision = decision;
         outcome.dropped_nulls = dropped;
         outcome
     }
@@ -197,8 +253,8 @@ impl Hub {
         &self,
         tool: &ExposedTool,
         arguments: Map<String, Value>,
-        call_id: &str,
-    ) -> CallOutcome {
+        call_id: &CallId,
+    ) -> Settled {
         let envelope = |code, message: String| {
             ToolError::new(code, message).for_tool(tool.alias.as_str(), &tool.name)
         };
@@ -243,8 +299,9 @@ impl Hub {
                 (!message.is_empty()).then_some(message),
             ),
         };
-        CallOutcome {
+        Settled {
             result,
+            decision: Decision::NotRun,
             server_output,
             elapsed,
             dropped_nulls: Vec::new(),
@@ -259,7 +316,7 @@ impl Hub {
         tool: &ExposedTool,
         raw: Value,
         spilled: Option<Spilled>,
-        call_id: &str,
+        call_id: &CallId,
     ) -> (Result<ToolOutput, ToolError>, Option<String>) {
         let envelope = |code, message: String| {
             ToolError::new(code, message).for_tool(tool.alias.as_str(), &tool.name)

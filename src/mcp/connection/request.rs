@@ -82,7 +82,7 @@ impl Connection {
         method: &str,
         params: Value,
         timeout: Duration,
-        call: Option<&str>,
+        call: Option<&crate::protocol::CallId>,
     ) -> Result<Long, RequestError> {
         let mut options = PeerRequestOptions::with_timeout(timeout);
         if call.is_some() && self.reset_timeout_on_progress {
@@ -102,7 +102,7 @@ impl Connection {
                         Some(crate::mcp::client::ProgressRoute::register(
                             &self.parts.routes,
                             token.0.to_string(),
-                            call.to_string(),
+                            call.clone(),
                         ));
                 }
             })

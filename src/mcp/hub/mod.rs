@@ -221,6 +221,17 @@ impl Hub {
             })
     }
 
+    /// How many calls of one model reply may run on `alias` at once
+    /// (`max_concurrent_calls`; the default for an alias not configured).
+    pub fn max_concurrent_calls(&self, alias: &str) -> usize {
+        let specs = self.inner.specs.lock().unwrap_or_else(|e| e.into_inner());
+        specs
+            .get(&ServerAlias::new(alias))
+            .map_or(super::spec::MAX_CONCURRENT_CALLS, |s| {
+                s.max_concurrent_calls
+            })
+    }
+
     /// Replaces an alias's local policy (after the operator wrote a new one into
     /// the config file). Takes effect on the next connect.
     pub fn set_policy(

@@ -7,10 +7,11 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::super::approver::{ApprovalDecision, ApprovalRequest, Approver};
-use super::super::call::{CallOutcome, ToolOutput};
+use super::super::call::{CallIdentity, CallOutcome, ToolOutput};
 use super::super::envelope::{ToolError, ToolErrorCode as Code};
 use super::super::exchange::raw;
 use super::super::hub::Hub;
+use super::super::observe::Decision;
 use super::super::policy::Effect;
 use super::super::result::{Saver, finish, parse_value};
 use super::paged::{self, PageError, string};
@@ -163,12 +164,15 @@ impl Hub {
         alias: &str,
         uri: &str,
         approver: &dyn Approver,
-        call_id: &str,
+        call: &CallIdentity,
     ) -> CallOutcome {
+        let mut decision = Decision::NotRun;
         let offered = self
-            .read_resource_offered(alias, uri, approver, call_id)
+            .read_resource_offered(alias, uri, approver, call, &mut decision)
             .await;
         CallOutcome {
+            id: call.id.clone(),
+            decision,
             result: offered.result,
             server_output: offered.server_output,
             elapsed: std::time::Duration::ZERO,
@@ -181,7 +185,8 @@ impl Hub {
         alias: &str,
         uri: &str,
         approver: &dyn Approver,
-        call_id: &str,
+        call: &CallIdentity,
+        decision: &mut Decision,
     ) -> Offered<ToolOutput> {
         let conn = match self.offering(alias, Kind::Resources) {
             Ok(conn) => conn,
@@ -196,18 +201,28 @@ impl Hub {
             return Offered::local(e);
         }
         match self.resource_policy(alias) {
-            Effect::Deny => return Offered::local(denied(alias)),
-            Effect::Allow => {}
+            Effect::Deny => {
+                *decision = Decision::DeniedByPolicy;
+                return Offered::local(denied(alias));
+            }
+            Effect::Allow => *decision = Decision::Allow,
             Effect::Confirm => {
+                let decider = approver.decider();
                 let request = ApprovalRequest {
+                    call: call.id.clone(),
+                    requester: call.requester.clone(),
                     tool: "read_mcp_resource".into(),
                     alias: Some(conn.alias().clone()),
                     remote_name: Some("resources/read".into()),
                     arguments: json!({ "uri": uri }),
                     effect: Effect::Confirm,
-                    requested_by: approver.requester(),
                 };
-                if let ApprovalDecision::Denied { reason } = approver.approve(request).await {
+                let answer = approver.approve(request).await;
+                *decision = match answer {
+                    ApprovalDecision::Approved => Decision::Approved { decider },
+                    ApprovalDecision::Denied { .. } => Decision::Denied { decider },
+                };
+                if let ApprovalDecision::Denied { reason } = answer {
                     let mut e = ToolError::new(Code::McpPermissionDenied, reason);
                     e.alias = Some(alias.to_string());
                     return Offered::local(e);
@@ -249,7 +264,7 @@ impl Hub {
         let (max, dir, id, spilled) = (
             self.limits().max_result_bytes,
             self.results_dir(),
-            call_id.to_string(),
+            call.id.to_string(),
             answer.spilled,
         );
         let finished = tokio::task::spawn_blocking(move || {

@@ -33,6 +33,7 @@ use super::published::TaskSupport;
 use super::registry::ExposedTool;
 use super::spec::TaskMode;
 use super::spill::Spilled;
+use crate::protocol::CallId;
 
 /// Polling is never faster than this, whatever the server asks (0 included)…
 pub const POLL_MIN: Duration = Duration::from_millis(100);
@@ -150,6 +151,7 @@ fn view(task: &Value, shape: Shape) -> Result<View, CallFailure> {
 pub(super) async fn run(
     conn: &Connection,
     tool: &ExposedTool,
+    call: &CallId,
     created: Value,
     shape: Shape,
 ) -> Result<(Value, Option<Spilled>), CallFailure> {
@@ -168,6 +170,7 @@ pub(super) async fn run(
         conn.parts.events.emit(McpEvent::Task {
             alias: conn.alias().clone(),
             connection: conn.id(),
+            call: call.clone(),
             tool: tool.name.clone(),
             task: id.clone(),
             state: v.state,

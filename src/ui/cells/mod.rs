@@ -12,7 +12,7 @@ use ratatui::text::Line;
 
 use super::sanitize::wrapped;
 use super::theme;
-use crate::protocol::Origin;
+use crate::protocol::{CallId, Requester};
 
 mod fold;
 mod server_content;
@@ -27,7 +27,7 @@ pub use tool_call::{CallStatus, ToolCallCell};
 pub enum Cell {
     User(String),
     Assistant {
-        agent: Origin,
+        agent: Requester,
         text: String,
         streaming: bool,
     },
@@ -89,11 +89,11 @@ impl Transcript {
     }
 
     /// The tool call cell with this id (the newest, if ids repeat).
-    pub fn call_mut(&mut self, id: &str) -> Option<&mut ToolCallCell> {
+    pub fn call_mut(&mut self, id: &CallId) -> Option<&mut ToolCallCell> {
         let i = self
             .cells
             .iter()
-            .rposition(|c| matches!(c, Cell::ToolCall(call) if call.id == id))?;
+            .rposition(|c| matches!(c, Cell::ToolCall(call) if call.id == *id))?;
         match self.get_mut(i)? {
             Cell::ToolCall(call) => Some(call.as_mut()),
             _ => None,

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use super::fold::{EXPANDED_LINES as EXPANDED_RESULT_LINES, more_lines, server_output};
 use serde_json::Value;
 
-use crate::protocol::{Decided, Origin, PolicyEffect, Target, TaskStatus};
+use crate::protocol::{CallId, Decided, PolicyEffect, Requester, Target, TaskStatus};
 use crate::ui::sanitize::{line, wrapped};
 use crate::ui::theme;
 
@@ -25,8 +25,8 @@ pub enum CallStatus {
 /// A tool call with its result, collapsed or expanded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCallCell {
-    pub id: String,
-    pub by: Origin,
+    pub id: CallId,
+    pub by: Requester,
     pub name: String,
     pub target: Target,
     pub effect: Option<PolicyEffect>,
@@ -67,7 +67,7 @@ pub(super) fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<
     };
 
     let agent = match &call.by {
-        Origin::Lead => String::new(),
+        Requester::Lead => String::new(),
         other => format!("{other} → "),
     };
     // The status never gets cut: the name gives way first.

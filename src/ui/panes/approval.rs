@@ -5,7 +5,7 @@ use ratatui::Frame;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use crate::protocol::Origin;
+use crate::protocol::Requester;
 use crate::ui::keymap::{Scope, hints};
 use crate::ui::layout::centered;
 use crate::ui::sanitize::{line, wrapped};
@@ -99,7 +99,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     ]));
     if !words.is_empty() {
         let who = match &view.requested_by {
-            Origin::Lead => "the Lead".to_string(),
+            Requester::Lead => "the Lead".to_string(),
             other => other.to_string(),
         };
         lines.push(Line::styled(
@@ -143,14 +143,14 @@ const WORDS: usize = 6;
 /// The text the asking agent wrote in the reply that made this call: the
 /// nearest assistant entry of the same agent before the call's own entry.
 fn model_words<'a>(state: &'a AppState, prompt: &Prompt) -> Option<&'a str> {
-    if prompt.view.requested_by == Origin::Operator {
+    if prompt.view.requested_by == Requester::Operator {
         return None;
     }
-    let call_id = prompt.view.call_id.as_deref()?;
+    let call_id = &prompt.view.call_id;
     let at = state
         .cells
         .iter()
-        .rposition(|c| matches!(c, Cell::ToolCall(call) if call.id == call_id))?;
+        .rposition(|c| matches!(c, Cell::ToolCall(call) if call.id == *call_id))?;
     state.cells[..at]
         .iter()
         .rev()

@@ -113,7 +113,7 @@ pub struct AppState {
     pub interrupting: bool,
     /// The operator's hand-made calls still running (their ids): Ctrl-C cancels
     /// them as it interrupts a turn.
-    pub hand_calls: Vec<String>,
+    pub hand_calls: Vec<crate::protocol::CallId>,
     /// The last turn failed; `r` retries it.
     pub can_retry: bool,
     pub now: Instant,
@@ -239,7 +239,7 @@ impl AppState {
     }
 
     /// The tool call cell with this id.
-    pub fn call_mut(&mut self, id: &str) -> Option<&mut ToolCallCell> {
+    pub fn call_mut(&mut self, id: &crate::protocol::CallId) -> Option<&mut ToolCallCell> {
         self.cells.call_mut(id)
     }
 

@@ -44,7 +44,7 @@ pub enum Overlay {
     },
     /// How a call was decided (`view` arrives from the backend).
     Explain {
-        call_id: String,
+        call_id: crate::protocol::CallId,
         view: Option<ExplainView>,
         scroll: u16,
     },

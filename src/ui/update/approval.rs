@@ -48,8 +48,7 @@ pub fn key(state: &mut AppState, key: &KeyEvent) -> Answer {
 pub fn decided(state: &mut AppState) {
     let now = state.now;
     if let Some(prompt) = state.approvals.pop_front()
-        && let Some(call_id) = &prompt.view.call_id
-        && let Some(call) = state.call_mut(call_id)
+        && let Some(call) = state.call_mut(&prompt.view.call_id)
         && call.status == CallStatus::AwaitingApproval
     {
         call.status = CallStatus::Running { since: now };
@@ -71,9 +70,8 @@ pub fn next_in_front(state: &mut AppState) {
 
 /// Marks the call a new prompt belongs to as waiting (the prompt may also come
 /// before the call's own event; `ToolCallStarted` checks the queue then).
-pub fn opened(state: &mut AppState, call_id: Option<&str>) {
-    if let Some(id) = call_id
-        && let Some(call) = state.call_mut(id)
+pub fn opened(state: &mut AppState, call_id: &crate::protocol::CallId) {
+    if let Some(call) = state.call_mut(call_id)
         && matches!(call.status, CallStatus::Running { .. })
     {
         call.status = CallStatus::AwaitingApproval;
@@ -81,9 +79,6 @@ pub fn opened(state: &mut AppState, call_id: Option<&str>) {
 }
 
 /// Whether a call is waiting for one of the queued prompts.
-pub fn awaited(state: &AppState, call_id: &str) -> bool {
-    state
-        .approvals
-        .iter()
-        .any(|p| p.view.call_id.as_deref() == Some(call_id))
+pub fn awaited(state: &AppState, call_id: &crate::protocol::CallId) -> bool {
+    state.approvals.iter().any(|p| p.view.call_id == *call_id)
 }

@@ -4,7 +4,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::protocol::{
-    AliasStatus, BackendEvent, HistoryItem, Origin, ToolCallView, ToolOutcomeView, TurnEnd, Views,
+    AliasStatus, BackendEvent, HistoryItem, Requester, ToolCallView, ToolOutcomeView, TurnEnd,
+    Views,
 };
 use crate::ui::msg::Effect;
 use crate::ui::state::{
@@ -25,7 +26,7 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
         BackendEvent::AssistantDelta { agent, text } => delta(state, agent, &text),
         BackendEvent::ToolCallStarted(view) => {
             finish_streaming(state);
-            if view.by == Origin::Operator {
+            if view.by == Requester::Operator {
                 state.hand_calls.push(view.id.clone());
             }
             let mut cell = call_cell(view, state.now);
@@ -121,7 +122,7 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
             }
         }
         BackendEvent::ApprovalRequested(view) => {
-            super::approval::opened(state, view.call_id.as_deref());
+            super::approval::opened(state, &view.call_id);
             state.approvals.push_back(Prompt {
                 view,
                 opened: state.now,
@@ -158,6 +159,10 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
         BackendEvent::ReplayPaused { seconds } => state.paused = Some((state.now, seconds)),
         BackendEvent::ReplayResumed => state.paused = None,
         BackendEvent::Status(text) => state.say(text),
+        BackendEvent::CommandResult(text) => {
+            state.cells.push(Cell::Notice(text.clone()));
+            state.say(text);
+        }
         BackendEvent::SignInStarted(view) => {
             state.overlay = Some(Overlay::SignIn(Box::new(SignInWindow {
                 view,
@@ -219,7 +224,7 @@ fn settle_interruption(state: &mut AppState) {
     }
 }
 
-fn delta(state: &mut AppState, agent: Origin, text: &str) {
+fn delta(state: &mut AppState, agent: Requester, text: &str) {
     let streaming_here = matches!(
         state.cells.last(),
         Some(Cell::Assistant { agent: a, streaming: true, .. }) if *a == agent
@@ -303,13 +308,11 @@ fn withdrawn(state: &mut AppState, id: u64) {
     };
     // Its call no longer waits for the operator: it runs (on a grant) or
     // ends at once with why (revoked, withdrawn); its result says which.
-    if let Some(call_id) = &prompt.view.call_id {
-        let now = state.now;
-        if let Some(call) = state.call_mut(call_id)
-            && call.status == CallStatus::AwaitingApproval
-        {
-            call.status = CallStatus::Running { since: now };
-        }
+    let now = state.now;
+    if let Some(call) = state.call_mut(&prompt.view.call_id)
+        && call.status == CallStatus::AwaitingApproval
+    {
+        call.status = CallStatus::Running { since: now };
     }
     if front {
         super::approval::next_in_front(state);

@@ -4,8 +4,8 @@
 use mcp_harness::backend::{self, BackendHandle};
 use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::protocol::{
-    ApprovalView, BackendEvent, Command, Decided, Decision, ExplainView, Rule, ToolOutcomeView,
-    Withdrawal,
+    ApprovalView, BackendEvent, CallId, Command, Decided, Decision, ExplainView, Rule,
+    ToolOutcomeView, Withdrawal,
 };
 use mcp_harness::session::SessionOptions;
 use serde_json::json;
@@ -37,10 +37,10 @@ async fn prompt(handle: &mut BackendHandle) -> ApprovalView {
 }
 
 /// How call `id` was decided, as explain tells it.
-async fn explain(handle: &mut BackendHandle, id: &str) -> ExplainView {
+async fn explain(handle: &mut BackendHandle, id: &CallId) -> ExplainView {
     handle
         .commands
-        .send(Command::Explain(id.into()))
+        .send(Command::Explain(id.clone()))
         .expect("explain");
     match next(handle, "the explanation", |e| {
         matches!(e, BackendEvent::Explained(_))
@@ -176,7 +176,7 @@ async fn always_settles_the_queued_prompts_it_covers_and_a_revoked_grant_asks_ag
     next(
         &mut handle,
         "the word on it",
-        |e| matches!(e, BackendEvent::Status(s) if s.starts_with("revoked grant")),
+        |e| matches!(e, BackendEvent::CommandResult(s) if s.starts_with("revoked grant")),
     )
     .await;
     assert!(fresh_views(&mut handle).await.grants.is_empty());
@@ -316,7 +316,7 @@ async fn a_grant_saved_to_the_config_writes_allow_and_keeps_the_comments() {
     next(
         &mut handle,
         "the word on it",
-        |e| matches!(e, BackendEvent::Status(s) if s.contains("set = \"allow\"")),
+        |e| matches!(e, BackendEvent::CommandResult(s) if s.contains("set = \"allow\"")),
     )
     .await;
     let after = std::fs::read_to_string(&path).unwrap();
@@ -330,7 +330,7 @@ async fn a_grant_saved_to_the_config_writes_allow_and_keeps_the_comments() {
     next(
         &mut handle,
         "the new connection",
-        |e| matches!(e, BackendEvent::Status(s) if s.starts_with("connected")),
+        |e| matches!(e, BackendEvent::CommandResult(s) if s.starts_with("connected")),
     )
     .await;
     assert!(

@@ -4,7 +4,7 @@
 
 use mcp_harness::backend;
 use mcp_harness::config::{self, ConfigSource};
-use mcp_harness::protocol::{BackendEvent, HistoryItem, Origin, Target};
+use mcp_harness::protocol::{BackendEvent, HistoryItem, Requester, Target};
 use mcp_harness::session::SessionOptions;
 
 use super::{next, stop};
@@ -51,7 +51,7 @@ async fn a_headless_run_comes_back_on_screen_with_its_calls_and_servers() {
     assert!(
         history.iter().any(|i| matches!(
             i,
-            HistoryItem::Assistant { agent: Origin::Lead, text } if text.contains("(replay)")
+            HistoryItem::Assistant { agent: Requester::Lead, text } if text.contains("(replay)")
         )),
         "{history:?}"
     );

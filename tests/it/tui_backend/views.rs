@@ -61,7 +61,7 @@ async fn a_call_shares_the_listing_and_a_reconnect_builds_a_new_one() {
     next(
         &mut handle,
         "the reconnection",
-        |e| matches!(e, BackendEvent::Status(s) if s.starts_with("connected") || s.starts_with("reconnected")),
+        |e| matches!(e, BackendEvent::CommandResult(s) if s.starts_with("connected") || s.starts_with("reconnected")),
     )
     .await;
     let again = fresh_views(&mut handle).await;

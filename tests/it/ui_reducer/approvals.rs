@@ -5,7 +5,7 @@ use std::time::Duration;
 use std::time::Instant;
 
 use crossterm::event::KeyCode;
-use mcp_harness::protocol::{BackendEvent, Command, Decision, Origin, ToolCallView};
+use mcp_harness::protocol::{BackendEvent, Command, Decision, Requester, ToolCallView};
 use mcp_harness::ui::msg::Effect;
 use mcp_harness::ui::state::{AppState, CallStatus, Cell, Focus};
 use mcp_harness::ui::update::update;
@@ -127,7 +127,7 @@ fn a_prompt_flips_its_own_call_not_another_call_of_the_same_tool() {
     let mut s = AppState::new(start);
     let tool = "mcp__demo_alpha__set";
     let hand = ToolCallView {
-        by: Origin::Operator,
+        by: Requester::Operator,
         ..call_started("operator-1", tool)
     };
     backend(&mut s, BackendEvent::ToolCallStarted(hand));

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use mcp_harness::protocol::{
-    BackendEvent, Command, Origin, ToolCallView, ToolOutcomeView, TurnEnd,
+    BackendEvent, Command, Requester, ToolCallView, ToolOutcomeView, TurnEnd,
 };
 use mcp_harness::ui::msg::Effect;
 use mcp_harness::ui::state::{AppState, Cell};
@@ -30,7 +30,7 @@ fn interrupted(id: &str) -> BackendEvent {
 fn ctrl_c_cancels_a_running_hand_made_call_instead_of_quitting() {
     let mut s = AppState::new(Instant::now());
     let hand = ToolCallView {
-        by: Origin::Operator,
+        by: Requester::Operator,
         ..call_started("operator-1", "mcp__demo_alpha__slow")
     };
     backend(&mut s, BackendEvent::ToolCallStarted(hand));

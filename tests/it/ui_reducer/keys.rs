@@ -276,7 +276,7 @@ fn a_resumed_session_is_on_screen_and_ctrl_r_reconnects_its_servers() {
             history: vec![
                 HistoryItem::User("show me".into()),
                 HistoryItem::Assistant {
-                    agent: mcp_harness::protocol::Origin::Lead,
+                    agent: mcp_harness::protocol::Requester::Lead,
                     text: "Looking it up.".into(),
                 },
                 HistoryItem::Call(Box::new((call, None))),

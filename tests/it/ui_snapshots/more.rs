@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent};
-use mcp_harness::protocol::{BackendEvent, Origin, ToolCallView};
+use mcp_harness::protocol::{BackendEvent, Requester, ToolCallView};
 use mcp_harness::ui::msg::Msg;
 use mcp_harness::ui::state::{Focus, Overlay};
 use mcp_harness::ui::update::update;
@@ -69,7 +69,7 @@ fn health_keeps_an_ended_connection_for_the_post_mortem() {
 fn a_running_hand_made_call_shows_progress_and_counts_as_running() {
     let mut s = session();
     let hand = ToolCallView {
-        by: Origin::Operator,
+        by: Requester::Operator,
         ..call_started("operator-1", "mcp__demo_alpha__slow")
     };
     backend(&mut s, BackendEvent::ToolCallStarted(hand));

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crossterm::event::KeyCode;
 use mcp_harness::protocol::{
-    BackendEvent, Decided, ExplainView, GrantView, HistoryItem, Origin, Rule, Views, Withdrawal,
+    BackendEvent, Decided, ExplainView, GrantView, HistoryItem, Requester, Rule, Views, Withdrawal,
 };
 use mcp_harness::ui::msg::Msg;
 use mcp_harness::ui::state::{AppState, Focus, Overlay};
@@ -131,7 +131,7 @@ fn a_form_with_every_field_type() {
 fn a_resumed_session() {
     let s = session();
     let mut call = call_started("r1", "mcp__demo_alpha__lookup");
-    call.by = Origin::Lead;
+    call.by = Requester::Lead;
     let outcome = match finished("r1", true, "apple = red (demo-alpha)", None, None) {
         BackendEvent::ToolCallFinished(o) => o,
         _ => unreachable!(),
@@ -145,12 +145,12 @@ fn a_resumed_session() {
             history: vec![
                 HistoryItem::User("what colour is an apple?".into()),
                 HistoryItem::Assistant {
-                    agent: Origin::Lead,
+                    agent: Requester::Lead,
                     text: "Asking demo_alpha.".into(),
                 },
                 HistoryItem::Call(Box::new((call, Some(outcome)))),
                 HistoryItem::Assistant {
-                    agent: Origin::Lead,
+                    agent: Requester::Lead,
                     text: "Red.".into(),
                 },
             ],
