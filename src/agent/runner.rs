@@ -4,7 +4,7 @@
 //! order; all results in one user turn, in that order), and repeat until the
 //! model stops.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -138,11 +138,12 @@ impl Runner<'_> {
                 });
             }
             let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
+            let identities = identities(&calls, conversation, Requester::from(&self.agent));
             self.push(conversation, message);
             if calls.is_empty() {
                 return TurnEnd::Completed;
             }
-            let (results, interrupted) = self.run_calls(&calls, &snapshot).await;
+            let (results, interrupted) = self.run_calls(&calls, &identities, &snapshot).await;
             self.push(
                 conversation,
                 Message {
@@ -171,13 +172,14 @@ impl Runner<'_> {
     /// order. After an
     /// interruption the calls not yet started are not started; each still
     /// gets a result saying so.
-    async fn run_calls(&self, calls: &[ToolCall], snapshot: &Snapshot) -> (Vec<Block>, bool) {
+    async fn run_calls(
+        &self,
+        calls: &[ToolCall],
+        identities: &[CallIdentity],
+        snapshot: &Snapshot,
+    ) -> (Vec<Block>, bool) {
         let mut runs: Vec<Option<ToolRun>> = vec![None; calls.len()];
         let mut gates: HashMap<String, Arc<Semaphore>> = HashMap::new();
-        let identities: Vec<CallIdentity> = calls
-            .iter()
-            .map(|c| CallIdentity::new(c.id.as_str(), Requester::from(&self.agent)))
-            .collect();
         let mut next = 0;
         while next < calls.len() && !self.cancel.is_cancelled() {
             // One batch: a call that runs alone, or the calls up to the next one.
@@ -208,7 +210,7 @@ impl Runner<'_> {
             next = end;
         }
         let mut results = Vec::with_capacity(calls.len());
-        for ((call, identity), run) in calls.iter().zip(&identities).zip(runs) {
+        for ((call, identity), run) in calls.iter().zip(identities).zip(runs) {
             let run = match run {
                 Some(run) => run,
                 None => {
@@ -344,4 +346,58 @@ fn summary(parts: &[ResultPart]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The identity of each call of a reply: the model's tool-use id, unless this
+/// conversation or this reply already used it (a model may repeat ids, a
+/// scripted one does across acts). A repeated id becomes `ID#N`, so two calls
+/// never share a `CallId` (approvals, tasks, progress and `results/ID.txt` are
+/// keyed by it); the model still gets its own id back on the result.
+fn identities(calls: &[ToolCall], earlier: &[Message], requester: Requester) -> Vec<CallIdentity> {
+    let mut taken: HashSet<String> = earlier
+        .iter()
+        .flat_map(|m| m.tool_calls().map(|c| c.id.clone()))
+        .collect();
+    calls
+        .iter()
+        .map(|call| {
+            let id = if taken.contains(&call.id) {
+                (2u64..)
+                    .map(|n| format!("{}#{n}", call.id))
+                    .find(|id| !taken.contains(id))
+                    .unwrap_or_default()
+            } else {
+                call.id.clone()
+            };
+            taken.insert(id.clone());
+            CallIdentity::new(id.as_str(), requester.clone())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "t".into(),
+            input: json!({}),
+        }
+    }
+
+    #[test]
+    fn a_repeated_tool_use_id_gets_an_identity_of_its_own() {
+        let earlier = vec![Message::assistant(vec![Block::ToolUse(call("c1"))])];
+        let ids: Vec<String> = identities(
+            &[call("c1"), call("c2"), call("c2"), call("c3")],
+            &earlier,
+            Requester::Lead,
+        )
+        .into_iter()
+        .map(|i| i.id.to_string())
+        .collect();
+        assert_eq!(ids, ["c1#2", "c2", "c2#2", "c3"]);
+    }
 }
