@@ -168,15 +168,12 @@ fn two_calls_of_one_tool_keep_their_own_progress() {
             .collect();
         assert!(!own.is_empty(), "no progress of {id}: {events:#?}");
         assert!(own.iter().all(|p| p["total"] == steps), "{id}: {own:#?}");
-        // The last step always goes through.
-        assert_eq!(own.last().unwrap()["progress"], steps, "{id}: {own:#?}");
-        assert!(
-            events
-                .iter()
-                .rposition(|e| e["event"] == "progress" && e["id"] == *id)
-                .unwrap()
-                < index(&events, "tool_result", id)
-        );
+        // Its own steps, in order. (Whether the last one arrives before the
+        // result is a race in rmcp: each notification is handled in a task of
+        // its own, the response is not; so nothing is asserted of the last step.)
+        let seen: Vec<f64> = own.iter().filter_map(|p| p["progress"].as_f64()).collect();
+        assert!(seen.windows(2).all(|w| w[0] < w[1]), "{id}: {own:#?}");
+        assert!(seen.iter().all(|s| *s <= steps), "{id}: {own:#?}");
     }
     assert!(
         of(&events, "progress")
