@@ -11,6 +11,7 @@ pub mod backend;
 pub mod config;
 #[doc(hidden)]
 pub mod fuzz_checks;
+pub mod interrupt;
 pub mod logging;
 pub mod mcp;
 pub mod private_dir;

@@ -10,7 +10,7 @@ use clap::Parser;
 use cli::{Cli, Command};
 use mcp_harness::mcp::shim;
 use mcp_harness::{
-    agent, backend, config, logging, mcp, protocol, sanitize, session, store, telemetry,
+    agent, backend, config, interrupt, logging, mcp, protocol, sanitize, session, store, telemetry,
 };
 use mcp_harness_tui::ui;
 
