@@ -262,6 +262,11 @@ fn send(state: &mut AppState) -> Vec<Effect> {
     if text.trim().is_empty() {
         return Vec::new();
     }
+    if state.paused.is_some() {
+        // The replay waits for an empty Enter; text in the box would dead-end it.
+        state.say("the replay is paused: clear the input box, then Enter goes on");
+        return Vec::new();
+    }
     if state.busy {
         state.say("a turn is running: wait for it, or press Ctrl-C to interrupt it");
         return Vec::new();
