@@ -298,7 +298,10 @@ fn keys_typed_as_a_prompt_opens_do_not_decide_it_and_pasted_lines_stay_lines() {
     assert!(screen.contains("Approval needed"), "{screen}");
     tmux.keys(&["y"]);
     let screen = tmux.wait("the prompt to go", |s| !s.contains("Approval needed"));
-    assert!(screen.contains("│yyan"), "the stray keys are text in the box: {screen}");
+    assert!(
+        screen.contains("│yyan"),
+        "the stray keys are text in the box: {screen}"
+    );
     // 1: the conversation (from the input box: Alt-1), where the call's row
     // says how it was decided and the pasted lines are two lines.
     tmux.keys(&["M-1"]);

@@ -65,7 +65,10 @@ fn info_line(state: &AppState, width: u16) -> Line<'static> {
         .count();
     let activity = if state.paused.is_some() && !state.input_text().trim().is_empty() {
         // Enter with text in the box does not go on: say what does.
-        Span::styled("⏸ replay paused: clear the box, then Enter", theme::accent())
+        Span::styled(
+            "⏸ replay paused: clear the box, then Enter",
+            theme::accent(),
+        )
     } else if state.paused.is_some() {
         Span::styled("⏸ replay paused: Enter goes on", theme::accent())
     } else if state.busy {

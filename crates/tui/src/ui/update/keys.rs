@@ -56,8 +56,7 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     }
     // Under a prompt or a form still arming, the panes get nothing: only
     // typing in the input box goes on (and pushes the arming back).
-    if (state.prompt_shown() || state.form_shown()) && !super::waiting::passes_under(state, &key)
-    {
+    if (state.prompt_shown() || state.form_shown()) && !super::waiting::passes_under(state, &key) {
         super::waiting::swallowed(state, &key);
         state.last_key = Some(state.now);
         return Vec::new();

@@ -87,8 +87,5 @@ pub fn swallowed(state: &mut AppState, key: &KeyEvent) {
     } else {
         "takes its keys after a second with no keys"
     };
-    state.say(format!(
-        "{typed}{what} {when} — {}",
-        keymap::keys_of(scope)
-    ));
+    state.say(format!("{typed}{what} {when} — {}", keymap::keys_of(scope)));
 }

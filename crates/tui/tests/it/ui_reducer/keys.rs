@@ -323,7 +323,10 @@ fn a_stray_character_in_the_box_of_a_paused_replay_says_to_clear_it() {
     // running", a dead end while the replay waits for an empty Enter).
     assert!(update(&mut s, key(KeyCode::Enter)).is_empty());
     let said = &s.status.as_ref().unwrap().0;
-    assert!(said.contains("clear the input box, then Enter goes on"), "{said}");
+    assert!(
+        said.contains("clear the input box, then Enter goes on"),
+        "{said}"
+    );
     assert_eq!(s.input_text(), "x", "the text stays");
     update(&mut s, key(KeyCode::Backspace));
     assert_eq!(
