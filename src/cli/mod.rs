@@ -191,7 +191,23 @@ async fn tui(config: Option<PathBuf>, resume: Option<String>) -> ExitCode {
     .await;
     // Whatever ended the UI, make sure every server is closed before exiting.
     let _ = backend.commands.send(crate::protocol::Command::Quit);
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(15), backend.task).await;
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(15), backend.task).await;
+    // A panicked backend unwound (closing every server) and closed the UI's
+    // channel: say what it was, rather than only that the backend went away.
+    if let Ok(Err(e)) = ended
+        && e.is_panic()
+    {
+        let payload = e.into_panic();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("no message");
+        eprintln!(
+            "mcp-harness: the backend task panicked ({message}); every server was closed, and the log file says where"
+        );
+        return ExitCode::from(exit::FAILURE);
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -37,7 +37,7 @@ fn passes(name: &str) {
 
 #[cfg_attr(
     mcph_no_interop,
-    ignore = "the pinned third-party MCP servers are not installed: run ./interop/install.sh"
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
 )]
 #[test]
 fn conformance_initialize() {
@@ -46,7 +46,7 @@ fn conformance_initialize() {
 
 #[cfg_attr(
     mcph_no_interop,
-    ignore = "the pinned third-party MCP servers are not installed: run ./interop/install.sh"
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
 )]
 #[test]
 fn conformance_tools_call() {
@@ -55,7 +55,7 @@ fn conformance_tools_call() {
 
 #[cfg_attr(
     mcph_no_interop,
-    ignore = "the pinned third-party MCP servers are not installed: run ./interop/install.sh"
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
 )]
 #[test]
 fn conformance_elicitation_defaults() {
@@ -64,7 +64,7 @@ fn conformance_elicitation_defaults() {
 
 #[cfg_attr(
     mcph_no_interop,
-    ignore = "the pinned third-party MCP servers are not installed: run ./interop/install.sh"
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
 )]
 #[test]
 fn conformance_sse_retry() {

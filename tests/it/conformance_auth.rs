@@ -50,7 +50,7 @@ macro_rules! v0116 {
     ($($test:ident => $name:literal,)*) => {
         mod v0116 {
             $(
-                #[cfg_attr(mcph_no_interop, ignore = "the conformance suites are not installed: run ./interop/install.sh")]
+                #[cfg_attr(mcph_no_interop, ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)")]
                 #[test]
                 fn $test() { super::passes(false, $name, &[]); }
             )*
@@ -63,7 +63,7 @@ macro_rules! next {
     ($($test:ident => $name:literal,)*) => {
         mod next {
             $(
-                #[cfg_attr(mcph_no_interop, ignore = "the conformance suites are not installed: run ./interop/install.sh")]
+                #[cfg_attr(mcph_no_interop, ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)")]
                 #[test]
                 fn $test() { super::passes(true, $name, &[]); }
             )*
@@ -136,7 +136,7 @@ mod next_at_2025_11_25 {
     macro_rules! at_2025 {
         ($($test:ident => $name:literal,)*) => {
             $(
-                #[cfg_attr(mcph_no_interop, ignore = "the conformance suites are not installed: run ./interop/install.sh")]
+                #[cfg_attr(mcph_no_interop, ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)")]
                 #[test]
                 fn $test() { super::passes(true, $name, WIRE); }
             )*
@@ -163,7 +163,7 @@ mod next_at_2026_wire {
     macro_rules! at_2026 {
         ($($test:ident => $name:literal,)*) => {
             $(
-                #[cfg_attr(mcph_no_interop, ignore = "the conformance suite is not installed: run ./interop/install.sh")]
+                #[cfg_attr(mcph_no_interop, ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)")]
                 #[test]
                 fn $test() { super::passes(true, $name, &[]); }
             )*

@@ -60,7 +60,7 @@ fn passes(name: &str, wire: Option<&str>) {
 macro_rules! scenarios {
     ($($test:ident => $name:literal @ $wire:expr,)*) => {
         $(
-            #[cfg_attr(mcph_no_interop, ignore = "the conformance suite is not installed: run ./interop/install.sh")]
+            #[cfg_attr(mcph_no_interop, ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)")]
             #[test]
             fn $test() {
                 passes($name, $wire);
@@ -139,7 +139,7 @@ fn checks(text: &str) -> Vec<(String, bool)> {
 /// Every "MUST NOT call" check passes; only "keep valid tools" fails.
 #[cfg_attr(
     mcph_no_interop,
-    ignore = "the conformance suite is not installed: run ./interop/install.sh"
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
 )]
 #[test]
 fn invalid_tool_headers_reject_the_connection_on_purpose() {
@@ -163,7 +163,7 @@ fn invalid_tool_headers_reject_the_connection_on_purpose() {
 /// but rule 4 rejects the whole connection, so the client exits 1.
 #[cfg_attr(
     mcph_no_interop,
-    ignore = "the conformance suite is not installed: run ./interop/install.sh"
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
 )]
 #[test]
 fn network_ref_rejects_the_connection_on_purpose() {

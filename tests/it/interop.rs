@@ -87,7 +87,7 @@ fn with_printed_policies(env: &TestEnv, base: &str) -> String {
 
 #[cfg_attr(
     mcph_no_interop,
-    ignore = "the pinned third-party MCP servers are not installed: run ./interop/install.sh"
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
 )]
 #[test]
 fn check_passes_once_the_printed_policies_are_in_the_config() {
@@ -159,7 +159,7 @@ fn text_of(result: &Value) -> String {
 
 #[cfg_attr(
     mcph_no_interop,
-    ignore = "the pinned third-party MCP servers are not installed: run ./interop/install.sh"
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
 )]
 #[test]
 fn calls_reach_every_server_through_the_full_pipeline() {
@@ -212,7 +212,7 @@ fn calls_reach_every_server_through_the_full_pipeline() {
 
 #[cfg_attr(
     mcph_no_interop,
-    ignore = "the pinned third-party MCP servers are not installed: run ./interop/install.sh"
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
 )]
 #[test]
 fn destructive_filesystem_tools_stay_confirm_whatever_their_annotations_say() {
@@ -245,7 +245,7 @@ fn destructive_filesystem_tools_stay_confirm_whatever_their_annotations_say() {
 
 #[cfg_attr(
     mcph_no_interop,
-    ignore = "the pinned third-party MCP servers are not installed: run ./interop/install.sh"
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn everything_announcing_list_changed_right_after_initialize_is_handled() {
@@ -298,7 +298,7 @@ async fn everything_announcing_list_changed_right_after_initialize_is_handled() 
 /// and `call --json` prints an ordinary result.
 #[cfg_attr(
     mcph_no_interop,
-    ignore = "the pinned third-party MCP servers are not installed: run ./interop/install.sh"
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
 )]
 #[test]
 fn server_everythings_task_tool_runs_as_a_task() {

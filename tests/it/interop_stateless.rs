@@ -38,7 +38,7 @@ fn checked(env: &TestEnv) -> Value {
 
 #[cfg_attr(
     mcph_no_interop,
-    ignore = "the pinned third-party MCP servers are not installed: run ./interop/install.sh"
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
 )]
 #[test]
 fn the_python_sdk_stateless_server_is_reached_at_2026_07_28() {
@@ -66,7 +66,7 @@ fn the_python_sdk_stateless_server_is_reached_at_2026_07_28() {
 /// The fixture is not hollow: it really refuses the handshake.
 #[cfg_attr(
     mcph_no_interop,
-    ignore = "the pinned third-party MCP servers are not installed: run ./interop/install.sh"
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
 )]
 #[test]
 fn the_fixture_refuses_the_handshake() {
@@ -88,7 +88,7 @@ fn the_fixture_refuses_the_handshake() {
 
 #[cfg_attr(
     mcph_no_interop,
-    ignore = "the pinned third-party MCP servers are not installed: run ./interop/install.sh"
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
 )]
 #[test]
 fn the_python_sdk_dual_era_server_is_reached_at_2026_07_28() {

@@ -40,7 +40,7 @@ fn names(values: &Value, field: &str) -> BTreeSet<String> {
 
 #[cfg_attr(
     mcph_no_interop,
-    ignore = "the pinned third-party MCP servers are not installed: run ./interop/install.sh"
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn policy_check_call_run_and_the_tui_see_one_tool_set() {

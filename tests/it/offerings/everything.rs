@@ -6,7 +6,7 @@ use crate::common::{TestEnv, json, stderr, stdout};
 
 #[cfg_attr(
     mcph_no_interop,
-    ignore = "the pinned third-party MCP servers are not installed: run ./interop/install.sh"
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
 )]
 #[test]
 fn server_everything_resources_and_prompts() {
