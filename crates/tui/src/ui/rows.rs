@@ -126,8 +126,7 @@ impl Rows {
             w if compact => (w + ARROW).min(left / 3),
             _ => 0,
         };
-        self.name_width
-            .min(left.saturating_sub(middle.max(ARROW)))
+        self.name_width.min(left.saturating_sub(middle.max(ARROW)))
     }
 }
 

@@ -78,7 +78,13 @@ fn title(state: &AppState, width: u16) -> String {
     let cursor = if filter.editing { "▏" } else { "" };
     let counts = format!("{cursor} {}/{}", rows.refs.len(), rows.total);
     let query = inert_text(&filter.query);
-    filter_title(&base, &pins, &query, &counts, (width as usize).saturating_sub(4))
+    filter_title(
+        &base,
+        &pins,
+        &query,
+        &counts,
+        (width as usize).saturating_sub(4),
+    )
 }
 
 /// `BASE PINS · /QUERY COUNTS` in `room` columns, giving way in that order.
@@ -106,7 +112,7 @@ fn filter_title(base: &str, pins: &str, query: &str, counts: &str, room: usize) 
     if width(&short) <= room {
         return short;
     }
-    counts.trim_start_matches(|c| c == '▏' || c == ' ').to_string()
+    counts.trim_start_matches(['▏', ' ']).to_string()
 }
 
 /// How the rows are laid out this frame.

@@ -80,7 +80,10 @@ fn the_effect_word_is_never_cut_and_rows_read_apart() {
         // Every row of `everything` reads apart from the others.
         let mut seen = Vec::new();
         for row in rows_of(&screen, "confirm") {
-            assert!(!seen.contains(&row), "two rows read the same: {row}\n{screen}");
+            assert!(
+                !seen.contains(&row),
+                "two rows read the same: {row}\n{screen}"
+            );
             seen.push(row);
         }
         assert!(seen.len() >= 5, "{screen}");
