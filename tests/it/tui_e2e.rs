@@ -263,7 +263,20 @@ fn escapes_from_a_server_stay_inert_in_every_view() {
 #[test]
 fn keys_typed_as_a_prompt_opens_do_not_decide_it_and_pasted_lines_stay_lines() {
     let env = TestEnv::new();
-    let tmux = Tmux::start(&env, &setup(&env), 80, 24);
+    // A Lead that connects demo_alpha and then asks for `set` (confirm).
+    std::fs::write(
+        env.path("scenario.toml"),
+        "[[act]]\n\
+         [[act.turn]]\ntool_calls = [{ name = \"connect_mcp\", arguments = { alias = \"demo_alpha\" } }]\n\
+         [[act.turn]]\ntext = \"setting\"\ntool_calls = [{ name = \"mcp__demo_alpha__set\", arguments = { key = \"apple\", value = \"red\" } }]\n\
+         [[act.turn]]\ntext = \"done\"\n",
+    )
+    .unwrap();
+    env.config(&format!(
+        "[model]\nprovider = \"scripted\"\nscenario = \"{{DIR}}/scenario.toml\"\n{}[servers.demo_alpha.tools]\n{POLICY}",
+        env.demo("demo_alpha", "alpha", &[])
+    ));
+    let tmux = Tmux::start(&env, &tui_command(&env), 80, 24);
     tmux.wait("the main screen", |s| s.contains("Chat"));
     // A bracketed paste of two lines (tmux sends the line break as CR).
     tmux.run(&["set-buffer", "-b", "p", "first line\nsecond line"]);
@@ -271,36 +284,33 @@ fn keys_typed_as_a_prompt_opens_do_not_decide_it_and_pasted_lines_stay_lines() {
     tmux.wait("two lines in the input box", |s| {
         s.contains("│first line") && s.contains("│second line")
     });
-    // Servers tab: connect demo_alpha; Registry tab: call `set` by hand.
-    tmux.keys(&["Tab", "Tab", "c"]);
-    tmux.wait("demo_alpha ready", |s| s.contains("ready 5 tools"));
-    tmux.keys(&["Tab", "Down", "x"]);
-    tmux.wait("the editor", |s| s.contains("Call mcp__demo_alpha__set"));
-    tmux.keys(&["C-s"]);
+    tmux.keys(&["Enter"]);
     tmux.wait("the prompt", |s| s.contains("Approval needed"));
-    // Keys that arrive while it opens go where they were going (the registry:
-    // `a` shows every server's tools; y and n are no registry keys).
+    // Keys typed as it opens go on into the input box: y, a and n decide
+    // nothing.
     tmux.keys(&["y", "y", "a", "n"]);
-    let screen = tmux.wait("the arming note", |s| s.contains("arming: keys go to the"));
+    let screen = tmux.wait("the arming note", |s| {
+        s.contains("arming: keys go to the input box")
+    });
     assert!(screen.contains("Approval needed"), "{screen}");
     // A quiet second arms it.
     let screen = tmux.wait("the prompt armed after a pause", |s| !s.contains("arming:"));
     assert!(screen.contains("Approval needed"), "{screen}");
     tmux.keys(&["y"]);
     let screen = tmux.wait("the prompt to go", |s| !s.contains("Approval needed"));
-    // The stray keys never became text in the input box (letters in a list
-    // pane are keys), and `a` did what it does there.
-    assert!(screen.contains("all servers"), "{screen}");
-    // 1: the conversation, where the call's row says how it was decided.
-    tmux.keys(&["1"]);
-    // (The whole frame: a capture can catch the terminal halfway through one.)
+    assert!(screen.contains("│yyan"), "the stray keys are text in the box: {screen}");
+    // 1: the conversation (from the input box: Alt-1), where the call's row
+    // says how it was decided and the pasted lines are two lines.
+    tmux.keys(&["M-1"]);
     let screen = tmux.wait("the approved call", |s| {
-        s.contains("operator → mcp__demo_alpha__set")
-            && s.contains(" ok ")
-            && s.contains("│second line")
+        s.contains("mcp__demo_alpha__set") && s.contains(" ok ")
     });
     assert!(screen.contains("approved once"), "{screen}");
-    assert!(screen.contains("│second line"), "{screen}");
+    // g: the top, the operator's message as pasted.
+    tmux.keys(&["g"]);
+    let screen = tmux.wait("the message", |s| {
+        s.contains("▌first line") && s.contains("▌second line")
+    });
     assert!(!screen.contains("second liney"), "{screen}");
     tmux.keys(&["C-q"]);
     tmux.wait_gone();

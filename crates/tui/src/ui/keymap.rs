@@ -112,6 +112,9 @@ pub enum Action {
     /// `1`–`4`: Conversation, Servers, Registry, Health.
     Pane(u8),
     Rules,
+    /// A prompt or form put aside (behind a window, or by this key): to the
+    /// front, and aside again.
+    Waiting,
     ReconnectResumed,
     Send,
     Newline,
@@ -213,6 +216,9 @@ pub const BINDINGS: &[Binding] = &[
     b!(Global, [Chord(Char('3'), ALT)], "Alt-3", Pane(3), "", ""),
     b!(Global, [Chord(Char('4'), ALT)], "Alt-4", Pane(4), "", ""),
     b!(Global, [Chord(F(2), NONE)], "F2", Rules, "rules: the session's \"always\" grants (revoke, save to config)", "rules"),
+    // Handled before any window: a window the operator opened keeps its keys
+    // while a prompt waits behind it, and this is how the prompt comes back.
+    b!(Global, [Chord(F(3), NONE)], "F3", Waiting, "bring back a prompt or form put aside (a window you open keeps its keys; what waits shows as a badge)", ""),
     b!(Global, [Chord(Char('r'), CTRL)], "Ctrl-R", ReconnectResumed, "reconnect the servers a resumed session had connected", ""),
     b!(Input, [Chord(Enter, NONE)], "Enter", Send, "send (on an empty box: go on with a paused replay)", "send"),
     b!(Input, [Chord(Enter, ALT), Chord(Char('j'), CTRL), Chord(Enter, SHIFT)], "Alt-Enter/Ctrl-J", Newline, "new line (most terminals send Shift-Enter as a plain Enter)", "new line"),
@@ -277,6 +283,7 @@ pub const BINDINGS: &[Binding] = &[
     b!(Approval, [Chord(Char('n'), NONE), Chord(Esc, NONE)], "n/Esc", Deny, "deny", "deny"),
     b!(Approval, [Chord(KUp, NONE)], "↑/↓", Up, "scroll", "scroll"),
     b!(Approval, [Chord(KDown, NONE)], "↓", Down, "", ""),
+    b!(Approval, [Chord(F(3), NONE)], "F3", Waiting, "put it aside (the status bar keeps a badge; F3 brings it back); other keys do nothing while it is shown, except typing in the input box", "put aside"),
     b!(Help, [Chord(Esc, NONE), Chord(Char('?'), NONE), Chord(Char('q'), NONE)], "Esc", Close, "close", "close"),
     b!(Help, [Chord(KUp, NONE)], "↑/↓", Up, "scroll", "scroll"),
     b!(Help, [Chord(KDown, NONE)], "↓", Down, "", ""),
@@ -312,6 +319,7 @@ pub const BINDINGS: &[Binding] = &[
     b!(Elicitation, [Chord(Char(' '), NONE), Chord(Left, NONE), Chord(Right, NONE)], "Space/←/→", Edit, "toggle a checkbox or an option, pick a choice (typed in text fields)", "toggle/choose"),
     b!(Elicitation, [Chord(Char('d'), CTRL)], "Ctrl-D", Deny, "decline", "decline"),
     b!(Elicitation, [Chord(Esc, NONE)], "Esc", Close, "cancel", "cancel"),
+    b!(Elicitation, [Chord(F(3), NONE)], "F3", Waiting, "put it aside (the status bar keeps a badge; F3 brings it back)", "put aside"),
     b!(ConfirmKill, [Chord(Char('y'), NONE)], "y", Confirm, "kill it (SIGKILL to its processes)", "kill"),
     b!(ConfirmKill, [Chord(Char('n'), NONE), Chord(Esc, NONE)], "n/Esc", Close, "cancel", "cancel"),
     b!(Rules, [Chord(KUp, NONE), Chord(Char('k'), NONE)], "↑/↓", Up, "select", ""),
@@ -371,9 +379,13 @@ pub fn is_help(key: &KeyEvent, typing_text: bool) -> bool {
 
 /// The keys of a modal window, from this table (so they cannot drift).
 pub fn keys_of(scope: Scope) -> String {
+    key_items(scope).join(" · ")
+}
+
+/// [`keys_of`], one `KEYS hint` item each.
+pub fn key_items(scope: Scope) -> Vec<String> {
     hints(scope)
         .iter()
         .map(|b| format!("{} {}", b.keys, b.hint))
-        .collect::<Vec<_>>()
-        .join(" · ")
+        .collect()
 }

@@ -13,6 +13,7 @@ mod readme_keys;
 mod registry;
 mod sign_in;
 mod tasks;
+mod windows;
 
 use std::time::{Duration, Instant};
 

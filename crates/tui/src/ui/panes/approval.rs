@@ -39,10 +39,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     if !armed {
         // Until a quiet moment, keys go where they were going: say so here,
         // where the operator is looking, not only in the status bar.
-        let arming = format!(
-            "arming: keys go to the {} until you pause for a second",
-            where_keys_go(state)
-        );
+        let arming = format!("arming: {}", where_keys_go(state));
         footer.extend(
             wrapped(&arming, width.saturating_sub(2) as usize)
                 .into_iter()
@@ -51,7 +48,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     }
     let key_style = if armed { theme::accent() } else { theme::dim() };
     footer.extend(
-        wrapped(&keys.join(" · "), width.saturating_sub(2) as usize)
+        packed(&keys, width.saturating_sub(2) as usize)
             .into_iter()
             .map(|l| Line::styled(l, key_style)),
     );
@@ -137,6 +134,22 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     frame.render_widget(Paragraph::new(fit_lines(lines, width)), inner);
 }
 
+/// Key hints joined with ` · `, a new line only between two of them (a key
+/// is never parted from what it does).
+pub(super) fn packed(items: &[String], width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for item in items {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 3 + item.chars().count() <= width => {
+                line.push_str(" · ");
+                line.push_str(item);
+            }
+            _ => lines.push(item.clone()),
+        }
+    }
+    lines
+}
+
 /// Lines of the model's words shown at most.
 const WORDS: usize = 6;
 
@@ -165,12 +178,12 @@ fn model_words<'a>(state: &'a AppState, prompt: &Prompt) -> Option<&'a str> {
         .filter(|t| !t.trim().is_empty())
 }
 
-/// Where a key goes while the prompt is arming.
-pub(super) fn where_keys_go(state: &AppState) -> String {
-    match (&state.overlay, state.focus) {
-        _ if state.form_armed() => "input form".into(),
-        (Some(_), _) => "window behind this one".into(),
-        (None, Focus::Input) => "input box".into(),
-        (None, focus) => format!("{} pane", focus.label()),
+/// Where a key goes while a prompt or form is arming: typing in the input box
+/// goes on; anything else waits for the pause.
+pub(super) fn where_keys_go(state: &AppState) -> &'static str {
+    if state.overlay.is_none() && state.focus == Focus::Input {
+        "keys go to the input box until you pause for a second"
+    } else {
+        "its keys work after a second with no keys (the panes get none)"
     }
 }

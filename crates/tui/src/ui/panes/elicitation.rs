@@ -8,7 +8,7 @@ use ratatui::widgets::{Clear, Paragraph};
 
 use crate::protocol::{FieldKind, FieldView};
 use crate::ui::keymap::Scope;
-use crate::ui::keymap::keys_of;
+use crate::ui::keymap::key_items;
 use crate::ui::layout::centered;
 use crate::ui::sanitize::{inert_text, line, wrapped};
 use crate::ui::state::{AppState, ElicitForm, FieldValue, choice_label};
@@ -67,10 +67,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     }
     let armed = state.form_armed();
     if !armed {
-        let arming = format!(
-            "arming: keys go to the {} until you pause for a second",
-            super::approval::where_keys_go(state)
-        );
+        let arming = format!("arming: {}", super::approval::where_keys_go(state));
         lines.extend(
             wrapped(&arming, inner_width)
                 .into_iter()
@@ -79,7 +76,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     }
     let key_style = if armed { theme::accent() } else { theme::dim() };
     lines.extend(
-        wrapped(&keys_of(Scope::Elicitation), inner_width)
+        super::approval::packed(&key_items(Scope::Elicitation), inner_width)
             .into_iter()
             .map(|l| Line::styled(l, key_style)),
     );

@@ -65,9 +65,11 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
         Some(overlay) => overlays::draw(frame, state, overlay),
         None => {}
     }
-    if !state.approvals.is_empty() {
+    // Put aside (behind a window the operator opened, or by F3), what waits
+    // is a badge in the status bar instead.
+    if state.prompt_shown() {
         approval::draw(frame, state);
-    } else if !state.elicitations.is_empty() {
+    } else if state.form_shown() {
         elicitation::draw(frame, state);
     }
 }

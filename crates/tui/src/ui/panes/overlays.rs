@@ -213,10 +213,18 @@ fn call_editor(frame: &mut Frame, area: Rect, editor: &CallEditor) {
         ),
         None => below.push(Line::styled("valid against the tool's schema", theme::ok())),
     }
-    below.push(Line::styled(
-        "It goes through the same pipeline: policy, approval, timeout, envelope.",
-        theme::dim(),
-    ));
+    // Said before Ctrl-S: the policy asks for every `confirm` call, the
+    // operator's own too, and the prompt that follows is not someone else's.
+    below.extend(
+        wrapped(
+            "The same pipeline as the Lead's calls: policy, schema, timeout. A confirm \
+             tool then asks you to approve your own call (y); the audit log names you \
+             as requester and approver.",
+            width,
+        )
+        .into_iter()
+        .map(|l| Line::styled(l, theme::dim())),
+    );
     below.push(Line::styled(keys_of(Scope::CallTool), theme::accent()));
     let [head, text, foot] = Layout::vertical([
         Constraint::Length(1),

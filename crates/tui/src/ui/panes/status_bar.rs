@@ -63,7 +63,10 @@ fn info_line(state: &AppState, width: u16) -> Line<'static> {
         .iter()
         .filter(|v| v.state == AliasStatus::Ready)
         .count();
-    let activity = if state.paused.is_some() {
+    let activity = if state.paused.is_some() && !state.input_text().trim().is_empty() {
+        // Enter with text in the box does not go on: say what does.
+        Span::styled("⏸ replay paused: clear the box, then Enter", theme::accent())
+    } else if state.paused.is_some() {
         Span::styled("⏸ replay paused: Enter goes on", theme::accent())
     } else if state.busy {
         Span::styled("● working", theme::warn())
@@ -88,10 +91,33 @@ fn info_line(state: &AppState, width: u16) -> Line<'static> {
         )
     };
     let mut spans = vec![model, Span::styled(middle, theme::dim()), activity];
-    if !state.approvals.is_empty() {
+    if let Some(badge) = waiting_badge(state) {
+        spans.push(Span::styled(format!(" │ {badge}"), theme::warn()));
+    } else if state.prompt_shown() {
         spans.push(Span::styled(" │ approval waiting", theme::warn()));
     }
     Line::from(spans)
+}
+
+/// What waits put aside (behind a window, or by F3), and the key that brings
+/// it back: "1 approval waiting: F3".
+fn waiting_badge(state: &AppState) -> Option<String> {
+    if !state.aside || !state.waiting() {
+        return None;
+    }
+    let count = |n: usize, what: &str| match n {
+        0 => None,
+        1 => Some(format!("1 {what}")),
+        n => Some(format!("{n} {what}s")),
+    };
+    let parts: Vec<String> = [
+        count(state.approvals.len(), "approval"),
+        count(state.elicitations.len(), "form"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    Some(format!("{} waiting: F3", parts.join(", ")))
 }
 
 /// The hints of what has the keys now — only keys that apply to the
@@ -101,9 +127,18 @@ fn hint_items(state: &AppState) -> Vec<String> {
     let mut items: Vec<String> = hints(scope)
         .into_iter()
         .filter(|b| !(b.action == Action::InterruptOrQuit && state.interruptible()))
+        // The prompt and the form say F3 in their own key lines; here the
+        // badge's item says it, once something is put aside.
+        .filter(|b| b.action != Action::Waiting)
         .filter(|b| scope.is_modal() || state.offers(b.action))
         .map(|b| format!("{} {}", b.keys, b.hint))
         .collect();
+    if let Some(badge) = waiting_badge(state) {
+        // First, in a window's footer too: the window keeps its keys, and
+        // this is how what waits behind it comes back.
+        let what = badge.trim_end_matches(": F3");
+        items.insert(0, format!("F3 {what}"));
+    }
     if !scope.is_modal() {
         if state.interruptible() {
             // Ctrl-C quits only when nothing runs; while something does, that it

@@ -103,6 +103,10 @@ pub struct AppState {
     pub approvals: VecDeque<Prompt>,
     /// Servers' requests for input, in order.
     pub elicitations: VecDeque<ElicitForm>,
+    /// The waiting prompts and forms are put aside: behind a window the
+    /// operator opened (it keeps its keys until it closes) or by F3. A badge
+    /// says they wait; they come back when the window closes, or on F3.
+    pub aside: bool,
     pub focus: Focus,
     pub overlay: Option<Overlay>,
     /// A short message in the status bar, and when it goes away.
@@ -168,6 +172,7 @@ impl AppState {
             grants: Arc::from(Vec::new()),
             approvals: VecDeque::new(),
             elicitations: VecDeque::new(),
+            aside: false,
             focus: Focus::Input,
             overlay: None,
             status: None,
@@ -243,9 +248,28 @@ impl AppState {
         self.cells.call_mut(id)
     }
 
+    /// Something waits for the operator: an approval prompt or a form.
+    pub fn waiting(&self) -> bool {
+        !self.approvals.is_empty() || !self.elicitations.is_empty()
+    }
+
+    /// The front approval prompt is on screen (not put aside).
+    pub fn prompt_shown(&self) -> bool {
+        !self.approvals.is_empty() && !self.aside
+    }
+
+    /// The front form is on screen: no prompt before it, nothing put aside.
+    pub fn form_shown(&self) -> bool {
+        self.approvals.is_empty() && !self.elicitations.is_empty() && !self.aside
+    }
+
     /// When the front approval prompt starts taking decisions: [`APPROVAL_ARM`]
-    /// after it came to the front or after the last key, whichever is later.
+    /// after it came to the front or after the last key, whichever is later
+    /// (never while it is put aside).
     pub fn arms_at(&self) -> Option<Instant> {
+        if !self.prompt_shown() {
+            return None;
+        }
         Some(self.armed_after(self.approvals.front()?.opened))
     }
 
@@ -256,6 +280,9 @@ impl AppState {
 
     /// When the front elicitation form starts taking keys (as [`Self::arms_at`]).
     pub fn form_arms_at(&self) -> Option<Instant> {
+        if !self.form_shown() {
+            return None;
+        }
         Some(self.armed_after(self.elicitations.front()?.opened))
     }
 
@@ -295,12 +322,13 @@ impl AppState {
         self.input.lines().join("\n")
     }
 
-    /// Whose keys are active now: the prompt, a form, an overlay, or a pane.
+    /// Whose keys are active now: the prompt, a form, an overlay, or a pane
+    /// (a prompt or form put aside has none).
     pub fn scope(&self) -> Scope {
-        if !self.approvals.is_empty() {
+        if self.prompt_shown() {
             return Scope::Approval;
         }
-        if !self.elicitations.is_empty() {
+        if self.form_shown() {
             return Scope::Elicitation;
         }
         if let Some(scope) = self.overlay_scope() {

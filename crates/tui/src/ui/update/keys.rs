@@ -1,8 +1,9 @@
 //! Keys and paste, in layers (helix-style): Ctrl-C first (it closes the
-//! topmost window, else interrupts, else quits) → approval prompt (once
-//! armed) → elicitation form (once armed) → overlay → the registry's filter →
-//! help → global keys → the focused pane. Letters in a list pane are keys,
-//! never text for the input box; an unbound one says so.
+//! topmost window, else interrupts, else quits), F3 (a prompt put aside) →
+//! approval prompt (once armed) → elicitation form (once armed) → nothing else
+//! under a prompt or form but typing in the input box → overlay → the
+//! registry's filter → help → global keys → the focused pane. Letters in a
+//! list pane are keys, never text for the input box; an unbound one says so.
 
 use std::time::Duration;
 
@@ -36,18 +37,30 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     if state.struck.len() != before {
         state.struck_gen += 1;
     }
-    if let Some(Action::InterruptOrQuit) = keymap::lookup(Scope::Global, &key) {
-        return ctrl_c(state);
+    match keymap::lookup(Scope::Global, &key) {
+        Some(Action::InterruptOrQuit) => return ctrl_c(state),
+        Some(Action::Waiting) => {
+            super::waiting::toggle(state);
+            return Vec::new();
+        }
+        _ => {}
     }
     if state.prompt_armed()
         && let super::approval::Answer::Taken(effects) = super::approval::key(state, &key)
     {
         return effects;
     }
-    // An armed form takes every key (they are not "typing elsewhere"); one that
-    // has not armed yet lets keys go where they were going.
+    // An armed form takes every key (they are not "typing elsewhere").
     if state.form_armed() {
         return super::elicit::key(state, key);
+    }
+    // Under a prompt or a form still arming, the panes get nothing: only
+    // typing in the input box goes on (and pushes the arming back).
+    if (state.prompt_shown() || state.form_shown()) && !super::waiting::passes_under(state, &key)
+    {
+        super::waiting::swallowed(state, &key);
+        state.last_key = Some(state.now);
+        return Vec::new();
     }
     // Every other key counts as typing: it pushes the prompt's arming back.
     let effects = dispatch(state, key);
@@ -58,7 +71,7 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
 /// Ctrl-C: closes the topmost window; else interrupts what runs; else quits —
 /// at once with no server connected, on a second press within a second with.
 fn ctrl_c(state: &mut AppState) -> Vec<Effect> {
-    if let Some(prompt) = state.approvals.front() {
+    if let Some(prompt) = state.approvals.front().filter(|_| state.prompt_shown()) {
         let id = prompt.view.id;
         super::approval::decided(state);
         state.say("denied (Ctrl-C closes the prompt as a denial)");
@@ -67,7 +80,7 @@ fn ctrl_c(state: &mut AppState) -> Vec<Effect> {
             decision: Decision::Deny,
         })];
     }
-    if let Some(form) = state.elicitations.front() {
+    if let Some(form) = state.elicitations.front().filter(|_| state.form_shown()) {
         let id = form.view.id;
         super::elicit::close(state, id);
         return vec![Effect::Send(Command::Elicitation {
@@ -249,6 +262,11 @@ fn send(state: &mut AppState) -> Vec<Effect> {
     if text.trim().is_empty() {
         return Vec::new();
     }
+    if state.paused.is_some() {
+        // The replay waits for an empty Enter; text in the box would dead-end it.
+        state.say("the replay is paused: clear the input box, then Enter goes on");
+        return Vec::new();
+    }
     if state.busy {
         state.say("a turn is running: wait for it, or press Ctrl-C to interrupt it");
         return Vec::new();
@@ -307,6 +325,13 @@ pub fn paste(state: &mut AppState, text: &str) -> Vec<Effect> {
     }
     // Pasting is typing: a prompt waiting to arm waits on.
     state.last_key = Some(state.now);
+    // Under a prompt or form, only the input box takes text.
+    if (state.prompt_shown() || state.form_shown())
+        && (state.overlay.is_some() || state.focus != Focus::Input)
+    {
+        state.say("nothing under the prompt takes text now (F3 puts it aside)");
+        return Vec::new();
+    }
     if let Some(Overlay::CallTool(editor)) = &mut state.overlay {
         editor.area.insert_str(&text);
         super::overlay::revalidate(state);

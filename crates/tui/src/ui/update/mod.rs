@@ -14,6 +14,7 @@ mod offered;
 mod overlay;
 mod scroll;
 mod sign_in;
+mod waiting;
 
 use super::msg::{Effect, Msg};
 use super::state::AppState;
@@ -23,6 +24,7 @@ pub use overlay::prefill;
 
 /// Applies one message. `state.now` must be set by the caller first.
 pub fn update(state: &mut AppState, msg: Msg) -> Vec<Effect> {
+    let before = waiting::before(state);
     let effects = match msg {
         Msg::Key(key) => keys::key(state, key),
         Msg::Paste(text) => keys::paste(state, &text),
@@ -40,6 +42,7 @@ pub fn update(state: &mut AppState, msg: Msg) -> Vec<Effect> {
             Vec::new()
         }
     };
+    waiting::follow(state, before);
     expire(state);
     effects
 }

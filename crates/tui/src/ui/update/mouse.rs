@@ -11,7 +11,7 @@ use crate::ui::msg::Effect;
 use crate::ui::state::{AppState, Focus};
 
 pub fn mouse(state: &mut AppState, event: MouseEvent) -> Vec<Effect> {
-    if !state.approvals.is_empty() || state.overlay.is_some() {
+    if state.prompt_shown() || state.form_shown() || state.overlay.is_some() {
         return Vec::new();
     }
     let areas = layout(state.area, state);

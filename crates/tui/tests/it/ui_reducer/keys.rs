@@ -314,6 +314,25 @@ fn enter_on_an_empty_input_box_goes_on_with_a_paused_replay() {
 }
 
 #[test]
+fn a_stray_character_in_the_box_of_a_paused_replay_says_to_clear_it() {
+    let mut s = connected();
+    s.busy = true;
+    backend(&mut s, BackendEvent::ReplayPaused { seconds: 10 });
+    typed(&mut s, "x");
+    // Enter neither goes on nor sends; it says what does (not "a turn is
+    // running", a dead end while the replay waits for an empty Enter).
+    assert!(update(&mut s, key(KeyCode::Enter)).is_empty());
+    let said = &s.status.as_ref().unwrap().0;
+    assert!(said.contains("clear the input box, then Enter goes on"), "{said}");
+    assert_eq!(s.input_text(), "x", "the text stays");
+    update(&mut s, key(KeyCode::Backspace));
+    assert_eq!(
+        update(&mut s, key(KeyCode::Enter)),
+        vec![Effect::Send(Command::Continue)]
+    );
+}
+
+#[test]
 fn a_prompt_under_the_call_editor_leaves_the_editor_its_keys() {
     // The editor is open when a prompt arrives: Ctrl-S (no prompt key) sends
     // the hand-made call, and the prompt still waits for y/a/n.

@@ -128,3 +128,38 @@ fn help_scrolls_to_its_last_line_and_no_further() {
         "Up moves at once after scrolling past the end"
     );
 }
+
+#[test]
+fn a_prompt_behind_the_call_editor_is_a_badge_and_comes_back_when_it_closes() {
+    let mut s = session();
+    s.focus = Focus::Registry;
+    update(&mut s, Msg::Key(KeyEvent::from(KeyCode::Char('x'))));
+    backend(
+        &mut s,
+        BackendEvent::ApprovalRequested(crate::fixtures::approval(1, "mcp__demo_alpha__set")),
+    );
+    // The editor keeps the screen and its keys; the status bar and the footer
+    // say what waits and how to bring it back.
+    snapshot("prompt_behind_a_window", &mut s);
+    for size in [(80, 24), (120, 40)] {
+        let text = screen_text(&mut s, size);
+        assert!(!text.contains("Approval needed"), "{text}");
+        let rows: Vec<&str> = text.lines().collect();
+        let footer = rows[rows.len() - 1];
+        assert!(footer.starts_with("F3 1 approval waiting"), "{footer}");
+        assert!(footer.contains("Esc cancel"), "{footer}");
+        assert!(
+            rows[rows.len() - 2].contains("1 approval waiting: F3"),
+            "{text}"
+        );
+    }
+    // Esc closes the editor: the prompt is back, arming, and says the panes
+    // under it get no keys.
+    update(&mut s, Msg::Key(KeyEvent::from(KeyCode::Esc)));
+    let text = screen_text(&mut s, (120, 40));
+    assert!(text.contains("Approval needed"), "{text}");
+    assert!(
+        text.contains("arming: its keys work after a second with no keys"),
+        "{text}"
+    );
+}
