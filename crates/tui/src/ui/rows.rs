@@ -12,6 +12,9 @@ use crate::protocol::{AliasStatus, EndCause, PinStatus, PolicyEffect, ServerView
 /// The effect column's width (`confirm`, `revoked`).
 pub const EFFECT_WIDTH: usize = 7;
 
+/// The columns between a row's name and what follows it (` → `, ` ✗ `).
+pub const ARROW: usize = 3;
+
 /// The registry's filter: what was typed after `/`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Filter {
@@ -116,15 +119,14 @@ impl Rows {
     /// and effect when some row has such text.
     pub fn name_column(&self, width: usize, compact: bool) -> usize {
         let left = width.saturating_sub(EFFECT_WIDTH + 1);
-        if compact {
-            let middle = match self.middle_width {
-                0 => 0,
-                w => (w + 3).min(left / 3),
-            };
-            self.name_width.min(left.saturating_sub(middle))
-        } else {
-            self.name_width.min(left)
-        }
+        // Every row has its three columns between name and the rest (` → `,
+        // ` ✗ ` or blanks), so the name yields them too: the effect is never cut.
+        let middle = match self.middle_width {
+            0 => 0,
+            w if compact => (w + ARROW).min(left / 3),
+            _ => 0,
+        };
+        self.name_width.min(left.saturating_sub(middle.max(ARROW)))
     }
 }
 

@@ -19,6 +19,12 @@ pub fn line(raw: &str, max: usize) -> String {
     crate::sanitize::inert_line(raw, max)
 }
 
+/// A name (a tool's, a resource's URI), inert, in at most `max` columns, cut
+/// in the middle so that names sharing a start or an end still read apart.
+pub fn name(raw: &str, max: usize) -> String {
+    super::text::fit_middle(&inert_text(raw), max)
+}
+
 /// Inert text wrapped to `width` columns.
 pub fn wrapped(raw: &str, width: usize) -> Vec<String> {
     let clean = text(raw);

@@ -33,7 +33,51 @@ pub fn fit(text: &str, max: usize) -> String {
 
 /// `text` fitted to exactly `columns` columns (cut with `…`, or padded).
 pub fn pad(text: &str, columns: usize) -> String {
-    let mut out = fit(text, columns);
+    padded(fit(text, columns), columns)
+}
+
+/// A name in at most `max` columns, cut in the middle (`get-reso…ce-links`):
+/// both ends stay, so names that share a start (`get-resource-links`,
+/// `get-resource-reference`) or an end still read apart.
+pub fn fit_middle(text: &str, max: usize) -> String {
+    if width(text) <= max {
+        return text.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let room = max - 1;
+    // The end tells names apart as often as the start does: it gets the odd column.
+    let head = room / 2;
+    let mut out = take(text, head);
+    out.push('…');
+    out.push_str(&take_end(text, room - head));
+    out
+}
+
+/// `ALIAS/NAME` in at most `max` columns: the alias yields first, to a short
+/// start (`eve…/`, the same in every row, so the names stay aligned), then
+/// the name, in its middle — the name is what tells one server's rows apart.
+pub fn fit_qualified(alias: &str, name: &str, max: usize) -> String {
+    /// What a cut alias keeps: a start and its `…`.
+    const ALIAS_CUT: usize = 4;
+    if width(alias) + 1 + width(name) <= max {
+        return format!("{alias}/{name}");
+    }
+    let alias = fit(alias, ALIAS_CUT);
+    let alias_w = width(&alias);
+    if alias_w + 2 >= max {
+        return fit_middle(&format!("{alias}/{name}"), max);
+    }
+    format!("{alias}/{}", fit_middle(name, max - alias_w - 1))
+}
+
+/// [`fit_middle`] padded to exactly `columns` columns.
+pub fn pad_middle(text: &str, columns: usize) -> String {
+    padded(fit_middle(text, columns), columns)
+}
+
+fn padded(mut out: String, columns: usize) -> String {
     let used = width(&out);
     out.extend(std::iter::repeat_n(' ', columns.saturating_sub(used)));
     out
@@ -83,6 +127,21 @@ fn take(text: &str, columns: usize) -> String {
     out
 }
 
+/// The longest end of `text` that fits in `columns` columns.
+fn take_end(text: &str, columns: usize) -> String {
+    let mut used = 0;
+    let mut start = text.len();
+    for (at, c) in text.char_indices().rev() {
+        let w = c.width().unwrap_or(0);
+        if used + w > columns {
+            break;
+        }
+        used += w;
+        start = at;
+    }
+    text[start..].to_string()
+}
+
 /// Every line of a pane fitted to its width.
 pub fn fit_lines(lines: Vec<Line<'static>>, max: usize) -> Vec<Line<'static>> {
     lines.into_iter().map(|l| fit_line(l, max)).collect()
@@ -102,5 +161,34 @@ mod tests {
         let cut = fit_line(line, 6);
         let text: String = cut.spans.iter().map(|s| s.content.to_string()).collect();
         assert_eq!(text, "abcde…");
+    }
+
+    #[test]
+    fn a_middle_cut_keeps_both_ends() {
+        assert_eq!(fit_middle("get-resource-links", 18), "get-resource-links");
+        assert_eq!(fit_middle("get-resource-links", 14), "get-re…e-links");
+        assert_ne!(
+            fit_middle("get-resource-links", 14),
+            fit_middle("get-resource-reference", 14)
+        );
+        assert_eq!(fit_middle("日本語です", 6), "日…す");
+        assert_eq!(fit_middle("abc", 0), "");
+        assert_eq!(fit_middle("abcdef", 1), "…");
+        assert_eq!(pad_middle("abcdefgh", 5), "ab…gh");
+        assert_eq!(pad_middle("ab", 4), "ab  ");
+    }
+
+    #[test]
+    fn a_qualified_name_cuts_its_alias_first() {
+        assert_eq!(fit_qualified("every", "echo", 10), "every/echo");
+        assert_eq!(
+            fit_qualified("everything", "get-resource-links", 23),
+            "eve…/get-resource-links"
+        );
+        assert_eq!(
+            fit_qualified("everything", "get-resource-links", 22),
+            "eve…/get-reso…ce-links"
+        );
+        assert_eq!(fit_qualified("everything", "get-resource-links", 4), "e…ks");
     }
 }

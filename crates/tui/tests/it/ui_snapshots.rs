@@ -3,6 +3,7 @@
 
 mod mentions;
 mod more;
+mod names;
 mod pins;
 mod resources;
 mod sign_in;

@@ -10,7 +10,7 @@ use super::fold::{EXPANDED_LINES as EXPANDED_RESULT_LINES, more_lines, server_ou
 use serde_json::Value;
 
 use crate::protocol::{CallId, Decided, PolicyEffect, Requester, Target, TaskStatus};
-use crate::ui::sanitize::{line, wrapped};
+use crate::ui::sanitize::{line, name, wrapped};
 use crate::ui::theme;
 
 /// How a tool call is doing.
@@ -77,7 +77,8 @@ pub(super) fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<
     let header = Line::from(vec![
         Span::styled(format!("{icon} "), style),
         Span::raw(agent),
-        Span::styled(line(&call.name, name_room), theme::strong()),
+        // Cut in the middle: two tools of one server share their start.
+        Span::styled(name(&call.name, name_room), theme::strong()),
         Span::styled(format!("  {status}"), style),
     ]);
     let origin = match &call.target {

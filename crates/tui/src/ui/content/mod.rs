@@ -10,7 +10,7 @@ mod windows;
 use ratatui::text::{Line, Span};
 
 use super::keymap::{BINDINGS, Scope, keys_of, listed};
-use super::sanitize::{line, wrapped};
+use super::sanitize::{line, name, wrapped};
 use super::state::AppState;
 use super::theme;
 use crate::protocol::{PinStatus, ToolView};
@@ -106,7 +106,7 @@ pub fn detail_lines(state: &AppState, alias: &str, tool: &str, width: usize) -> 
 fn detail(alias: &str, tool: &ToolView, width: usize) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from(vec![
         Span::styled("published name ", theme::dim()),
-        Span::raw(line(&tool.name, width)),
+        Span::raw(name(&tool.name, width)),
     ])];
     match (&tool.exposed_as, tool.effect) {
         (Some(exposed), Some(effect)) => {

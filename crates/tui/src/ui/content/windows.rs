@@ -5,7 +5,7 @@ use ratatui::text::{Line, Span};
 use crate::protocol::{ExplainView, GrantView, ResourcesView};
 use crate::ui::keymap::Scope;
 use crate::ui::keymap::keys_of;
-use crate::ui::sanitize::{line, wrapped};
+use crate::ui::sanitize::{line, name, wrapped};
 use crate::ui::state::AppState;
 use crate::ui::theme;
 
@@ -18,7 +18,7 @@ pub fn explain_lines(view: Option<&ExplainView>, width: usize) -> Vec<Line<'stat
     if !view.tool.is_empty() {
         lines.push(Line::from(vec![
             Span::styled("call      ", theme::accent()),
-            Span::styled(line(&view.tool, width.saturating_sub(10)), theme::strong()),
+            Span::styled(name(&view.tool, width.saturating_sub(10)), theme::strong()),
         ]));
     }
     for (rule, text) in &view.lines {
@@ -126,7 +126,7 @@ fn grant_row(grant: &GrantView, width: usize) -> Vec<Span<'static>> {
     vec![
         Span::styled(format!("#{:<3}", grant.id), theme::dim()),
         Span::styled(
-            line(&grant.tool, width.saturating_sub(50).max(16)),
+            name(&grant.tool, width.saturating_sub(50).max(16)),
             theme::strong(),
         ),
         Span::styled(
@@ -162,9 +162,9 @@ pub fn resources_lines(view: Option<&ResourcesView>, width: usize) -> Vec<Line<'
         lines.push(Line::styled(title, theme::strong()));
         for r in rows {
             let mut spans = vec![
-                Span::raw(format!("{:<uri_width$} ", line(&r.uri, uri_width))),
+                Span::raw(format!("{:<uri_width$} ", name(&r.uri, uri_width))),
                 Span::styled(
-                    format!("{:<name_width$} ", line(&r.name, name_width)),
+                    format!("{:<name_width$} ", name(&r.name, name_width)),
                     theme::accent(),
                 ),
                 Span::styled(

@@ -8,7 +8,7 @@ use ratatui::widgets::{Clear, Paragraph};
 use crate::protocol::Requester;
 use crate::ui::keymap::{Scope, hints};
 use crate::ui::layout::centered;
-use crate::ui::sanitize::{line, wrapped};
+use crate::ui::sanitize::{name, wrapped};
 use crate::ui::state::{AppState, Cell, Focus, Prompt};
 use crate::ui::text::fit_lines;
 use crate::ui::theme;
@@ -78,11 +78,11 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
             Span::raw(v),
         ])
     };
-    let mut lines = vec![kv("tool", line(&view.tool, width.saturating_sub(13)))];
+    let mut lines = vec![kv("tool", name(&view.tool, width.saturating_sub(13)))];
     match (&view.alias, &view.remote_name) {
         (Some(alias), Some(remote)) => {
             lines.push(kv("server alias", alias.clone()));
-            lines.push(kv("published as", line(remote, width.saturating_sub(13))));
+            lines.push(kv("published as", name(remote, width.saturating_sub(13))));
         }
         _ => lines.push(kv("kind", "built-in tool".into())),
     }

@@ -12,18 +12,31 @@ use crate::ui::keymap::key_items;
 use crate::ui::layout::centered;
 use crate::ui::sanitize::{inert_text, line, wrapped};
 use crate::ui::state::{AppState, ElicitForm, FieldValue, choice_label};
-use crate::ui::text::fit_lines;
+use crate::ui::text::{fit_lines, width};
 use crate::ui::theme::{self, fitted_block};
 
-/// The label column.
+/// The label column at its narrowest (with the required mark).
 const LABEL: usize = 18;
+
+/// What a field's value keeps when the screen is too narrow for its labels.
+const VALUE_ROOM: usize = 30;
 
 pub fn draw(frame: &mut Frame, state: &AppState) {
     let Some(form) = state.elicitations.front() else {
         return;
     };
-    let width = 72.max(frame.area().width * 3 / 5).min(frame.area().width);
-    let inner_width = width.saturating_sub(2) as usize;
+    // The form widens to its longest label (up to the screen) before it cuts one.
+    let screen = frame.area().width as usize;
+    let label = form
+        .view
+        .fields
+        .iter()
+        .map(|f| width(&inert_text(f.title.as_deref().unwrap_or(&f.name))) + 1)
+        .fold(LABEL, usize::max);
+    let width = (72.max(screen * 3 / 5) + label - LABEL).min(screen);
+    let inner_width = width.saturating_sub(2);
+    let label = label.min(LABEL.max(inner_width.saturating_sub(VALUE_ROOM)));
+    let width = width as u16;
     let mut lines = vec![
         Line::from(vec![
             Span::styled("server ", theme::dim()),
@@ -38,7 +51,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     );
     lines.push(Line::raw(""));
     for (i, (field, value)) in form.view.fields.iter().zip(&form.values).enumerate() {
-        lines.extend(field_lines(form, i, field, value, inner_width));
+        lines.extend(field_lines(form, i, field, value, label, inner_width));
     }
     if form.view.fields.is_empty() {
         lines.push(Line::styled(
@@ -94,6 +107,7 @@ fn field_lines(
     i: usize,
     field: &FieldView,
     value: &FieldValue,
+    label_column: usize,
     width: usize,
 ) -> Vec<Line<'static>> {
     let focused = i == form.selected;
@@ -102,25 +116,25 @@ fn field_lines(
     let head = Span::styled(
         format!(
             "{mark}{} ",
-            crate::ui::text::pad(&inert_text(&label), LABEL - 1)
+            crate::ui::text::pad(&inert_text(&label), label_column - 1)
         ),
         theme::strong(),
     );
     let shown = shown(field, value, focused);
     let mut row = Line::from(vec![
         head,
-        Span::raw(line(&shown, width.saturating_sub(LABEL + 1))),
+        Span::raw(line(&shown, width.saturating_sub(label_column + 1))),
     ]);
     if focused {
         row = row.style(theme::selected());
     }
     let mut lines = vec![row];
-    let indent = " ".repeat(LABEL + 1);
+    let indent = " ".repeat(label_column + 1);
     if let Some(description) = &field.description {
         lines.push(Line::styled(
             format!(
                 "{indent}{}",
-                line(description, width.saturating_sub(LABEL + 1))
+                line(description, width.saturating_sub(label_column + 1))
             ),
             theme::untrusted(),
         ));
@@ -132,7 +146,7 @@ fn field_lines(
         lines.push(Line::styled(
             format!(
                 "{indent}✗ {}",
-                line(problem, width.saturating_sub(LABEL + 3))
+                line(problem, width.saturating_sub(label_column + 3))
             ),
             theme::error(),
         ));

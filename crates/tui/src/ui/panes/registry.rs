@@ -12,10 +12,10 @@ use ratatui::widgets::Paragraph;
 use crate::protocol::PinStatus;
 use crate::ui::content::{registry_empty, registry_header};
 use crate::ui::layout::registry_geometry;
-use crate::ui::rows::{EFFECT_WIDTH, RegistryRow};
+use crate::ui::rows::{ARROW, EFFECT_WIDTH, RegistryRow};
 use crate::ui::sanitize::{inert_text, wrapped};
 use crate::ui::state::{AppState, Focus};
-use crate::ui::text::{fit, fit_lines, pad};
+use crate::ui::text::{fit, fit_lines, fit_middle, fit_qualified, pad, pad_middle};
 use crate::ui::theme::{self, fitted_block};
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
@@ -57,8 +57,9 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
 /// The mark of a tool whose definition holds invisible characters.
 pub const HIDDEN: &str = " [hidden text]";
 
-/// `Registry v4 · demo_alpha`, and while a filter is set `· /QUERY M/N`; in a
-/// narrow pane the query gives way (cut with `…`) before the counts do.
+/// `Registry v4 · demo_alpha`, and while a filter is set `· /QUERY M/N`. In a
+/// narrow pane the pins summary gives way first, then the query (cut with
+/// `…`), then the registry's name: the counts stay, however narrow.
 fn title(state: &AppState, width: u16) -> String {
     let scope = if state.registry_all {
         "all servers".to_string()
@@ -75,25 +76,43 @@ fn title(state: &AppState, width: u16) -> String {
     };
     let rows = state.rows();
     let cursor = if filter.editing { "▏" } else { "" };
-    let counts = format!(" {}/{}", rows.refs.len(), rows.total);
+    let counts = format!("{cursor} {}/{}", rows.refs.len(), rows.total);
     let query = inert_text(&filter.query);
-    // Borders and " · /": what the query has beside the rest.
-    let room = |title: &str| {
-        (width as usize).saturating_sub(
-            4 + crate::ui::text::width(title) + 4 + counts.len() + cursor.chars().count(),
-        )
-    };
-    // The pins summary gives way first, then the query (cut with …); the
-    // counts stay.
-    let with_pins = base.clone() + &pins;
-    let mut title = if room(&with_pins) >= crate::ui::text::width(&query).min(8) {
-        with_pins
-    } else {
-        base
-    };
-    let room = room(&title).max(4);
-    title.push_str(&format!(" · /{}{cursor}{counts}", fit(&query, room)));
-    title
+    filter_title(
+        &base,
+        &pins,
+        &query,
+        &counts,
+        (width as usize).saturating_sub(4),
+    )
+}
+
+/// `BASE PINS · /QUERY COUNTS` in `room` columns, giving way in that order.
+fn filter_title(base: &str, pins: &str, query: &str, counts: &str, room: usize) -> String {
+    use crate::ui::text::width;
+    let sep = " · /";
+    // What the query has beside a name and the counts.
+    let beside = |name: &str| room.saturating_sub(width(name) + width(sep) + width(counts));
+    let wanted = width(query).min(8);
+    let with_pins = format!("{base}{pins}");
+    if beside(&with_pins) >= wanted {
+        return format!("{with_pins}{sep}{}{counts}", fit(query, beside(&with_pins)));
+    }
+    let least = wanted.min(4);
+    if beside(base) >= least {
+        return format!("{base}{sep}{}{counts}", fit(query, beside(base)));
+    }
+    // Too narrow for the name: cut it, then the query, down to the counts.
+    let query = fit(query, least);
+    let name = room.saturating_sub(width(sep) + width(&query) + width(counts));
+    if name >= 4 {
+        return format!("{}{sep}{query}{counts}", fit(base, name));
+    }
+    let short = format!("/{query}{counts}");
+    if width(&short) <= room {
+        return short;
+    }
+    counts.trim_start_matches(['▏', ' ']).to_string()
 }
 
 /// How the rows are laid out this frame.
@@ -109,8 +128,9 @@ impl Shape {
     fn row(&self, row: &RegistryRow<'_>) -> Line<'static> {
         let tool = row.tool();
         let left = self.width.saturating_sub(EFFECT_WIDTH + 1);
-        let name_col = self.name.min(left);
-        let rest = left.saturating_sub(name_col + 3);
+        // The name yields, never the effect: the arrow's columns are kept.
+        let name_col = self.name.min(left.saturating_sub(ARROW));
+        let rest = left.saturating_sub(name_col + ARROW);
         let effect_word = row.effect_word();
         let effect = Span::styled(
             format!(" {effect_word:>EFFECT_WIDTH$}"),
@@ -122,7 +142,7 @@ impl Shape {
         );
         match row {
             RegistryRow::Struck { alias, cause, .. } => {
-                let name = format!("{alias}/{}", inert_text(&tool.name));
+                let name = fit_qualified(alias, &inert_text(&tool.name), name_col);
                 Line::from(vec![
                     Span::styled(pad(&name, name_col), theme::revoked()),
                     // The effect column says "revoked"; here, why.
@@ -135,30 +155,26 @@ impl Shape {
                 // pin yet (+), or not what was approved (≠). Pinned ones are
                 // the norm, said once in the title.
                 let mark = pin_mark(tool.pin);
-                let mut name = if self.all {
-                    format!("{alias}/{}", inert_text(&tool.name))
-                } else {
-                    inert_text(&tool.name)
-                };
-                // Invisible characters in its definition (rule 15): marked, always.
-                if tool.hidden_text {
-                    name.push_str(HIDDEN);
-                }
-                let (arrow, middle, style) = match &tool.exposed_as {
-                    Some(exposed) if !self.compact => (" → ", exposed.clone(), Style::new()),
+                let name = inert_text(&tool.name);
+                let qualifier = self.all.then_some(*alias);
+                let (arrow, middle, cut, style) = match &tool.exposed_as {
+                    Some(exposed) if !self.compact => {
+                        (" → ", exposed.clone(), Cut::Middle, Style::new())
+                    }
                     Some(exposed) => {
                         // The exposed name is mcp__ALIAS__ + the normalized name:
                         // show the end only where normalizing changed it.
                         let end = tail(exposed, alias);
                         if end == tool.name {
-                            ("   ", String::new(), Style::new())
+                            ("   ", String::new(), Cut::Middle, Style::new())
                         } else {
-                            (" → ", end.to_string(), Style::new())
+                            (" → ", end.to_string(), Cut::Middle, Style::new())
                         }
                     }
                     None => (
                         " ✗ ",
                         tool.why_not.clone().unwrap_or_else(|| "not exposed".into()),
+                        Cut::End,
                         theme::error(),
                     ),
                 };
@@ -175,15 +191,48 @@ impl Shape {
                     }
                     None => name_col,
                 };
+                let middle = match cut {
+                    Cut::Middle => pad_middle(&middle, rest),
+                    Cut::End => pad(&middle, rest),
+                };
                 spans.extend([
-                    Span::styled(pad(&name, name_col), name_style),
+                    Span::styled(
+                        name_cell(qualifier, &name, tool.hidden_text, name_col),
+                        name_style,
+                    ),
                     Span::styled(arrow, theme::dim()),
-                    Span::styled(pad(&middle, rest), style),
+                    Span::styled(middle, style),
                     effect,
                 ]);
                 Line::from(spans)
             }
         }
+    }
+}
+
+/// Where a text yields: a name in its middle (both ends tell names apart), a
+/// sentence at its end.
+enum Cut {
+    Middle,
+    End,
+}
+
+/// A name (`ALIAS/NAME` in the all-servers view) in `columns` columns, cut in
+/// the middle; a definition with invisible characters (rule 15) keeps its
+/// whole mark after the name wherever it fits.
+fn name_cell(alias: Option<&str>, name: &str, hidden_text: bool, columns: usize) -> String {
+    let cut = |columns| match alias {
+        Some(alias) => fit_qualified(alias, name, columns),
+        None => fit_middle(name, columns),
+    };
+    if !hidden_text {
+        return pad(&cut(columns), columns);
+    }
+    let mark = crate::ui::text::width(HIDDEN);
+    if columns >= mark + 4 {
+        pad(&format!("{}{HIDDEN}", cut(columns - mark)), columns)
+    } else {
+        pad_middle(&format!("{name}{HIDDEN}"), columns)
     }
 }
 

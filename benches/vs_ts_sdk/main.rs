@@ -1,7 +1,9 @@
-//! `mcp-harness bench` beside the official TypeScript SDK's client, on
-//! server-everything's `echo`, measured in the same run: each round runs both,
-//! sequential (`-c 1`) and with 32 calls in flight, alternating which goes
-//! first. Prints the ranges over the rounds and the ratios.
+//! `mcp-harness bench` beside the official TypeScript SDK's client and a
+//! no-SDK floor client (`floor.rs`), on server-everything's `echo`,
+//! measured in the same run: each round runs all three, sequential (`-c 1`)
+//! and with 32 calls in flight, rotating which goes first. Prints the ranges
+//! over the rounds, the ratios, and the harness's own CPU time and context
+//! switches per call.
 //!
 //! `cargo bench --bench vs_ts_sdk` — needs `./interop/install.sh` (the pinned
 //! server-everything, the SDK and Node 22). `BENCH_ROUNDS` (default 3),
@@ -13,6 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
+
+mod floor;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
 const ARGS: &str = r#"{"message":"hello"}"#;
@@ -45,24 +49,34 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(&interop, dir.path());
 
-    let mut rows: Vec<(&str, usize, Vec<Value>)> = vec![
-        ("mcp-harness bench", 1, vec![]),
-        ("TypeScript SDK client", 1, vec![]),
-        ("mcp-harness bench", 32, vec![]),
-        ("TypeScript SDK client", 32, vec![]),
-    ];
+    const CLIENTS: [&str; 3] = ["mcp-harness bench", "TypeScript SDK client", "no-SDK floor"];
+    let mut rows: Vec<(&str, usize, Vec<Value>)> = [1, 32]
+        .into_iter()
+        .flat_map(|c| CLIENTS.map(|name| (name, c, vec![])))
+        .collect();
+    let arguments: Value = serde_json::from_str(ARGS).unwrap();
+    let server = interop.package("server-everything").join("dist/index.js");
     for round in 0..rounds {
         for concurrency in [1, 32] {
-            let harness = || harness(&config, dir.path(), calls, concurrency);
-            let ts = || ts_sdk(&interop, calls, concurrency);
-            let (h, t) = if round % 2 == 0 {
-                let h = harness();
-                (h, ts())
-            } else {
-                let t = ts();
-                (harness(), t)
-            };
-            for (report, name) in [(h, "mcp-harness bench"), (t, "TypeScript SDK client")] {
+            let mut reports = Vec::new();
+            // Each round starts with another client.
+            for k in 0..CLIENTS.len() {
+                let name = CLIENTS[(round + k) % CLIENTS.len()];
+                let report = match name {
+                    "mcp-harness bench" => harness(&config, dir.path(), calls, concurrency),
+                    "TypeScript SDK client" => ts_sdk(&interop, calls, concurrency),
+                    _ => floor::run(
+                        &interop.node(),
+                        &server,
+                        "echo",
+                        &arguments,
+                        calls,
+                        concurrency,
+                    ),
+                };
+                reports.push((report, name));
+            }
+            for (report, name) in reports {
                 assert_eq!(report["ok"], calls, "{name}: {report}");
                 let row = rows
                     .iter_mut()
@@ -181,17 +195,44 @@ fn print_table(rows: &[(&str, usize, Vec<Value>)], calls: usize) {
             p50.0, p50.1, p99.0, p99.1, rate.0, rate.1
         );
     }
-    // Ratios per round (same round, same machine state), harness over SDK.
+    // Ratios per round (same round, same machine state).
+    let row = |name: &str, c: usize| {
+        rows.iter()
+            .position(|(n, k, _)| *n == name && *k == c)
+            .unwrap()
+    };
     let ratio = |i: usize, j: usize, f: &dyn Fn(&Value) -> f64| {
         range(rows[i].2.iter().zip(&rows[j].2).map(|(h, t)| f(h) / f(t)))
     };
     let p50 = |r: &Value| r["latency_us"]["p50"].as_f64().unwrap();
     let rate = |r: &Value| r["calls_per_s"].as_f64().unwrap();
-    let seq = ratio(0, 1, &p50);
-    let par = ratio(2, 3, &rate);
-    println!("sequential p50, harness / SDK: {:.2}–{:.2}", seq.0, seq.1);
-    println!(
-        "32 in flight calls/s, harness / SDK: {:.2}–{:.2}",
-        par.0, par.1
-    );
+    let harness = "mcp-harness bench";
+    for (peer, short) in [("TypeScript SDK client", "SDK"), ("no-SDK floor", "floor")] {
+        let seq = ratio(row(harness, 1), row(peer, 1), &p50);
+        let par = ratio(row(harness, 32), row(peer, 32), &rate);
+        println!(
+            "sequential p50, harness / {short}: {:.2}–{:.2}",
+            seq.0, seq.1
+        );
+        println!(
+            "32 in flight calls/s, harness / {short}: {:.2}–{:.2}",
+            par.0, par.1
+        );
+    }
+    // The harness's own cost (getrusage of its process, servers excluded).
+    for c in [1, 32] {
+        let of = |k: &str| {
+            range(
+                rows[row(harness, c)]
+                    .2
+                    .iter()
+                    .map(|r| r[k].as_f64().unwrap()),
+            )
+        };
+        let (cpu, cs) = (of("cpu_us_per_call"), of("context_switches_per_call"));
+        println!(
+            "harness, {c} in flight: {:.1}–{:.1} µs CPU and {:.2}–{:.2} context switches per call",
+            cpu.0, cpu.1, cs.0, cs.1
+        );
+    }
 }
