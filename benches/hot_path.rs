@@ -95,9 +95,13 @@ async fn connected_with(n: usize, max_in_request: usize) -> (Hub, LeadTools) {
         .expect("connect")
         .outcome
         .expect("exposed");
-    let model = mcp_harness::agent::model::select::select(None, &|_| None)
-        .expect("scripted")
-        .provider;
+    let model = mcp_harness::agent::model::select::select(
+        None,
+        mcp_harness::agent::model::select::Fallback::Demo,
+        &|_| None,
+    )
+    .expect("scripted")
+    .provider;
     let workspace = mcp_harness::agent::tools::readonly::Workspace::new(&std::env::temp_dir())
         .expect("workspace");
     let settings = AgentSettings {

@@ -80,6 +80,12 @@ impl Backend {
     }
 
     fn start_turn(&mut self, turn: &mut Option<Turn>, start: Start) {
+        if !self.model.is_configured() {
+            self.send(BackendEvent::Status(
+                crate::agent::model::unconfigured::NO_MODEL.into(),
+            ));
+            return;
+        }
         let Some(mut lead) = self.lead.take() else {
             self.send(BackendEvent::Status(
                 "a turn is running: wait for it, or press Ctrl-C to interrupt it".into(),

@@ -92,6 +92,8 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         provider: session.lead.model.name().to_string(),
         model: session.lead.model.model().to_string(),
         replay: session.lead.model.is_replay(),
+        no_model: (!session.lead.model.is_configured())
+            .then(|| crate::agent::model::unconfigured::NO_MODEL.to_string()),
         config: config.source.to_string(),
         config_file: match &config.source {
             ConfigSource::File(path) => Some(path.display().to_string()),

@@ -30,6 +30,10 @@ pub struct SessionInfo {
     pub model: String,
     /// A scripted replay, not a live model.
     pub replay: bool,
+    /// The Lead has no model (a config file of the operator's own, no
+    /// `[model]`, no key): what to do about it. Turns are refused; servers,
+    /// the registry and calls by hand work.
+    pub no_model: Option<String>,
     /// Where the config came from (a path, or "the embedded default config").
     pub config: String,
     /// The config file in use, if any: the write-policy step edits it.
