@@ -109,6 +109,10 @@ pub struct ServerView {
     /// error text, an HTTP error body, its stderr tail): untrusted, for the
     /// operator only (the model never gets it), shown inert.
     pub server_output: Vec<String>,
+    /// The config file changed how this live connection is launched or
+    /// reached (or its timeouts, sizes, revision): it runs as it was opened
+    /// until `r` reconnects it under the new config.
+    pub config_changed: bool,
 }
 
 /// Signing in to an HTTP server (OAuth), as the operator deals with it.
