@@ -18,8 +18,8 @@ use mcp_harness::agent::toolbox::ToolBox;
 use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::mcp::{EventSink, FlagApprover, Hub, Vars, schema};
 use mcp_harness::protocol::{AliasStatus, PolicyEffect, Requester, ServerView, Target, ToolView};
-use mcp_harness::ui::panes;
-use mcp_harness::ui::state::{AppState, CallStatus, Cell, Focus, ToolCallCell};
+use mcp_harness_tui::ui::panes;
+use mcp_harness_tui::ui::state::{AppState, CallStatus, Cell, Focus, ToolCallCell};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
@@ -279,8 +279,8 @@ fn big_state(tools: usize, cells: usize) -> AppState {
 #[divan::bench(args = SIZES)]
 fn registry_filter_keystroke_and_frame(bencher: Bencher, n: usize) {
     use crossterm::event::{KeyCode, KeyEvent};
-    use mcp_harness::ui::msg::Msg;
-    use mcp_harness::ui::update::update;
+    use mcp_harness_tui::ui::msg::Msg;
+    use mcp_harness_tui::ui::update::update;
     let mut state = big_state(n, 0);
     state.area = ratatui::layout::Rect::new(0, 0, 120, 40);
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");

@@ -2,21 +2,23 @@
 //! with local policy as the hard boundary.
 //!
 //! `mcp/` knows nothing of the UI or the model; `config` builds the MCP layer's
-//! specs from the file; `cli/` holds the thin headless commands. Lints (no
-//! unsafe outside two modules, no unwrap outside tests) are in Cargo.toml.
+//! specs from the file. The binary (`main.rs`, with the headless commands in
+//! `cli/`) puts them together with the TUI crate. Lints (no unsafe outside two
+//! modules, no unwrap outside tests) are in Cargo.toml.
 
 pub mod agent;
 pub mod backend;
-pub mod cli;
 pub mod config;
 #[doc(hidden)]
 pub mod fuzz_checks;
+pub mod interrupt;
 pub mod logging;
 pub mod mcp;
 pub mod private_dir;
-pub mod protocol;
-pub mod sanitize;
 pub mod session;
 pub mod store;
 pub mod telemetry;
-pub mod ui;
+
+// The leaf crates, under the names the modules use (`crate::protocol::…`).
+pub use mcp_harness_protocol as protocol;
+pub use mcp_harness_sanitize as sanitize;

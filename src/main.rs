@@ -5,8 +5,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use mcp_harness::cli::{self, Cli, Command};
+// The headless commands and the TUI's start are the binary's own; the rest of
+// the harness under the names `cli/` uses (`crate::mcp::…`).
+use cli::{Cli, Command};
 use mcp_harness::mcp::shim;
+use mcp_harness::{
+    agent, backend, config, interrupt, logging, mcp, protocol, sanitize, session, store, telemetry,
+};
+use mcp_harness_tui::ui;
+
+mod cli;
 
 /// Test only: when set, SIGUSR1 makes the harness panic on its main thread, so
 /// tests can check that a panicking harness leaves no server process behind.

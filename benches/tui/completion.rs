@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::KeyCode;
 use mcp_harness::protocol::{BackendEvent, PolicyEffect, ResourceRow, ResourcesView};
-use mcp_harness::ui::msg::Msg;
-use mcp_harness::ui::state::{AppState, Focus};
+use mcp_harness_tui::ui::msg::Msg;
+use mcp_harness_tui::ui::state::{AppState, Focus};
 
 use super::{Ui, key, median};
 

@@ -112,6 +112,10 @@ impl Backend {
         };
         self.send(BackendEvent::TurnStarted);
         *turn = Some(tokio::spawn(async move {
+            // A hidden test hook: the TUI must survive a panic in a turn.
+            if std::env::var("MCP_HARNESS_TEST_PANIC").is_ok_and(|v| v == "turn") {
+                panic!("MCP_HARNESS_TEST_PANIC=turn: a panic in the turn, on purpose");
+            }
             // Server content is had first, inside the turn: Ctrl-C stops it too.
             let blocks = match start {
                 Start::Retry => {

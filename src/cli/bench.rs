@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -57,6 +58,46 @@ pub struct Report {
     pub concurrency: u32,
     pub latency_us: Percentiles,
     pub calls_per_s: f64,
+    /// CPU time (user + system) of this process per call, its servers and
+    /// their supervisors excluded (`getrusage(RUSAGE_SELF)` over the calls).
+    pub cpu_us_per_call: f64,
+    /// Context switches of this process per call (voluntary + involuntary,
+    /// same window).
+    pub context_switches_per_call: f64,
+}
+
+/// What the process spent so far (every thread; children excluded).
+#[derive(Clone, Copy)]
+struct Usage {
+    cpu: Duration,
+    switches: i64,
+}
+
+impl Usage {
+    fn now() -> Self {
+        use nix::sys::resource::{UsageWho, getrusage};
+        let Ok(usage) = getrusage(UsageWho::RUSAGE_SELF) else {
+            return Self {
+                cpu: Duration::ZERO,
+                switches: 0,
+            };
+        };
+        let micros = |t: nix::sys::time::TimeVal| {
+            Duration::from_secs(t.tv_sec().max(0) as u64)
+                + Duration::from_micros(t.tv_usec().max(0) as u64)
+        };
+        Self {
+            cpu: micros(usage.user_time()) + micros(usage.system_time()),
+            switches: usage.voluntary_context_switches() + usage.involuntary_context_switches(),
+        }
+    }
+
+    fn since(self, start: Usage) -> Usage {
+        Usage {
+            cpu: self.cpu.saturating_sub(start.cpu),
+            switches: self.switches - start.switches,
+        }
+    }
 }
 
 #[derive(Debug, Serialize, PartialEq, Eq)]
@@ -129,36 +170,55 @@ async fn bench(hub: &Hub, args: BenchArgs, arguments: Value) -> ExitCode {
         .map_or_else(|| args.tool.clone(), |t| t.remote_name.clone());
 
     let total = args.calls as usize;
-    let done = AtomicUsize::new(0);
+    let done = Arc::new(AtomicUsize::new(0));
     let progress = std::io::stderr()
         .is_terminal()
-        .then(|| Progress::start(total));
-    let started = Instant::now();
-    let results: Vec<(Duration, Option<String>)> = futures::stream::iter(0..total)
-        .map(|_| {
-            let (hub, snapshot, name, arguments) = (hub, &snapshot, &name, arguments.clone());
-            let (approver, done, progress) = (&approver, &done, progress.as_ref());
-            async move {
-                let start = Instant::now();
-                let outcome = hub.call(snapshot, name, arguments, approver).await;
-                let latency = start.elapsed();
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if let Some(progress) = progress {
-                    progress.set(n);
-                }
-                (latency, outcome.result.err().map(|e| e.code.to_string()))
-            }
+        .then(|| Progress::start(total, Arc::clone(&done)));
+    let (started, usage) = (Instant::now(), Usage::now());
+    // The load runs as a task on the runtime's workers, where the connection's
+    // own tasks run, as a Lead's or a client's calls do (the command's own
+    // future is polled by the main thread: every answer would be a wake-up
+    // across threads).
+    let load = {
+        let (hub, snapshot, name) = (hub.clone(), snapshot.clone(), name.clone());
+        let concurrency = args.concurrency as usize;
+        tokio::spawn(async move {
+            let (hub, snapshot, name, done) = (&hub, &snapshot, &name, &done);
+            let approver = &approver;
+            futures::stream::iter(0..total)
+                .map(|_| {
+                    let arguments = arguments.clone();
+                    async move {
+                        let start = Instant::now();
+                        let outcome = hub.call(snapshot, name, arguments, approver).await;
+                        let latency = start.elapsed();
+                        done.fetch_add(1, Ordering::Relaxed);
+                        (latency, outcome.result.err().map(|e| e.code.to_string()))
+                    }
+                })
+                .buffer_unordered(concurrency)
+                .collect::<Vec<_>>()
+                .await
         })
-        .buffer_unordered(args.concurrency as usize)
-        .collect()
-        .await;
-    let wall = started.elapsed();
+    };
+    let results: Vec<(Duration, Option<String>)> = match load.await {
+        Ok(results) => results,
+        Err(e) => {
+            hub.shutdown().await;
+            eprintln!("mcp-harness: the load stopped: {e}");
+            return ExitCode::from(exit::FAILURE);
+        }
+    };
+    let (wall, spent) = (started.elapsed(), Usage::now().since(usage));
     if let Some(progress) = progress {
         progress.finish().await;
     }
     hub.shutdown().await;
 
-    let report = summarize(args.alias.clone(), remote, args.concurrency, &results, wall);
+    let mut report = summarize(args.alias.clone(), remote, args.concurrency, &results, wall);
+    let calls = results.len().max(1) as f64;
+    report.cpu_us_per_call = (spent.cpu.as_secs_f64() * 1e6 / calls * 10.0).round() / 10.0;
+    report.context_switches_per_call = (spent.switches as f64 / calls * 100.0).round() / 100.0;
     let all_ok = report.ok == report.calls;
     if args.json {
         out::println(&out_json::to_line(&report));
@@ -209,6 +269,8 @@ pub fn summarize(
         } else {
             0.0
         },
+        cpu_us_per_call: 0.0,
+        context_switches_per_call: 0.0,
     }
 }
 
@@ -235,6 +297,10 @@ fn render(r: &Report, wall: Duration) -> String {
         r.latency_us.p50, r.latency_us.p90, r.latency_us.p99
     ));
     text.push_str(&format!("  rate      {} calls/s\n", r.calls_per_s));
+    text.push_str(&format!(
+        "  cost      {} µs of CPU and {} context switches per call (this process)\n",
+        r.cpu_us_per_call, r.context_switches_per_call
+    ));
     text.push_str(&format!("  ok        {}\n", r.ok));
     for (code, n) in &r.errors {
         text.push_str(&format!("  error     {code}: {n}\n"));

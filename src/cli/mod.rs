@@ -5,12 +5,6 @@ mod bench;
 mod call;
 mod call_progress;
 mod check;
-#[cfg(feature = "test-fixtures")]
-pub mod conformance;
-#[cfg(feature = "test-fixtures")]
-mod conformance_auth;
-#[cfg(feature = "test-fixtures")]
-mod conformance_calls;
 mod import;
 pub mod json;
 mod login;
@@ -28,8 +22,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::config::{self, Config};
-use crate::mcp::demo_server::DemoServerArgs;
+use crate::interrupt::{interrupted, interruptible};
 use crate::mcp::{EventSink, Hub, Vars};
+use mcp_harness_demo::{DemoServerArgs, FixtureCommand};
 
 /// Exit statuses shared by every command.
 pub mod exit {
@@ -88,11 +83,9 @@ pub enum Command {
     Run(run::RunArgs),
     /// Run a demo MCP server (stdio by default)
     DemoServer(Box<DemoServerArgs>),
-    /// The client side of the official MCP conformance suite (scenario from
-    /// MCP_CONFORMANCE_SCENARIO); test builds only
-    #[cfg(feature = "test-fixtures")]
-    #[command(hide = true)]
-    ConformanceClient(conformance::ConformanceArgs),
+    /// The test fixtures' commands (test builds only; none in the installed binary)
+    #[command(flatten)]
+    Fixture(FixtureCommand),
 }
 
 /// Runs a headless command (or the TUI) on the current runtime, then flushes
@@ -151,9 +144,8 @@ async fn dispatch(cli: Cli) -> ExitCode {
         Some(Command::Import(args)) => import::run(cli.config, args).await,
         Some(Command::Resources(args)) => offerings::resources(cli.config, args).await,
         Some(Command::Prompts(args)) => offerings::prompts(cli.config, args).await,
-        #[cfg(feature = "test-fixtures")]
-        Some(Command::ConformanceClient(args)) => conformance::run(args).await,
-        Some(Command::DemoServer(args)) => match crate::mcp::demo_server::run(*args).await {
+        Some(Command::Fixture(command)) => mcp_harness_demo::run_fixture(command).await,
+        Some(Command::DemoServer(args)) => match mcp_harness_demo::run(*args).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("demo-server: {e:#}");
@@ -191,7 +183,23 @@ async fn tui(config: Option<PathBuf>, resume: Option<String>) -> ExitCode {
     .await;
     // Whatever ended the UI, make sure every server is closed before exiting.
     let _ = backend.commands.send(crate::protocol::Command::Quit);
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(15), backend.task).await;
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(15), backend.task).await;
+    // A panicked backend unwound (closing every server) and closed the UI's
+    // channel: say what it was, rather than only that the backend went away.
+    if let Ok(Err(e)) = ended
+        && e.is_panic()
+    {
+        let payload = e.into_panic();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("no message");
+        eprintln!(
+            "mcp-harness: the backend task panicked ({message}); every server was closed, and the log file says where"
+        );
+        return ExitCode::from(exit::FAILURE);
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -224,30 +232,6 @@ fn load_config(explicit: Option<PathBuf>) -> Result<Config, ExitCode> {
         })?;
     }
     Ok(config)
-}
-
-/// Runs `work` until it finishes, or until Ctrl-C / SIGTERM: then every
-/// connection is closed (no server outlives the command) and the exit status
-/// is 128 + the signal number, as shells expect.
-async fn interruptible(hub: &Hub, work: impl Future<Output = ExitCode>) -> ExitCode {
-    let code = tokio::select! {
-        code = work => code,
-        signal = interrupted() => ExitCode::from(128 + signal),
-    };
-    hub.shutdown().await;
-    code
-}
-
-async fn interrupted() -> u8 {
-    use tokio::signal::unix::{SignalKind, signal};
-    let Ok(mut term) = signal(SignalKind::terminate()) else {
-        let _ = tokio::signal::ctrl_c().await;
-        return 2;
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => 2,
-        _ = term.recv() => 15,
-    }
 }
 
 /// A hub for a headless command (nobody listens to its events), with the

@@ -14,23 +14,16 @@ const WIDTH: usize = 30;
 const EVERY: Duration = Duration::from_millis(100);
 
 pub struct Progress {
-    done: Arc<AtomicUsize>,
     stop: CancellationToken,
     task: JoinHandle<()>,
 }
 
 impl Progress {
-    /// Starts drawing progress towards `total`.
-    pub fn start(total: usize) -> Self {
-        let done = Arc::new(AtomicUsize::new(0));
+    /// Starts drawing progress towards `total`; `done` counts what is done.
+    pub fn start(total: usize, done: Arc<AtomicUsize>) -> Self {
         let stop = CancellationToken::new();
-        let task = tokio::spawn(draw_until(Arc::clone(&done), total, stop.clone()));
-        Self { done, stop, task }
-    }
-
-    /// How many are done.
-    pub fn set(&self, done: usize) {
-        self.done.store(done, Ordering::Relaxed);
+        let task = tokio::spawn(draw_until(done, total, stop.clone()));
+        Self { stop, task }
     }
 
     /// Stops drawing and clears the line.

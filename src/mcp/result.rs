@@ -47,21 +47,19 @@ pub(super) fn parse_result(result: ServerResult) -> Result<Parsed, String> {
 
 /// Reads a `tools/call` result from its JSON.
 pub(super) fn parse_value(raw: Value) -> Result<Parsed, String> {
-    if !raw.is_object() {
+    // Taken apart, not copied: the result is ours.
+    let Value::Object(mut raw) = raw else {
         return Err("the result is not a JSON object".into());
-    }
-    let content = match raw.get("content") {
+    };
+    let content = match raw.remove("content") {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(blocks)) => blocks.clone(),
+        Some(Value::Array(blocks)) => blocks,
         Some(_) => return Err("`content` is not an array".into()),
     };
     Ok(Parsed {
         is_error: raw.get("isError").and_then(Value::as_bool).unwrap_or(false),
         content,
-        structured: raw
-            .get("structuredContent")
-            .filter(|v| !v.is_null())
-            .cloned(),
+        structured: raw.remove("structuredContent").filter(|v| !v.is_null()),
     })
 }
 
@@ -115,6 +113,75 @@ pub(super) fn truncate(parsed: Parsed, max_bytes: usize) -> ToolOutput {
     )
 }
 
+/// [`finish`] on the caller's task when it only reads memory, on the blocking
+/// pool when it writes `results/CALL_ID.txt` (a result over `max_bytes`): a
+/// hop to another thread only for the calls that do file work.
+pub(super) async fn finish_result(
+    parsed: Parsed,
+    spilled: Option<Spilled>,
+    max_bytes: usize,
+    dir: Option<std::path::PathBuf>,
+    call_id: String,
+) -> Result<ToolOutput, tokio::task::JoinError> {
+    let (_, total) = text_lengths(&parsed, spilled.as_ref());
+    let finish_here = move || {
+        let saver = Saver {
+            dir: dir.as_deref(),
+            call_id: &call_id,
+        };
+        finish(parsed, spilled, max_bytes, saver)
+    };
+    if total <= max_bytes as u64 {
+        return Ok(finish_here());
+    }
+    tokio::task::spawn_blocking(finish_here).await
+}
+
+/// Every text of the result in order with its whole length (what the stdio
+/// gate kept aside counts whole), and their total joined by line breaks.
+fn text_lengths(parsed: &Parsed, spilled: Option<&Spilled>) -> (Vec<u64>, u64) {
+    let lengths: Vec<u64> = parsed
+        .content
+        .iter()
+        .filter_map(text)
+        .enumerate()
+        .map(|(ordinal, block)| {
+            spilled
+                .and_then(|s| s.piece(ordinal))
+                .map_or(block.len() as u64, |p| p.bytes)
+        })
+        .collect();
+    let total = lengths.iter().sum::<u64>() + lengths.len().saturating_sub(1) as u64;
+    (lengths, total)
+}
+
+/// The length of `value` as JSON text, without building the text; once it
+/// is over `cap`, some number over `cap` (the counting stops there).
+fn json_len_capped(value: &Value, cap: usize) -> usize {
+    struct Count {
+        n: usize,
+        cap: usize,
+    }
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.n += buf.len();
+            if self.n > self.cap {
+                // Stops the serializer: the answer is "over".
+                return Err(std::io::Error::other("over the cap"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count { n: 0, cap };
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.n,
+        Err(_) => count.n.max(cap + 1),
+    }
+}
+
 /// The model's view of a result: text over `max_bytes` cut (the whole of it
 /// saved in `results/CALL_ID.txt`, the notice says where and how to read on),
 /// whatever the stdio gate left out of a long message said so.
@@ -124,20 +191,12 @@ pub(super) fn finish(
     max_bytes: usize,
     saver: Saver<'_>,
 ) -> ToolOutput {
+    let (lengths, total) = text_lengths(&parsed, spilled.as_ref());
     let spilled = spilled.unwrap_or_default();
-    // Every text of the result in order, with its whole length.
-    let mut lengths = Vec::new();
-    for (ordinal, block) in parsed.content.iter().filter_map(text).enumerate() {
-        let whole = spilled
-            .piece(ordinal)
-            .map_or(block.len() as u64, |p| p.bytes);
-        lengths.push(whole);
-    }
-    let total: u64 = lengths.iter().sum::<u64>() + lengths.len().saturating_sub(1) as u64;
     let structured_len = parsed
         .structured
         .as_ref()
-        .map(|v| v.to_string().len())
+        .map(|v| json_len_capped(v, max_bytes))
         .unwrap_or(0);
     let structured_cut = structured_len > max_bytes || spilled.cut_other;
     if total <= max_bytes as u64 && !structured_cut && spilled.is_empty() {
@@ -198,6 +257,11 @@ pub(super) fn finish(
         notice.push_str("parts of the result were left out.");
     }
     let structured = if structured_cut {
+        // Its whole length, now that it is known to be over.
+        let structured_len = parsed
+            .structured
+            .as_ref()
+            .map_or(0, |v| json_len_capped(v, usize::MAX - 1));
         notice.push_str(&format!(
             " structuredContent ({structured_len} bytes{}) is omitted.",
             if spilled.cut_other {
@@ -310,6 +374,34 @@ mod tests {
                 .unwrap()
                 .contains("50 bytes of text; 10 are shown")
         );
+    }
+
+    #[test]
+    fn structured_content_over_the_cap_is_omitted_with_its_whole_length() {
+        let structured = json!({"rows": "y".repeat(300)});
+        let whole = structured.to_string().len();
+        let parsed = Parsed {
+            is_error: false,
+            content: vec![json!({"type":"text","text":"ok"})],
+            structured: Some(structured.clone()),
+        };
+        let out = truncate(parsed, 100);
+        assert!(out.truncated);
+        assert_eq!(out.structured_content, None);
+        let notice = out.content.last().unwrap()["text"].as_str().unwrap();
+        assert!(
+            notice.contains(&format!("structuredContent ({whole} bytes) is omitted")),
+            "{notice}"
+        );
+        // Under the cap it stays, counted without being written out.
+        assert_eq!(json_len_capped(&structured, 1000), whole);
+        assert!(json_len_capped(&structured, 10) > 10);
+        let parsed = Parsed {
+            is_error: false,
+            content: vec![],
+            structured: Some(structured.clone()),
+        };
+        assert_eq!(truncate(parsed, whole).structured_content, Some(structured));
     }
 
     #[test]

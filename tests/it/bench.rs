@@ -69,7 +69,7 @@ fn every_call_goes_through_and_the_report_has_the_documented_shape() {
         "{printed}"
     );
     let report: Value = serde_json::from_str(&printed).unwrap();
-    assert_eq!(report.as_object().unwrap().len(), 8, "{report}");
+    assert_eq!(report.as_object().unwrap().len(), 10, "{report}");
     assert_eq!(report["alias"], "demo_alpha");
     assert_eq!(report["tool"], "lookup");
     assert_eq!(report["calls"], 300);
@@ -82,6 +82,15 @@ fn every_call_goes_through_and_the_report_has_the_documented_shape() {
         "{report}"
     );
     assert!(report["calls_per_s"].as_f64().unwrap() > 0.0, "{report}");
+    // 300 calls cost this process some CPU and some switches, never none.
+    assert!(
+        report["cpu_us_per_call"].as_f64().unwrap() > 0.0,
+        "{report}"
+    );
+    assert!(
+        report["context_switches_per_call"].as_f64().unwrap() > 0.0,
+        "{report}"
+    );
     // Each call really reached the server, with its arguments.
     let seen = records(&record);
     assert_eq!(calls_of(&seen, "lookup"), 300);

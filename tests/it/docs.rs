@@ -373,31 +373,101 @@ fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The rows of the table under "## What may use what": module → what it may use.
-fn may_use_table() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+/// The tables under "## What may use what": the crates' table (its rows start
+/// with a crate's name, `mcp-harness…`) and the core's modules' table, each as
+/// row → what it may use.
+fn may_use_tables() -> (
+    std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+    std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+) {
     let page = architecture();
     let section = page
         .split("\n## What may use what")
         .nth(1)
         .expect("ARCHITECTURE.md has a section \"What may use what\"");
     let section = section.split("\n## ").next().unwrap_or(section);
-    let mut table = std::collections::BTreeMap::new();
+    let (mut crates, mut modules) = (
+        std::collections::BTreeMap::new(),
+        std::collections::BTreeMap::new(),
+    );
     for line in section.lines().filter(|l| l.starts_with("| `")) {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        let module = cells[1].trim_matches('`').to_string();
+        let row = cells[1].trim_matches('`').to_string();
         let allowed = cells[2]
             .split(',')
             .map(|m| m.trim().trim_matches('`').to_string())
             .filter(|m| !m.is_empty() && m != "—")
             .collect();
-        table.insert(module, allowed);
+        if row.starts_with("mcp-harness") {
+            crates.insert(row, allowed);
+        } else {
+            modules.insert(row, allowed);
+        }
     }
-    table
+    (crates, modules)
+}
+
+/// The workspace's crates (the top-level package and `crates/*`), each with the
+/// workspace crates its `[dependencies]` name.
+fn workspace_crates() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let mut manifests = vec![root().join("Cargo.toml")];
+    let mut members: Vec<PathBuf> = std::fs::read_dir(root().join("crates"))
+        .expect("crates/")
+        .map(|e| e.expect("a directory entry").path().join("Cargo.toml"))
+        .filter(|p| p.is_file())
+        .collect();
+    members.sort();
+    manifests.extend(members);
+    manifests
+        .iter()
+        .map(|path| {
+            let manifest: toml::Table = toml::from_str(&read(path)).expect("a Cargo.toml");
+            let name = manifest["package"]["name"].as_str().expect("package.name");
+            let uses = manifest
+                .get("dependencies")
+                .and_then(|d| d.as_table())
+                .map(|d| {
+                    d.keys()
+                        .filter(|k| k.starts_with("mcp-harness"))
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+            (name.to_string(), uses)
+        })
+        .collect()
+}
+
+#[test]
+fn the_crates_depend_only_on_what_architecture_allows() {
+    let (table, _) = may_use_tables();
+    let crates = workspace_crates();
+    assert!(crates.len() > 3, "too few crates found: {crates:?}");
+    let mut wrong = Vec::new();
+    for (name, uses) in &crates {
+        match table.get(name) {
+            None => wrong.push(format!("the crate `{name}` has no row in the table")),
+            Some(allowed) => wrong.extend(
+                uses.difference(allowed)
+                    .map(|u| format!("`{name}` depends on `{u}`, which its row does not allow")),
+            ),
+        }
+    }
+    for name in table.keys().filter(|n| !crates.contains_key(*n)) {
+        wrong.push(format!(
+            "the table has a row for `{name}`, which is no crate of the workspace"
+        ));
+    }
+    assert!(
+        wrong.is_empty(),
+        "ARCHITECTURE.md, \"What may use what\":\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]
 fn the_code_imports_only_what_architecture_allows() {
-    let table = may_use_table();
+    let (_, table) = may_use_tables();
     let src = root().join("src");
     // The crate's top-level modules: a folder or a file of `src/` (a module
     // `x.rs` with its folder `x/` is one), less the crate roots.

@@ -6,7 +6,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
 mod common;
-mod fixtures;
 
 mod agent;
 mod bench;
@@ -59,5 +58,3 @@ mod tui_backend;
 mod tui_e2e;
 mod tui_exits;
 mod typos;
-mod ui_reducer;
-mod ui_snapshots;

@@ -186,7 +186,14 @@ async fn a_server_asking_for_input_gets_the_operators_answer() {
     assert_eq!(form.alias, "hostile");
     assert_eq!(
         form.fields[0].kind,
-        FieldKind::Choice(crate::fixtures::choices(&["red", "green"]))
+        FieldKind::Choice(
+            ["red", "green"]
+                .map(|v| mcp_harness::protocol::Choice {
+                    value: v.into(),
+                    title: None,
+                })
+                .to_vec()
+        )
     );
     assert_eq!(form.fields[0].default, Some(json!("green")));
     let answer = json!({"colour": "red", "shade": 7})

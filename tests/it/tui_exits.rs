@@ -3,10 +3,12 @@
 //! panel — one deaf to stdin EOF and SIGTERM with a grandchild in its process
 //! group and one that called `setsid()`, the other with a `setsid()` grandchild
 //! of its own — then the TUI ends by Ctrl-Q, Ctrl-C while idle, SIGTERM, a panic
-//! in the backend task, a panic on the UI thread, or SIGKILL. After each, no
-//! process the harness started (shims, servers, grandchildren) is alive, and —
-//! except after SIGKILL, when no code of the harness runs — the terminal is
-//! restored: main screen, cursor shown, mouse reporting off, cooked mode.
+//! in the backend task, a panic on the UI thread, or SIGKILL — and a panic in
+//! a turn, which the TUI survives (the operator reads that the agent crashed,
+//! then quits). After each, no process the harness started (shims, servers,
+//! grandchildren) is alive, and — except after SIGKILL, when no code of the
+//! harness runs — the terminal is restored: main screen, cursor shown, mouse
+//! reporting off, cooked mode.
 
 use crate::common::TestEnv;
 use crate::common::tmux::{Tmux, harness_pids, signal_harness, tui_command};
@@ -23,6 +25,9 @@ enum Exit {
     Sigterm,
     /// A panic in the backend task (test hook: `MCP_HARNESS_TEST_PANIC=backend`, then `u`).
     PanicBackend,
+    /// A panic in a turn (test hook: `MCP_HARNESS_TEST_PANIC=turn`, then a
+    /// message): the TUI says so and stays; then Ctrl-Q.
+    PanicTurn,
     /// A panic on the thread that runs the UI loop (test hook: SIGUSR1 under
     /// `MCP_HARNESS_TEST_PANIC_ON_SIGUSR1`; the UI loop runs on the main thread).
     PanicUi,
@@ -35,9 +40,11 @@ impl Exit {
     fn status(self) -> u8 {
         match self {
             // Quitting, however asked for, is a normal end.
-            Exit::CtrlQ | Exit::CtrlC | Exit::Sigterm => 0,
+            Exit::CtrlQ | Exit::CtrlC | Exit::Sigterm | Exit::PanicTurn => 0,
+            // The backend unwinds (closing every server); the UI ends, saying why.
+            Exit::PanicBackend => 1,
             // The panic hook restores the terminal, then aborts: 128 + SIGABRT.
-            Exit::PanicBackend | Exit::PanicUi => 134,
+            Exit::PanicUi => 134,
             Exit::Sigkill => 137,
         }
     }
@@ -45,6 +52,7 @@ impl Exit {
     fn env(self) -> &'static str {
         match self {
             Exit::PanicBackend => "MCP_HARNESS_TEST_PANIC=backend",
+            Exit::PanicTurn => "MCP_HARNESS_TEST_PANIC=turn",
             Exit::PanicUi => "MCP_HARNESS_TEST_PANIC_ON_SIGUSR1=1",
             _ => "",
         }
@@ -90,6 +98,16 @@ fn exercise(exit: Exit) {
         Exit::Sigterm => signal_harness(&env, "-TERM"),
         // Servers → Registry → Health, where `u` sends Refresh.
         Exit::PanicBackend => tmux.keys(&["Tab", "Tab", "u"]),
+        Exit::PanicTurn => {
+            // Servers → the input box; a message starts a turn, which panics.
+            tmux.keys(&["i", "hello", "Enter"]);
+            let screen = tmux.wait("the crash said", |s| s.contains("the agent crashed"));
+            assert!(
+                screen.contains("┌ Servers"),
+                "the TUI is still there: {screen}"
+            );
+            tmux.keys(&["C-q"]);
+        }
         Exit::PanicUi => signal_harness(&env, "-USR1"),
         Exit::Sigkill => signal_harness(&env, "-KILL"),
     }
@@ -101,9 +119,11 @@ fn exercise(exit: Exit) {
         "{exit:?}: the harness is still there"
     );
     match exit {
-        // The panic message (printed once the terminal is restored) names the thread.
+        // Said once the terminal is restored: what panicked, and its message.
         Exit::PanicBackend => assert!(
-            screen.contains("a panic in the backend task") && !screen.contains("thread 'main'"),
+            screen.contains("the backend task panicked")
+                && screen.contains("a panic in the backend task, on purpose")
+                && !screen.contains("thread 'main'"),
             "{screen}"
         ),
         Exit::PanicUi => assert!(
@@ -181,6 +201,15 @@ fn sigterm_leaves_no_process_and_a_restored_terminal() {
 #[test]
 fn a_panic_in_the_backend_or_on_the_ui_thread_leaves_no_process_and_a_restored_terminal() {
     matrix(&[Exit::PanicBackend, Exit::PanicUi]);
+}
+
+#[cfg_attr(
+    mcph_no_tmux,
+    ignore = "tmux is not installed: install it (apt-get install tmux) to run the TUI tests"
+)]
+#[test]
+fn a_panic_in_a_turn_leaves_the_tui_running() {
+    matrix(&[Exit::PanicTurn]);
 }
 
 #[cfg_attr(

@@ -21,7 +21,7 @@ use super::observe::{CallRecord, Decision};
 use super::policy::Effect;
 use super::registry::{ExposedTool, Snapshot};
 pub use super::result::ToolOutput;
-use super::result::{Saver, finish as finish_output, parse_value, text_of};
+use super::result::{finish_result, parse_value, text_of};
 use super::schema;
 use super::spill::Spilled;
 use crate::protocol::{CallId, Requester};
@@ -383,19 +383,13 @@ impl Hub {
                 );
             }
         }
-        // Saving a large result is file work: off the async workers.
-        let (max, dir, id) = (
+        let finished = finish_result(
+            parsed,
+            spilled,
             self.limits().max_result_bytes,
             self.results_dir(),
             call_id.to_string(),
-        );
-        let finished = tokio::task::spawn_blocking(move || {
-            let saver = Saver {
-                dir: dir.as_deref(),
-                call_id: &id,
-            };
-            finish_output(parsed, spilled, max, saver)
-        })
+        )
         .await;
         match finished {
             Ok(output) => (Ok(output), None),

@@ -13,7 +13,7 @@ use super::super::exchange::raw;
 use super::super::hub::Hub;
 use super::super::observe::Decision;
 use super::super::policy::Effect;
-use super::super::result::{Saver, finish, parse_value};
+use super::super::result::{finish_result, parse_value};
 use super::paged::{self, PageError, string};
 use super::{Kind, Offered, malformed, request_failed};
 
@@ -261,19 +261,13 @@ impl Hub {
             Ok(parsed) => parsed,
             Err(problem) => return malformed(alias, "resources/read", problem),
         };
-        let (max, dir, id, spilled) = (
+        let finished = finish_result(
+            parsed,
+            answer.spilled,
             self.limits().max_result_bytes,
             self.results_dir(),
             call.id.to_string(),
-            answer.spilled,
-        );
-        let finished = tokio::task::spawn_blocking(move || {
-            let saver = Saver {
-                dir: dir.as_deref(),
-                call_id: &id,
-            };
-            finish(parsed, spilled, max, saver)
-        })
+        )
         .await;
         match finished {
             Ok(output) => Offered::ok(output),

@@ -4,7 +4,13 @@
 //! tests can tell which server answered. `hostile` speaks hand-written JSON-RPC that breaks the
 //! protocol on purpose, and `sleeper` only exists to be a grandchild the harness must reap.
 //! Hidden flags inject faults; they stay out of the user-facing help.
+//!
+//! Everything the tests need beyond the two demo servers is behind the
+//! `test-fixtures` feature: faults, recording, the hostile servers and the
+//! client side of the conformance suite ([`FixtureCommand`]).
 
+#[cfg(feature = "test-fixtures")]
+mod conformance;
 mod extras;
 mod faults;
 #[cfg(feature = "test-fixtures")]
@@ -29,6 +35,7 @@ mod tools;
 mod toolsets;
 mod toolsets_protocol;
 
+use std::process::ExitCode;
 use std::{net::SocketAddr, sync::OnceLock};
 
 use anyhow::Context;
@@ -88,6 +95,25 @@ pub enum DemoName {
     #[cfg(feature = "test-fixtures")]
     #[value(hide = true)]
     Sleeper,
+}
+
+/// The binary's commands that only test builds have (flattened into its
+/// subcommands); without `test-fixtures` there are none.
+#[derive(clap::Subcommand, Debug)]
+pub enum FixtureCommand {
+    /// The client side of the official MCP conformance suite (scenario from
+    /// MCP_CONFORMANCE_SCENARIO)
+    #[cfg(feature = "test-fixtures")]
+    #[command(hide = true)]
+    ConformanceClient(conformance::ConformanceArgs),
+}
+
+/// Runs a fixture command.
+pub async fn run_fixture(command: FixtureCommand) -> ExitCode {
+    match command {
+        #[cfg(feature = "test-fixtures")]
+        FixtureCommand::ConformanceClient(args) => conformance::run(args).await,
+    }
 }
 
 /// What an alpha or beta server runs with.

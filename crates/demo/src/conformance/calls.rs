@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::mcp::{ProtocolChoice, PublishedTool};
+use mcp_harness::mcp::{ProtocolChoice, PublishedTool};
 
 /// The variable the suite sets to the revision it runs the scenario at.
 pub const PROTOCOL_VAR: &str = "MCP_CONFORMANCE_PROTOCOL_VERSION";
@@ -75,11 +75,11 @@ fn echo_arguments(echo: &PublishedTool, published: &[PublishedTool]) -> Option<V
 /// default), or failing that every property; `None` when neither validates
 /// (the call is then skipped, not sent with arguments the harness would refuse).
 pub fn arguments(schema: &Value) -> Option<Value> {
-    let validator = crate::mcp::schema::compile(schema).ok()?;
+    let validator = mcp_harness::mcp::schema::compile(schema).ok()?;
     [false, true]
         .into_iter()
         .filter_map(|all| value_for(schema, schema, 0, all))
-        .find(|candidate| crate::mcp::schema::validate(&validator, candidate).is_empty())
+        .find(|candidate| mcp_harness::mcp::schema::validate(&validator, candidate).is_empty())
 }
 
 fn value_for(schema: &Value, root: &Value, depth: usize, all: bool) -> Option<Value> {

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::log;
 use super::oauth_gate::{Gate, PRM_PATH};
 use super::tools::DemoHandler;
-use crate::mcp::serve::{self as http, reply};
+use mcp_harness::mcp::serve::{self as http, reply};
 
 /// The one route.
 const PATH: &str = "/mcp";

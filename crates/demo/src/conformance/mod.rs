@@ -4,11 +4,14 @@
 //! with the product's own connection code (a hub with one in-memory server spec,
 //! the same connect → list → expose → call pipeline as every other command).
 //!
-//! Which calls it makes and at which revision is `conformance_calls`' business
+//! Which calls it makes and at which revision is `calls`' business
 //! (the scenario's context, else every tool with schema-made arguments).
 //! Elicitation requests — and a server's input requests on 2026-07-28 — are
 //! accepted with the requested schema's defaults: the stand-in for an operator
 //! who submits a pre-filled form.
+
+mod auth;
+mod calls;
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -18,14 +21,14 @@ use std::time::Duration;
 use clap::Args;
 use serde_json::Value;
 
-use super::{conformance_auth, conformance_calls, exit, interruptible};
-use crate::mcp::auth::{AuthSpec, Store};
-use crate::mcp::names::exposed_name;
-use crate::mcp::{
+use mcp_harness::interrupt::interruptible;
+use mcp_harness::mcp::auth::{AuthSpec, Store};
+use mcp_harness::mcp::names::exposed_name;
+use mcp_harness::mcp::{
     DefaultsElicitor, Effect, EventSink, FlagApprover, Hub, Limits, ProtocolChoice, ServerAlias,
     ServerSpec, ToolPolicy, TransportSpec, Vars,
 };
-use crate::sanitize::inert_line;
+use mcp_harness::sanitize::inert_line;
 
 /// The variable the conformance suite sets to the scenario's name.
 pub const SCENARIO_VAR: &str = "MCP_CONFORMANCE_SCENARIO";
@@ -51,8 +54,8 @@ impl Scenario {
         let var = |name| std::env::var(name).ok();
         Self {
             name: var(SCENARIO_VAR).unwrap_or_default(),
-            context: conformance_auth::context(),
-            protocol: conformance_calls::protocol(var(conformance_calls::PROTOCOL_VAR).as_deref()),
+            context: auth::context(),
+            protocol: calls::protocol(var(calls::PROTOCOL_VAR).as_deref()),
         }
     }
 }
@@ -71,7 +74,7 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
     // by the probe and the real connection.
     let setup = Setup {
         url: args.url,
-        auth: conformance_auth::auth_spec(&scenario.name, &scenario.context),
+        auth: auth::auth_spec(&scenario.name, &scenario.context),
         store: Arc::new(Store::memory()),
         protocol: scenario.protocol,
     };
@@ -104,14 +107,14 @@ fn hub(setup: &Setup, policy: ToolPolicy) -> Hub {
         call_timeout: TIMEOUT,
         reset_timeout_on_progress: true,
         max_call: Duration::from_secs(600),
-        max_message_bytes: crate::mcp::spec::DEFAULT_MAX_MESSAGE_BYTES,
+        max_message_bytes: mcp_harness::mcp::spec::DEFAULT_MAX_MESSAGE_BYTES,
         policy,
         protocol: setup.protocol,
         tasks: Default::default(),
         task_timeout: TIMEOUT,
         pin: Default::default(),
-        resource_read: crate::mcp::Effect::Confirm,
-        max_concurrent_calls: crate::mcp::spec::MAX_CONCURRENT_CALLS,
+        resource_read: mcp_harness::mcp::Effect::Confirm,
+        max_concurrent_calls: mcp_harness::mcp::spec::MAX_CONCURRENT_CALLS,
     };
     let limits = Limits {
         connect_timeout: TIMEOUT,
@@ -127,7 +130,7 @@ fn hub(setup: &Setup, policy: ToolPolicy) -> Hub {
         EventSink::discard(),
     );
     hub.set_elicitor(Arc::new(DefaultsElicitor));
-    conformance_auth::prepare(&hub, &setup.store);
+    auth::prepare(&hub, &setup.store);
     hub
 }
 
@@ -143,7 +146,7 @@ async fn probe(setup: &Setup) -> Result<Vec<String>, ExitCode> {
                 e.code,
                 inert_line(&e.message, 500)
             );
-            Err(ExitCode::from(exit::FAILURE))
+            Err(ExitCode::FAILURE)
         }
     }
 }
@@ -153,7 +156,7 @@ async fn perform(hub: &Hub, scenario: &Scenario) -> ExitCode {
         Ok(report) => report,
         Err(e) => {
             println!("connect failed: {e}");
-            return ExitCode::from(exit::FAILURE);
+            return ExitCode::FAILURE;
         }
     };
     if let Some(server) = &report.server {
@@ -171,10 +174,10 @@ async fn perform(hub: &Hub, scenario: &Scenario) -> ExitCode {
             inert_line(&e.message, 500)
         );
         hub.shutdown().await;
-        return ExitCode::from(exit::FAILURE);
+        return ExitCode::FAILURE;
     }
     let mut ok = true;
-    for (tool, arguments) in conformance_calls::plan(&scenario.context, &report.published) {
+    for (tool, arguments) in calls::plan(&scenario.context, &report.published) {
         let Some(arguments) = arguments else {
             println!(
                 "{}: skipped: no arguments fit its schema",
@@ -214,6 +217,6 @@ async fn perform(hub: &Hub, scenario: &Scenario) -> ExitCode {
     if ok {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(exit::FAILURE)
+        ExitCode::FAILURE
     }
 }

@@ -57,6 +57,9 @@ const QUIT_BOUND: Duration = Duration::from_secs(15);
 /// still gets a frame now and then).
 const BATCH: usize = 4096;
 
+/// Why the UI ended when the backend went away without a word.
+const BACKEND_GONE: &str = "the backend stopped unexpectedly; see the log file";
+
 /// The backend's ends the UI reads and writes.
 pub struct Channels {
     pub commands: UnboundedSender<Command>,
@@ -68,11 +71,23 @@ pub struct Channels {
 /// restored on every path (ratatui's panic hook covers panics).
 pub async fn run_terminal(channels: Channels) -> io::Result<()> {
     let mut terminal = ratatui::init();
-    // ratatui's hook restores the terminal; then end the process at once: a panic
-    // in any task must not leave a half-alive UI (servers die with us through
-    // their parent-death signal).
+    // A panic on the thread that runs this loop: ratatui's hook restores the
+    // terminal, then the process ends at once (a half-alive UI is worse; servers
+    // die with us through their parent-death signal). A panic anywhere else (a
+    // turn, a backend task) unwinds into its task's `JoinError`, which the
+    // backend reports (a crashed turn) or the UI sees as the backend gone; it
+    // goes to the log, never to the terminal the UI is drawing on.
+    let ui_thread = std::thread::current().id();
     let restore_terminal = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().id() != ui_thread {
+            let thread = std::thread::current();
+            tracing::error!(
+                "panic in thread '{}': {info}",
+                thread.name().unwrap_or("unnamed")
+            );
+            return;
+        }
         // The cursor too: the abort below skips the `Terminal`'s drop, which shows it.
         let _ = crossterm::execute!(
             io::stdout(),
@@ -115,7 +130,8 @@ enum Wake {
     Msg(Msg),
     /// Nothing to react to (an input event the UI does not use).
     Ignore,
-    /// The views channel closed (the backend is going; its events say so).
+    /// The views channel closed: the backend task is gone (it alone holds the
+    /// sender), after a normal end or a panic.
     ViewsClosed,
     /// The backend stopped answering in time, or went away.
     Done(io::Result<()>),
@@ -155,7 +171,7 @@ where
             event = channels.events.recv() => match event {
                 Some(event) => Wake::Msg(Msg::Backend(event)),
                 // The backend is gone (it crashed): nothing left to wait for.
-                None => Wake::Done(Err(io::Error::other("the backend stopped unexpectedly; see the log file"))),
+                None => Wake::Done(Err(io::Error::other(BACKEND_GONE))),
             },
             changed = channels.views.changed(), if views_open => match changed {
                 Ok(()) => Wake::Msg(Msg::Views(channels.views.borrow_and_update().clone())),
@@ -165,18 +181,29 @@ where
             _ = sleep_until(wakeup), if wakeup.is_some() => Wake::Msg(Msg::Tick),
             _ = sleep_until(quit_deadline), if quit_deadline.is_some() => Wake::Done(Ok(())),
         };
-        let first = match woke {
-            Wake::Msg(msg) => msg,
+        let mut batch = match woke {
+            Wake::Msg(msg) => vec![msg],
             Wake::Ignore => continue,
             Wake::ViewsClosed => {
                 views_open = false;
-                continue;
+                // A backend that ended normally sent `Stopped` before it went:
+                // it is queued. One that panicked never sends it (and clones of
+                // its event sender may outlive it, so the events never close).
+                let queued: Vec<Msg> = std::iter::from_fn(|| channels.events.try_recv().ok())
+                    .map(Msg::Backend)
+                    .collect();
+                if !queued
+                    .iter()
+                    .any(|m| matches!(m, Msg::Backend(BackendEvent::Stopped)))
+                {
+                    return Err(io::Error::other(BACKEND_GONE));
+                }
+                queued
             }
             Wake::Done(result) => return result,
         };
         // Everything already pending goes into this frame: one draw per batch,
         // however many keys or events arrived together.
-        let mut batch = vec![first];
         pending(&mut batch, input_open.then_some(&mut input), &mut channels).await;
         for msg in batch {
             state.now = Instant::now();

@@ -23,8 +23,11 @@ fn table() -> String {
 
 #[test]
 fn readme_lists_every_key_of_the_keymap() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/tui.md"))
-        .expect("docs/src/tui.md");
+    let readme = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/src/tui.md"
+    ))
+    .expect("docs/src/tui.md");
     let table = table();
     assert!(
         readme.contains(&table),

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::mcp::Hub;
-use crate::mcp::auth::{
+use mcp_harness::mcp::Hub;
+use mcp_harness::mcp::auth::{
     AuthMode, AuthSpec, EndpointAuth, Grant, JwtAlg, KeySource, Secret, SecretSource, Store,
     Unattended,
 };

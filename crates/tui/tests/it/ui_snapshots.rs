@@ -130,7 +130,7 @@ pub fn snapshot(name: &str, state: &mut AppState) {
     snapshot_at(name, state, &SIZES);
 }
 
-/// One snapshot per size (all in `tests/it/snapshots/`).
+/// One snapshot per size (all in `crates/tui/tests/it/snapshots/`).
 pub fn snapshot_at(name: &str, state: &mut AppState, sizes: &[(u16, u16)]) {
     for size in sizes {
         let terminal = render(state, *size);
