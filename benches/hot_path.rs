@@ -236,6 +236,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
         pins_refused: false,
         health: None,
         server_output: Vec::new(),
+        config_changed: false,
     }]);
     state.registry_all = true;
     state.selected_tool = tools / 2;
