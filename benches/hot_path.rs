@@ -95,9 +95,13 @@ async fn connected_with(n: usize, max_in_request: usize) -> (Hub, LeadTools) {
         .expect("connect")
         .outcome
         .expect("exposed");
-    let model = mcp_harness::agent::model::select::select(None, &|_| None)
-        .expect("scripted")
-        .provider;
+    let model = mcp_harness::agent::model::select::select(
+        None,
+        mcp_harness::agent::model::select::Fallback::Demo,
+        &|_| None,
+    )
+    .expect("scripted")
+    .provider;
     let workspace = mcp_harness::agent::tools::readonly::Workspace::new(&std::env::temp_dir())
         .expect("workspace");
     let settings = AgentSettings {
@@ -232,6 +236,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
         pins_refused: false,
         health: None,
         server_output: Vec::new(),
+        config_changed: false,
     }]);
     state.registry_all = true;
     state.selected_tool = tools / 2;

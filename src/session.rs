@@ -11,7 +11,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use crate::agent::conversation::Message;
 use crate::agent::events::{AgentEvent, AgentEvents};
 use crate::agent::lead::{Lead, LeadTools};
-use crate::agent::model::select::select;
+use crate::agent::model::select::{Fallback, kind, select};
 use crate::agent::runner::{Journal, NoJournal};
 use crate::agent::subagent::{AgentSettings, Crew};
 use crate::agent::tools::readonly::Workspace;
@@ -136,9 +136,7 @@ pub fn start_with(
     options: SessionOptions,
     sink: impl Fn(SessionEvent) + Send + Sync + 'static,
 ) -> Result<Started, SetupError> {
-    let selection = select(config.agent.model.as_ref(), &|name| {
-        std::env::var(name).ok()
-    })?;
+    let selection = select(config.agent.model.as_ref(), fallback(config), &env_var)?;
     let sink = Arc::new(sink);
     let mcp_sink = EventSink::forward({
         let sink = Arc::clone(&sink);
@@ -231,6 +229,30 @@ pub fn start_with(
         store,
         resumed: options.resume.is_some().then_some(connected),
     })
+}
+
+/// The scripted demo replays only with the embedded default: its script names
+/// the demo's servers, not the operator's.
+fn fallback(config: &Config) -> Fallback {
+    match config.source {
+        crate::config::ConfigSource::Embedded => Fallback::Demo,
+        crate::config::ConfigSource::File(_) => Fallback::Nothing,
+    }
+}
+
+fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Whether this config gives the Lead a model: false for a config file of the
+/// operator's own with no `[model]` and no API key in the environment (then
+/// the session has servers and calls by hand, and turns are refused). A
+/// `[model]` that cannot be built counts as one: starting says why it fails.
+pub fn has_model(config: &Config) -> bool {
+    !matches!(
+        kind(config.agent.model.as_ref(), fallback(config), &env_var),
+        Ok(None)
+    )
 }
 
 type Opened = (Option<Arc<Store>>, Vec<Message>, Vec<String>);

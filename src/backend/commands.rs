@@ -2,6 +2,7 @@
 
 use tokio_util::sync::CancellationToken;
 
+use super::reload::Moment;
 use super::server_content::{self, Sinks};
 use super::{Backend, Inbound, Turn, convert};
 use crate::agent::events::TurnEnd;
@@ -18,6 +19,16 @@ enum Start {
 
 impl Backend {
     pub(super) fn command(&mut self, command: Command, turn: &mut Option<Turn>) {
+        // What the operator saved is what these use.
+        match &command {
+            Command::Reconnect(alias) => self.reread_config(Moment::Reconnect(alias)),
+            Command::Connect(_)
+            | Command::Refresh
+            | Command::Prompt(_)
+            | Command::UsePrompt(_)
+            | Command::Retry => self.reread_config(Moment::Command),
+            _ => {}
+        }
         match command {
             Command::Prompt(message) => self.start_turn(turn, Start::Message(message)),
             Command::UsePrompt(used) => self.start_turn(turn, Start::Prompt(used)),
@@ -80,6 +91,12 @@ impl Backend {
     }
 
     fn start_turn(&mut self, turn: &mut Option<Turn>, start: Start) {
+        if !self.model.is_configured() {
+            self.send(BackendEvent::Status(
+                crate::agent::model::unconfigured::NO_MODEL.into(),
+            ));
+            return;
+        }
         let Some(mut lead) = self.lead.take() else {
             self.send(BackendEvent::Status(
                 "a turn is running: wait for it, or press Ctrl-C to interrupt it".into(),

@@ -4,7 +4,9 @@
 use crate::agent::conversation::ResultPart;
 use crate::agent::events::{AgentEvent, AgentId, CallTarget};
 use crate::agent::toolbox::ToolRun;
-use crate::mcp::{CallId, ConnectErrorCode, McpEvent, Requester, RevokeCause, ToolErrorCode};
+use crate::mcp::{
+    AliasState, CallId, ConnectErrorCode, McpEvent, Requester, RevokeCause, ToolErrorCode,
+};
 use crate::protocol::{BackendEvent, Decided, ToolCallView, ToolOutcomeView};
 
 use super::records::CallRecord;
@@ -122,8 +124,11 @@ impl Backend {
     pub(super) fn mcp(&mut self, event: McpEvent) {
         match &event {
             McpEvent::Registered { alias, .. } => {
-                // A new connection: its Health counts its own calls.
+                // A new connection: its Health counts its own calls, and it
+                // was opened under the config in force.
                 self.stats.remove(alias.as_str());
+                self.builder.stale.remove(alias.as_str());
+                self.connected_under_old_config(alias.as_str());
                 self.records.connected(alias.as_str());
                 self.approvals.registry_changed(&self.hub.snapshot());
             }
@@ -136,6 +141,8 @@ impl Backend {
             } => {
                 self.approvals
                     .connection_ended(*connection, &cause.to_string());
+                // Its next connection takes the config as it is.
+                self.builder.stale.remove(alias.as_str());
                 if let RevokeCause::PolicyViolation {
                     code: ConnectErrorCode::DefinitionChanged,
                     ..
@@ -175,7 +182,12 @@ impl Backend {
                 );
                 self.send(BackendEvent::Notice(text));
             }
-            McpEvent::AliasState { .. } => {}
+            McpEvent::AliasState { alias, state } => {
+                // A connect that failed or was cancelled leaves nothing to apply.
+                if !matches!(state, AliasState::Connecting | AliasState::Ready { .. }) {
+                    self.pending.remove(alias.as_str());
+                }
+            }
             McpEvent::Pins {
                 alias,
                 change,

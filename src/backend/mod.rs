@@ -5,6 +5,7 @@
 mod approvals;
 mod approver;
 mod commands;
+mod config_watch;
 mod convert;
 mod elicitor;
 mod events;
@@ -13,6 +14,7 @@ mod history;
 mod operator;
 mod pins;
 mod records;
+mod reload;
 mod rules;
 mod server_content;
 mod signin;
@@ -92,6 +94,8 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         provider: session.lead.model.name().to_string(),
         model: session.lead.model.model().to_string(),
         replay: session.lead.model.is_replay(),
+        no_model: (!session.lead.model.is_configured())
+            .then(|| crate::agent::model::unconfigured::NO_MODEL.to_string()),
         config: config.source.to_string(),
         config_file: match &config.source {
             ConfigSource::File(path) => Some(path.display().to_string()),
@@ -102,6 +106,8 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         first_run,
     };
     let backend = Backend {
+        file: reload::ConfigFile::new(&config),
+        pending: HashMap::new(),
         hub: session.hub,
         lead: Some(session.lead),
         store: session.store,
@@ -149,6 +155,10 @@ pub enum Inbound {
     HandCallDone { id: CallId, run: ToolRun },
     /// The turn is over: the Lead is back (after every event of the turn).
     TurnOver(Box<Lead>, TurnEnd),
+    /// The config file may have changed on disk.
+    ConfigTouched,
+    /// A backend job's notice, read after the session events it caused.
+    Notice(String),
 }
 
 struct Channels {
@@ -171,7 +181,13 @@ struct Backend {
     approvals: Approvals,
     elicitor: Arc<elicitor::TuiElicitor>,
     sign_in: signin::SignInAgent,
+    /// The config in force (re-read from its file when that changes).
     config: Config,
+    /// The config file, when there is one: what was last read of it.
+    file: Option<reload::ConfigFile>,
+    /// Aliases whose config changed while they were connecting: what to apply
+    /// to the connection once it registers.
+    pending: HashMap<String, crate::mcp::SpecChange>,
     /// Call statistics of each alias's current (or last) connection.
     stats: HashMap<String, Stats>,
     /// Call id → alias, for the statistics of MCP calls.
@@ -205,6 +221,9 @@ impl Backend {
             self.send(BackendEvent::Resumed { history, connected });
         }
         self.servers();
+        if let Some(file) = &self.file {
+            config_watch::spawn(file.path(), &mut self.jobs, self.inbound.clone());
+        }
         let mut turn: Option<Turn> = None;
         let mut pace = self.model.pacing().map(|p| p.subscribe());
         loop {
@@ -280,6 +299,8 @@ impl Backend {
             Inbound::Settled(id) => self.approvals.settled(id),
             Inbound::HandCallDone { id, run } => self.call_finished(id, &run),
             Inbound::TurnOver(lead, end) => self.turn_done(*lead, end),
+            Inbound::ConfigTouched => self.reread_config(reload::Moment::Touched),
+            Inbound::Notice(text) => self.send(BackendEvent::Notice(text)),
         }
     }
 

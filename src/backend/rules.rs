@@ -78,8 +78,15 @@ impl Backend {
                 match crate::config::edit::set_effect(path, alias, tool, Effect::Allow) {
                     Err(e) => e,
                     Ok(()) => {
-                        if let Some(alias) = alias {
-                            self.allow_from_next_connect(alias, tool);
+                        match alias {
+                            Some(alias) => self.allow_from_next_connect(alias, tool),
+                            // As the file says now (re-reading it is no news).
+                            None => {
+                                self.config
+                                    .agent
+                                    .builtin_tools
+                                    .insert(tool.to_string(), Effect::Allow);
+                            }
                         }
                         let table = alias.map_or("[builtin_tools]".to_string(), |a| {
                             format!("[servers.{a}.tools]")

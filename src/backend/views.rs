@@ -77,9 +77,19 @@ pub struct ViewBuilder {
     tools: HashMap<String, (Listing, Arc<[ToolView]>)>,
     /// Each alias's last connection, kept after it ends for the post-mortem.
     pub last: HashMap<String, LastConnection>,
+    /// Aliases whose live connection was opened under an older config (its
+    /// launch settings changed since): `r` reconnects them.
+    pub stale: std::collections::BTreeSet<String>,
 }
 
 impl ViewBuilder {
+    /// Drops what is kept of an alias that left the config.
+    pub fn forget(&mut self, alias: &str) {
+        self.tools.remove(alias);
+        self.last.remove(alias);
+        self.stale.remove(alias);
+    }
+
     /// Every configured server as it stands now.
     pub fn views(
         &mut self,
@@ -109,6 +119,7 @@ impl ViewBuilder {
                     health: None,
                     sign_in: SignInStatus::NotUsed,
                     server_output: Vec::new(),
+                    config_changed: self.stale.contains(alias.as_str()),
                 };
                 describe(&state, &mut view);
                 let token = snapshot.connection_for(&alias).and_then(|e| {

@@ -47,6 +47,9 @@ pub async fn run(config: Option<PathBuf>, args: RunArgs) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
+    if !session::has_model(&config) {
+        return no_model(args.json);
+    }
     let options = SessionOptions {
         resume: args
             .resume
@@ -118,6 +121,27 @@ pub async fn run(config: Option<PathBuf>, args: RunArgs) -> ExitCode {
         },
         _ => ExitCode::from(exit::FAILURE),
     }
+}
+
+/// A config of the operator's own without a model: nothing to run (the
+/// scripted demo is the embedded default's alone). Exit status 2, as for a
+/// config that cannot be used; `--json` still ends with its `done` line.
+fn no_model(json_mode: bool) -> ExitCode {
+    let message = crate::agent::model::unconfigured::NO_MODEL;
+    if json_mode {
+        let mut out = Out::default();
+        out.line(&out_json::to_line(&json!({
+            "event": "error", "agent": "lead", "code": "no_model", "message": message,
+        })));
+        let end = TurnEnd::Failed {
+            message: message.to_string(),
+        };
+        out.line(&out_json::to_line(
+            &json!({"event": "done", "end": end, "session": null}),
+        ));
+    }
+    let _ = writeln!(std::io::stderr(), "mcp-harness: {message}");
+    ExitCode::from(exit::USAGE)
 }
 
 fn end_label(end: &TurnEnd) -> String {

@@ -130,5 +130,5 @@ pub use policy::{Effect, ToolPolicy};
 pub use published::PublishedTool;
 pub use registry::{ExposedTool, Snapshot};
 pub use relist::RELIST_INTERVAL;
-pub use spec::{Limits, ProtocolChoice, ServerSpec, TaskMode, TransportSpec};
+pub use spec::{Limits, ProtocolChoice, ServerSpec, SpecChange, TaskMode, TransportSpec};
 pub use vars::Vars;

@@ -48,7 +48,10 @@ impl Hub {
                     () = connection.ended() => return,
                 }
                 let Some(inner) = hub.upgrade() else { return };
-                if !(Hub { inner }).relist(&connection).await {
+                if !(Hub { inner })
+                    .relist(&connection, Trigger::ListChanged)
+                    .await
+                {
                     return;
                 }
                 last = Some(Instant::now());
@@ -70,13 +73,29 @@ impl Hub {
         if expired.is_empty() {
             return snapshot;
         }
-        futures::future::join_all(expired.iter().map(|c| self.relist(c))).await;
+        futures::future::join_all(expired.iter().map(|c| self.relist(c, Trigger::ListChanged)))
+            .await;
         self.snapshot()
+    }
+
+    /// Re-validates a connected alias against its spec as it is now (after
+    /// [`Hub::reconfigure`] changed its policy): its tools are listed again
+    /// and go through the exposure pipeline and the pins, as after
+    /// `tools/list_changed`. The registry takes the new set in one snapshot;
+    /// a set that breaks a rule now rejects the connection and revokes its
+    /// tools. `None`: not connected; `Some(false)`: revoked.
+    pub async fn revalidate(&self, alias: &str) -> Option<bool> {
+        let connection = self
+            .lock()
+            .slots
+            .get(&super::names::ServerAlias::new(alias))
+            .and_then(|slot| slot.connection.clone())?;
+        Some(self.relist(&connection, Trigger::ConfigChanged).await)
     }
 
     /// Re-lists and re-validates one registered connection. False when the
     /// connection is no longer registered afterwards.
-    async fn relist(&self, connection: &Arc<Connection>) -> bool {
+    async fn relist(&self, connection: &Arc<Connection>, trigger: Trigger) -> bool {
         let Ok(spec) = self.spec(connection.alias().as_str()) else {
             return false;
         };
@@ -105,12 +124,16 @@ impl Hub {
                         .await;
                     self.record_rejection(connection, published, pins, &error);
                 }
-                self.reject_after_change(connection, error, changes);
+                self.reject_after_change(connection, error, changes, trigger);
                 return false;
             }
         };
-        // The same tools as before were checked against their pins then.
-        let Some(published) = listed.published.filter(|_| !changes.is_empty()) else {
+        // The same tools as before were checked against their pins then —
+        // unless the policy changed, which may expose a tool that was `deny`.
+        let Some(published) = listed
+            .published
+            .filter(|_| !changes.is_empty() || trigger == Trigger::ConfigChanged)
+        else {
             return true;
         };
         // Rule 14 holds after every re-list too: a changed definition revokes.
@@ -119,7 +142,7 @@ impl Hub {
             .await;
         if let Err(error) = verdict {
             self.record_rejection(connection, published, pins, &error);
-            self.reject_after_change(connection, error, changes);
+            self.reject_after_change(connection, error, changes, trigger);
             return false;
         }
         let count = exposed.len();
@@ -134,7 +157,7 @@ impl Hub {
             }
             Ok(None) => false,
             Err(error) => {
-                self.reject_after_change(connection, error, changes);
+                self.reject_after_change(connection, error, changes, trigger);
                 false
             }
         }
@@ -147,6 +170,7 @@ impl Hub {
         connection: &Arc<Connection>,
         error: ConnectError,
         changes: ToolChanges,
+        trigger: Trigger,
     ) {
         let cause = match (error.kind(), error.code) {
             (FailureKind::Rejected, code) => RevokeCause::PolicyViolation {
@@ -162,8 +186,21 @@ impl Hub {
                 detail: error.message,
             },
         };
-        self.drop_connection(connection, cause);
+        let after = match trigger {
+            Trigger::ListChanged => "tools/list_changed",
+            Trigger::ConfigChanged => "the config changed",
+        };
+        self.drop_connection_after(connection, cause, after);
     }
+}
+
+/// Why a connection's tools are listed and validated again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trigger {
+    /// The server said its list changed (or the list expired).
+    ListChanged,
+    /// Its spec changed (a re-read config): validated even if the list did not.
+    ConfigChanged,
 }
 
 /// What changed between two listings, by published name, sorted.

@@ -15,6 +15,17 @@ impl Hub {
     /// the server gets the usual close sequence (EOF, SIGTERM, SIGKILL), so it can
     /// act on the cancellation it was just sent; a dead connection is killed.
     pub(super) fn drop_connection(&self, connection: &Arc<Connection>, cause: RevokeCause) {
+        self.drop_connection_after(connection, cause, "tools/list_changed");
+    }
+
+    /// [`Hub::drop_connection`]; a rejection's message says what came before
+    /// it (`after`: a re-list, or the config changing under a live connection).
+    pub(super) fn drop_connection_after(
+        &self,
+        connection: &Arc<Connection>,
+        cause: RevokeCause,
+        after: &str,
+    ) {
         match cause {
             // The server is alive: let it act on the cancellation, or just go.
             RevokeCause::Timeout { .. } | RevokeCause::PolicyViolation { .. } => connection.close(),
@@ -34,7 +45,11 @@ impl Hub {
                     ..
                 } => AliasState::Rejected {
                     code,
-                    message: format!("after tools/list_changed ({changes}): {message}"),
+                    message: if changes.is_empty() {
+                        format!("after {after}: {message}")
+                    } else {
+                        format!("after {after} ({changes}): {message}")
+                    },
                 },
                 // Signing in again brings it back: the alias says so.
                 RevokeCause::AuthRequired { detail } => AliasState::Failed {

@@ -13,7 +13,7 @@ use super::process::LaunchSpec;
 use super::vars::Vars;
 
 /// One configured server: the alias, how to reach it, and its local policy.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerSpec {
     pub alias: ServerAlias,
     pub transport: TransportSpec,
@@ -43,6 +43,41 @@ pub struct ServerSpec {
 
 /// `max_concurrent_calls` when the config does not say.
 pub const MAX_CONCURRENT_CALLS: usize = 8;
+
+/// What differs between two specs of one alias, as a re-read config sees it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SpecChange {
+    /// The `tools` table: a live connection is re-validated against it.
+    pub policy: bool,
+    /// Read from the spec at each use (`resources.read`,
+    /// `max_concurrent_calls`): in force at once.
+    pub live: bool,
+    /// Fixed when a connection opens (how to launch or reach the server, its
+    /// timeouts, sizes, revision, tasks, pins): a live connection keeps the old
+    /// ones until it is reconnected.
+    pub launch: bool,
+}
+
+impl SpecChange {
+    pub fn between(old: &ServerSpec, new: &ServerSpec) -> Self {
+        let settled = |s: &ServerSpec| ServerSpec {
+            policy: ToolPolicy::default(),
+            resource_read: super::policy::Effect::Confirm,
+            max_concurrent_calls: 0,
+            ..s.clone()
+        };
+        Self {
+            policy: old.policy != new.policy,
+            live: old.resource_read != new.resource_read
+                || old.max_concurrent_calls != new.max_concurrent_calls,
+            launch: settled(old) != settled(new),
+        }
+    }
+
+    pub fn any(self) -> bool {
+        self.policy || self.live || self.launch
+    }
+}
 
 /// `[servers.ALIAS] protocol`: the revision to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]

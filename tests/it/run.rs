@@ -197,8 +197,11 @@ fn assert_demo_story(events: &[Value], approved: bool) {
 #[test]
 fn the_scripted_demo_runs_headless_with_json_events() {
     let env = TestEnv::new();
-    // No [model] and no key in the environment: the scripted demo.
-    env.config(&embedded_default());
+    // A config file of one's own replays the demo only when it asks for it.
+    env.config(&format!(
+        "[model]\nprovider = \"scripted\"\n{}",
+        embedded_default()
+    ));
     let (out, events) = run(&env, &["--prompt", "show me", "--json"]);
     assert_eq!(
         out.status.code(),
@@ -230,6 +233,67 @@ fn the_scripted_demo_runs_headless_with_json_events() {
     );
     assert_eq!(out.status.code(), Some(0));
     assert_demo_story(&events, true);
+    env.assert_no_leaks();
+}
+
+#[test]
+fn the_embedded_default_replays_the_demo_headless() {
+    let env = TestEnv::new();
+    // No config file anywhere and no key: the embedded default and its demo.
+    let mut command = std::process::Command::new(crate::common::BIN);
+    command
+        .args(["run", "--prompt", "show me", "--json"])
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY");
+    crate::common::isolate(&mut command, env.dir.path());
+    let out = command.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&out)
+    );
+    let events: Vec<Value> = crate::common::stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_demo_story(&events, false);
+    assert_eq!(events.last().unwrap()["end"]["end"], "completed");
+}
+
+#[test]
+fn a_config_of_ones_own_without_a_model_refuses_to_run() {
+    let env = TestEnv::new();
+    // The embedded default's servers under a file of one's own, no [model], no key.
+    env.config(&embedded_default());
+    let message = "no model configured: set ANTHROPIC_API_KEY / OPENAI_API_KEY or `[model]`; \
+                   you can still connect, inspect and call tools by hand";
+    let (out, events) = run(&env, &["--prompt", "show me"]);
+    let stderr = crate::common::stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(message), "{stderr}");
+    assert!(events.is_empty(), "nothing on stdout: {events:?}");
+
+    let (out, events) = run(&env, &["--prompt", "show me", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        crate::common::stderr(&out)
+    );
+    assert_eq!(
+        events,
+        [
+            json!({"event": "error", "agent": "lead", "code": "no_model", "message": message}),
+            json!({"event": "done", "end": {"end": "failed", "message": message}, "session": null}),
+        ]
+    );
+    // Nothing was replayed, started or kept.
+    assert!(env.tagged_processes().is_empty());
+    assert!(
+        !env.path("xdg-data/mcp-harness/sessions").exists(),
+        "a refused run keeps no session"
+    );
     env.assert_no_leaks();
 }
 

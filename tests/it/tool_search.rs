@@ -121,9 +121,13 @@ async fn lead_over(
     );
     let (hub, _events) = crate::common::hubs::hub(env, &text);
     hub.connect("big").await.unwrap().outcome.unwrap();
-    let model = mcp_harness::agent::model::select::select(None, &|_| None)
-        .unwrap()
-        .provider;
+    let model = mcp_harness::agent::model::select::select(
+        None,
+        mcp_harness::agent::model::select::Fallback::Demo,
+        &|_| None,
+    )
+    .unwrap()
+    .provider;
     let workspace = mcp_harness::agent::tools::readonly::Workspace::new(env.dir.path()).unwrap();
     let settings = AgentSettings {
         max_tokens: 1024,

@@ -5,6 +5,7 @@
 mod forms;
 mod identity;
 mod queue;
+mod reread;
 mod resume;
 mod server_content;
 mod tasks;

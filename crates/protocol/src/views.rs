@@ -30,6 +30,10 @@ pub struct SessionInfo {
     pub model: String,
     /// A scripted replay, not a live model.
     pub replay: bool,
+    /// The Lead has no model (a config file of the operator's own, no
+    /// `[model]`, no key): what to do about it. Turns are refused; servers,
+    /// the registry and calls by hand work.
+    pub no_model: Option<String>,
     /// Where the config came from (a path, or "the embedded default config").
     pub config: String,
     /// The config file in use, if any: the write-policy step edits it.
@@ -105,6 +109,10 @@ pub struct ServerView {
     /// error text, an HTTP error body, its stderr tail): untrusted, for the
     /// operator only (the model never gets it), shown inert.
     pub server_output: Vec<String>,
+    /// The config file changed how this live connection is launched or
+    /// reached (or its timeouts, sizes, revision): it runs as it was opened
+    /// until `r` reconnects it under the new config.
+    pub config_changed: bool,
 }
 
 /// Signing in to an HTTP server (OAuth), as the operator deals with it.

@@ -9,6 +9,7 @@ pub mod pacing;
 pub mod scripted;
 pub mod select;
 mod sse;
+pub mod unconfigured;
 
 pub use anthropic::AnthropicProvider;
 pub use openai::OpenAiProvider;
@@ -119,6 +120,9 @@ pub enum ModelError {
     /// The scripted scenario has no more turns (or cannot be read).
     #[error("{0}")]
     Script(String),
+    /// The session has no model (see [`unconfigured`]).
+    #[error("{}", unconfigured::NO_MODEL)]
+    NotConfigured,
 }
 
 /// A boxed future (object-safe trait methods).
@@ -133,6 +137,11 @@ pub trait ModelProvider: Send + Sync {
     /// Whether this is a replay rather than a live model (the UI says so).
     fn is_replay(&self) -> bool {
         false
+    }
+    /// False for the session without a model: turns are refused before they
+    /// start, the rest of the session works.
+    fn is_configured(&self) -> bool {
+        true
     }
     /// The replay's pace, for providers that pause between acts (the scripted
     /// demo): the TUI enables it and ends a pause on the operator's key.

@@ -1,13 +1,15 @@
 //! Which provider to use: `[model]` if present (its `provider` is required, so
 //! a model name never lands on the wrong API); else Anthropic if
-//! ANTHROPIC_API_KEY is set, else OpenAI if OPENAI_API_KEY is set, else the
-//! scripted demo (the embedded default).
+//! ANTHROPIC_API_KEY is set, else OpenAI if OPENAI_API_KEY is set, else — for
+//! the embedded default only — the scripted demo, and for a config file of the
+//! operator's own no model at all (the demo's script names the demo's servers).
 
 use std::sync::Arc;
 
 use thiserror::Error;
 
 use super::scripted::{DEMO_SCENARIO, Scenario, ScriptedProvider};
+use super::unconfigured::Unconfigured;
 use super::{
     AnthropicProvider, HttpSettings, ModelError, ModelProvider, OpenAiProvider, RetryPolicy,
 };
@@ -33,6 +35,15 @@ pub enum SelectError {
     Scenario(#[from] ModelError),
 }
 
+/// What a config without `[model]` and without a key in the environment gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fallback {
+    /// The scripted demo (the embedded default: its servers are the demo's).
+    Demo,
+    /// No model (a config file of the operator's own).
+    Nothing,
+}
+
 /// The chosen provider and its limits.
 pub struct Selection {
     pub provider: Arc<dyn ModelProvider>,
@@ -40,18 +51,38 @@ pub struct Selection {
     pub context_tokens: u64,
 }
 
-/// Picks and builds the provider. `env` reads environment variables (a parameter
-/// so tests do not depend on the developer's environment).
+/// Which provider the section (or, without one, the environment) names;
+/// `None`: no model at all. `env` reads environment variables (a parameter so
+/// tests do not depend on the developer's environment).
+pub fn kind(
+    section: Option<&ModelSection>,
+    fallback: Fallback,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<ProviderKind>, SelectError> {
+    Ok(match section {
+        Some(s) => Some(s.provider.ok_or(SelectError::NoProvider)?),
+        None if env("ANTHROPIC_API_KEY").is_some() => Some(ProviderKind::Anthropic),
+        None if env("OPENAI_API_KEY").is_some() => Some(ProviderKind::Openai),
+        None => match fallback {
+            Fallback::Demo => Some(ProviderKind::Scripted),
+            Fallback::Nothing => None,
+        },
+    })
+}
+
+/// Picks and builds the provider (see [`kind`]).
 pub fn select(
     section: Option<&ModelSection>,
+    fallback: Fallback,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Selection, SelectError> {
     let implicit = ModelSection::default();
-    let kind = match section {
-        Some(s) => s.provider.ok_or(SelectError::NoProvider)?,
-        None if env("ANTHROPIC_API_KEY").is_some() => ProviderKind::Anthropic,
-        None if env("OPENAI_API_KEY").is_some() => ProviderKind::Openai,
-        None => ProviderKind::Scripted,
+    let Some(kind) = kind(section, fallback, env)? else {
+        return Ok(Selection {
+            provider: Arc::new(Unconfigured),
+            max_tokens: DEFAULT_MAX_TOKENS,
+            context_tokens: 100_000,
+        });
     };
     let section = section.unwrap_or(&implicit);
     let max_tokens = section.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
@@ -136,17 +167,37 @@ mod tests {
 
     #[test]
     fn no_section_follows_the_environment() {
-        let pick = |vars| {
-            select(None, &with(vars))
+        let pick = |vars, fallback| {
+            select(None, fallback, &with(vars))
                 .map(|s| s.provider.name())
                 .unwrap()
         };
-        assert_eq!(pick(&[]), "scripted");
-        assert_eq!(pick(&[("OPENAI_API_KEY", "k")]), "openai");
+        assert_eq!(pick(&[], Fallback::Demo), "scripted");
+        assert_eq!(pick(&[("OPENAI_API_KEY", "k")], Fallback::Demo), "openai");
         assert_eq!(
-            pick(&[("OPENAI_API_KEY", "k"), ("ANTHROPIC_API_KEY", "k")]),
+            pick(
+                &[("OPENAI_API_KEY", "k"), ("ANTHROPIC_API_KEY", "k")],
+                Fallback::Nothing
+            ),
             "anthropic"
         );
+    }
+
+    #[test]
+    fn without_a_key_only_the_embedded_default_replays_the_demo() {
+        let none = select(None, Fallback::Nothing, &with(&[])).unwrap();
+        assert_eq!(none.provider.name(), "none");
+        assert!(!none.provider.is_configured());
+        assert!(!none.provider.is_replay());
+        assert_eq!(kind(None, Fallback::Nothing, &with(&[])), Ok(None));
+        // An explicit scripted section is the operator's choice, file or not.
+        let scripted = ModelSection {
+            provider: Some(ProviderKind::Scripted),
+            ..Default::default()
+        };
+        let chosen = select(Some(&scripted), Fallback::Nothing, &with(&[])).unwrap();
+        assert_eq!(chosen.provider.name(), "scripted");
+        assert!(chosen.provider.is_configured());
     }
 
     #[test]
@@ -157,7 +208,7 @@ mod tests {
         };
         let keys = with(&[("ANTHROPIC_API_KEY", "k")]);
         assert_eq!(
-            select(Some(&section), &keys).err(),
+            select(Some(&section), Fallback::Demo, &keys).err(),
             Some(SelectError::NoProvider)
         );
     }
@@ -168,7 +219,7 @@ mod tests {
             provider: Some(ProviderKind::Anthropic),
             ..Default::default()
         };
-        let Err(e) = select(Some(&section), &with(&[])) else {
+        let Err(e) = select(Some(&section), Fallback::Demo, &with(&[])) else {
             panic!("selected without a key")
         };
         assert_eq!(
@@ -184,7 +235,11 @@ mod tests {
             api_key_env: Some("MY_OPENAI_KEY".into()),
             ..Default::default()
         };
-        let Err(e) = select(Some(&section), &with(&[("OPENAI_API_KEY", "k")])) else {
+        let Err(e) = select(
+            Some(&section),
+            Fallback::Demo,
+            &with(&[("OPENAI_API_KEY", "k")]),
+        ) else {
             panic!("selected without the named key")
         };
         assert!(
@@ -197,7 +252,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            select(Some(&section), &with(&[]))
+            select(Some(&section), Fallback::Demo, &with(&[]))
                 .map(|s| s.provider.name())
                 .ok(),
             Some("openai")

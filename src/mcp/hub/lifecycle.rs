@@ -15,11 +15,13 @@ impl Hub {
         alias: &str,
         interactive: bool,
     ) -> Result<ConnectReport, HubError> {
-        let spec = self.spec(alias)?;
-        let alias = spec.alias.clone();
         let token = CancellationToken::new();
-        {
+        let spec = {
             let mut state = self.lock();
+            // Read under the state lock: a re-read config either comes before
+            // (this attempt uses it) or sees this attempt under way.
+            let spec = self.spec(alias)?;
+            let alias = spec.alias.clone();
             if state.shutting_down {
                 return Err(HubError::ShuttingDown);
             }
@@ -31,7 +33,9 @@ impl Hub {
             }
             slot.attempt = Some(token.clone());
             self.set_state(&alias, slot, AliasState::Connecting);
-        }
+            spec
+        };
+        let alias = spec.alias.clone();
         let attempt = tokio::select! {
             attempt = self.attempt(&spec, interactive) => attempt,
             _ = token.cancelled() => return Err(HubError::ConnectCancelled(alias)),

@@ -21,8 +21,10 @@ use super::spec::{Limits, ServerSpec};
 use super::vars::Vars;
 
 pub use super::attempt::ConnectReport;
+pub use reconfigure::{Changed, Reconfigured};
 
 mod lifecycle;
+mod reconfigure;
 
 /// Cheap to clone; all clones share one set of connections.
 #[derive(Clone)]

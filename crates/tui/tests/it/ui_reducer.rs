@@ -9,6 +9,7 @@ mod hand_calls;
 mod input;
 mod keys;
 mod mentions;
+pub mod model;
 mod readme_keys;
 mod registry;
 mod sign_in;

@@ -1,6 +1,7 @@
 //! A snapshot of each pane and overlay at 80×24 and 120×40 (ratatui
 //! `TestBackend` + insta), plus style checks where the style is the point.
 
+mod config;
 mod mentions;
 mod more;
 mod names;
@@ -57,6 +58,7 @@ pub fn session() -> AppState {
             provider: "scripted".into(),
             model: "demo scenario".into(),
             replay: true,
+            no_model: None,
             config: "the embedded default config".into(),
             config_file: None,
             config_default_path: Some("/home/op/.config/mcp-harness/config.toml".into()),

@@ -59,6 +59,14 @@ pub fn servers_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
                 .into_iter()
                 .map(|l| Line::styled(l, theme::dim())),
         );
+        if server.config_changed {
+            // Runs as it was launched; the new settings wait for a reconnect.
+            lines.extend(
+                wrapped("config changed: r reconnects", width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, theme::warn())),
+            );
+        }
         if let Some(detail) = &server.detail {
             let code = server
                 .code

@@ -47,6 +47,14 @@ fn info_line(state: &AppState, width: u16) -> Line<'static> {
     let s = &state.session;
     let narrow = width < NARROW;
     let model = match (s.replay, narrow) {
+        _ if s.no_model.is_some() => Span::styled(
+            if narrow {
+                "no model"
+            } else {
+                "no model configured"
+            },
+            theme::warn(),
+        ),
         (true, true) => Span::styled(format!("{} (replay)", s.provider), theme::warn()),
         (true, false) => Span::styled(
             format!("{} · {} (replay)", s.provider, s.model),

@@ -17,6 +17,10 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
     match event {
         BackendEvent::Started(info) => {
             state.banner = info.first_run;
+            // The first thing the conversation says: what works without a model.
+            if let Some(why) = &info.no_model {
+                state.cells.push(Cell::Notice(why.clone()));
+            }
             state.session = info;
         }
         BackendEvent::TurnStarted => {

@@ -270,6 +270,11 @@ fn send(state: &mut AppState) -> Vec<Effect> {
         state.say("a turn is running: wait for it, or press Ctrl-C to interrupt it");
         return Vec::new();
     }
+    // No model: the text stays in the box, nothing is sent.
+    if let Some(why) = &state.session.no_model {
+        state.say(why.clone());
+        return Vec::new();
+    }
     // `/alias:prompt …` and `@alias:uri`: a refusal keeps the text in the box.
     let command = match mentions::parse(&text, &state.servers, &state.catalog) {
         Ok(Parsed::Message(message)) => Command::Prompt(message),

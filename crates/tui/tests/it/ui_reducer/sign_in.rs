@@ -32,6 +32,7 @@ fn remote(sign_in: SignInStatus) -> ServerView {
         pins_at: "/work/mcp-harness.lock".into(),
         pins_refused: false,
         server_output: Vec::new(),
+        config_changed: false,
         health: None,
         sign_in,
     }

@@ -31,6 +31,7 @@ fn remote(status: AliasStatus, sign_in: SignInStatus, health: Option<HealthView>
         pins_at: "/work/mcp-harness.lock".into(),
         pins_refused: false,
         server_output: Vec::new(),
+        config_changed: false,
         health,
         sign_in,
     }
