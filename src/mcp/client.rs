@@ -16,7 +16,8 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::elicit::Elicitor;
-use super::events::{ConnectionId, EventSink, McpEvent, Offering};
+use super::events::{ConnectionId, McpEvent, Offering};
+use super::sink::EventSink;
 use super::names::ServerAlias;
 use super::negotiate::Era;
 use crate::protocol::CallId;

@@ -100,6 +100,7 @@ mod revoke;
 pub mod schema;
 mod serve;
 pub mod shim;
+mod sink;
 mod signin;
 pub mod spec;
 pub mod spill;
@@ -119,7 +120,7 @@ pub use elicit::{
 pub use envelope::{ToolError, ToolErrorCode};
 pub use error::{ConnectError, ConnectErrorCode, FailureKind, HubError};
 pub use events::{
-    AliasState, ConnectionId, EventSink, McpEvent, Offering, PinChange, RevokeCause, ToolChanges,
+    AliasState, ConnectionId, McpEvent, Offering, PinChange, RevokeCause, TaskState, ToolChanges,
 };
 pub use hub::{ConnectReport, Hub};
 pub use names::ServerAlias;
@@ -131,5 +132,6 @@ pub use policy::{Effect, ToolPolicy};
 pub use published::PublishedTool;
 pub use registry::{ExposedTool, Snapshot};
 pub use relist::RELIST_INTERVAL;
+pub use sink::EventSink;
 pub use spec::{Limits, ProtocolChoice, ServerSpec, TaskMode, TransportSpec};
 pub use vars::Vars;

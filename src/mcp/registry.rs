@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use super::connection::Connection;
 use super::error::{ConnectError, ConnectErrorCode};
-use super::events::{ConnectionId, EventSink, McpEvent, RevokeCause};
+use super::events::{ConnectionId, McpEvent, RevokeCause};
+use super::sink::EventSink;
 use super::names::{ServerAlias, quote};
 use super::policy::Effect;
 use super::published::PublishedTool;

@@ -16,7 +16,6 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
@@ -27,7 +26,7 @@ pub(super) use book::cancel_before_close;
 use book::{Running, timed_out};
 
 use super::connection::Connection;
-use super::events::McpEvent;
+use super::events::{McpEvent, TaskState};
 use super::exchange::{self, CallFailure};
 use super::published::TaskSupport;
 use super::registry::ExposedTool;
@@ -56,47 +55,6 @@ impl Shape {
         match self {
             Shape::Experimental => "2025-11-25",
             Shape::Extension => "2026-07-28",
-        }
-    }
-}
-
-/// Where a task stands, as its server reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskState {
-    Working,
-    InputRequired,
-    Completed,
-    Failed,
-    Cancelled,
-}
-
-impl TaskState {
-    fn parse(status: &str) -> Option<Self> {
-        Some(match status {
-            "working" => TaskState::Working,
-            "input_required" => TaskState::InputRequired,
-            "completed" => TaskState::Completed,
-            "failed" => TaskState::Failed,
-            "cancelled" => TaskState::Cancelled,
-            _ => return None,
-        })
-    }
-
-    pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            TaskState::Completed | TaskState::Failed | TaskState::Cancelled
-        )
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            TaskState::Working => "working",
-            TaskState::InputRequired => "input required",
-            TaskState::Completed => "completed",
-            TaskState::Failed => "failed",
-            TaskState::Cancelled => "cancelled",
         }
     }
 }
