@@ -79,8 +79,8 @@ pub fn turn_end(end: &AgentTurnEnd) -> TurnEnd {
     }
 }
 
-pub fn task_status(state: crate::mcp::tasks::TaskState) -> TaskStatus {
-    use crate::mcp::tasks::TaskState as S;
+pub fn task_status(state: crate::mcp::TaskState) -> TaskStatus {
+    use crate::mcp::TaskState as S;
     match state {
         S::Working => TaskStatus::Working,
         S::InputRequired => TaskStatus::InputRequired,

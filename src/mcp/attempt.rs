@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use super::connection::{self, Connection, OpenParams, ServerIdentity};
+use super::connection::open::{self, OpenParams};
+use super::connection::{Connection, ServerIdentity};
 use super::error::ConnectError;
 use super::events::ConnectionId;
 use super::exposure;
@@ -85,7 +86,8 @@ impl Hub {
         report.server = Some(conn.server().clone());
         // Subscribe to tool-list changes (2026-07-28) before the first listing,
         // so no change made after it goes unannounced.
-        super::listen::start(&conn, deadline.saturating_duration_since(Instant::now())).await;
+        super::connection::listen::start(&conn, deadline.saturating_duration_since(Instant::now()))
+            .await;
         let listed = self.list_and_expose(&conn, spec, deadline).await;
         // Whatever the server asks for later, a person is not asked behind a call.
         if let Some(auth) = conn.auth() {
@@ -152,7 +154,7 @@ impl Hub {
             .unwrap_or_else(|_| {
                 Err(
                     match conn.auth().and_then(|a| a.cut_short(spec.connect_timeout)) {
-                        Some(failure) => super::open::auth_failed(spec.alias.as_str(), failure),
+                        Some(failure) => open::auth_failed(spec.alias.as_str(), failure),
                         None => listing::missed_deadline(spec.connect_timeout),
                     },
                 )
@@ -186,7 +188,7 @@ impl Hub {
         interactive: bool,
     ) -> Result<Arc<Connection>, ConnectError> {
         let id = ConnectionId::next();
-        let opened = connection::open(OpenParams {
+        let opened = open::open(OpenParams {
             id,
             spec,
             limits: &self.inner.limits,

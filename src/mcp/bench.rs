@@ -13,10 +13,11 @@ use serde_json::Value;
 use super::connection::{self, Connection};
 use super::elicit::DecliningElicitor;
 use super::error::ConnectError;
-use super::events::{ConnectionId, EventSink};
+use super::events::ConnectionId;
 use super::policy::ToolPolicy;
 use super::published::PublishedTool;
 use super::registry::ExposedTool;
+use super::sink::EventSink;
 use super::spec::{Limits, ServerSpec};
 use super::validators::{Precompiled, Precompiler};
 use super::vars::Vars;
@@ -28,7 +29,7 @@ pub async fn open(
     vars: &Vars,
 ) -> Result<Arc<Connection>, ConnectError> {
     let id = ConnectionId::next();
-    connection::open(connection::OpenParams {
+    connection::open::open(connection::open::OpenParams {
         id,
         spec,
         limits,

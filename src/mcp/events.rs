@@ -1,14 +1,10 @@
 //! What the MCP layer reports as it happens: alias states, registrations,
 //! revocations, notifications. The backend forwards these to the UI and the audit log.
 
-use std::sync::Arc;
-
 use serde::Serialize;
-use tokio::sync::mpsc;
 
 use super::error::ConnectErrorCode;
 use super::names::ServerAlias;
-use super::observe::Observer;
 use super::pins::{DefinitionChange, PinRecord};
 use crate::protocol::CallId;
 
@@ -192,6 +188,47 @@ pub enum Offering {
     Prompts,
 }
 
+/// Where a task stands, as its server reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskState {
+    Working,
+    InputRequired,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl TaskState {
+    pub(in crate::mcp) fn parse(status: &str) -> Option<Self> {
+        Some(match status {
+            "working" => TaskState::Working,
+            "input_required" => TaskState::InputRequired,
+            "completed" => TaskState::Completed,
+            "failed" => TaskState::Failed,
+            "cancelled" => TaskState::Cancelled,
+            _ => return None,
+        })
+    }
+
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskState::Completed | TaskState::Failed | TaskState::Cancelled
+        )
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            TaskState::Working => "working",
+            TaskState::InputRequired => "input required",
+            TaskState::Completed => "completed",
+            TaskState::Failed => "failed",
+            TaskState::Cancelled => "cancelled",
+        }
+    }
+}
+
 /// One thing that happened in the MCP layer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -260,7 +297,7 @@ pub enum McpEvent {
         /// The exposed name of the tool.
         tool: String,
         task: String,
-        state: super::tasks::TaskState,
+        state: TaskState,
         message: Option<String>,
     },
     /// Pins were written or found broken: `created` by trust on first use,
@@ -287,68 +324,5 @@ pub enum McpEvent {
 impl Serialize for ServerAlias {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())
-    }
-}
-
-/// Where events go. Sending never blocks; events are dropped if nobody listens.
-/// An [`Observer`] (telemetry) may ride along: it sees every event, and the hub
-/// reports every call to it.
-#[derive(Clone, Default)]
-pub struct EventSink {
-    forward: Option<Arc<dyn Fn(McpEvent) + Send + Sync>>,
-    observer: Option<Arc<dyn Observer>>,
-}
-
-impl EventSink {
-    pub fn new() -> (Self, mpsc::UnboundedReceiver<McpEvent>) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        (Self::forward(move |event| drop(tx.send(event))), rx)
-    }
-
-    /// Hands every event to `f` (which must not block): lets a session put MCP
-    /// and agent events on one channel, so they are read in the order they happened.
-    pub fn forward(f: impl Fn(McpEvent) + Send + Sync + 'static) -> Self {
-        Self {
-            forward: Some(Arc::new(f)),
-            observer: None,
-        }
-    }
-
-    /// A sink for callers that do not listen (headless commands).
-    pub fn discard() -> Self {
-        Self::default()
-    }
-
-    /// The same sink, with `observer` watching (or without one for `None`).
-    pub fn observed_by(mut self, observer: Option<Arc<dyn Observer>>) -> Self {
-        self.observer = observer;
-        self
-    }
-
-    pub fn observer(&self) -> Option<&Arc<dyn Observer>> {
-        self.observer.as_ref()
-    }
-
-    pub fn emit(&self, event: McpEvent) {
-        if let Some(observer) = &self.observer {
-            observer.event(&event);
-        }
-        if let Some(f) = &self.forward {
-            f(event);
-        }
-    }
-}
-
-impl std::fmt::Debug for EventSink {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.forward.is_some() {
-            "EventSink"
-        } else {
-            "EventSink(discard)"
-        })?;
-        if self.observer.is_some() {
-            f.write_str(" + observer")?;
-        }
-        Ok(())
     }
 }

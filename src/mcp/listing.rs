@@ -232,7 +232,7 @@ pub fn request_failed(error: RequestError, method: &str) -> ConnectError {
                 format!("{method} failed: the server answered with JSON-RPC error {code}"),
                 "the server does not list its tools correctly; its error text is shown as server output",
             );
-            error.server_output = vec![super::initfail::cap(&message)];
+            error.server_output = vec![super::connection::initfail::cap(&message)];
             error
         }
     }

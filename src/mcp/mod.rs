@@ -1,8 +1,9 @@
 //! Everything MCP, and the only module that imports `rmcp` (its API changed across
 //! 1.x, 2.x and 3.x; keeping it here keeps upgrades local).
 //!
-//! Layers, bottom up: `process` (the child), `connection` + `watchdog` (a live
-//! session and who notices its end), `listing` (bounded `tools/list`),
+//! Layers, bottom up: `process` (the child), `connection` (the live session:
+//! opening it, its revision, its client handler, its watchdog, its task book),
+//! `listing` (bounded `tools/list`),
 //! `names`/`schema`/`policy` → `exposure` (published → exposed, all-or-nothing),
 //! `registry` (snapshots, revocation by identity), `hub` (aliases, connect,
 //! disconnect), `revoke` (a connection ending) and `call` (the call path with its
@@ -63,30 +64,23 @@ pub mod auth;
 #[cfg(feature = "bench-internals")]
 pub mod bench;
 pub mod call;
-mod client;
 pub mod connection;
 pub mod content;
 pub mod elicit;
 pub mod envelope;
 pub mod error;
 pub mod events;
-mod exchange;
 mod exposure;
 pub mod hub;
-mod initfail;
 pub mod linecap;
-mod listen;
 mod listing;
 mod mcpheader;
 pub mod names;
-pub mod negotiate;
 mod nulls;
 pub mod observe;
 pub mod offerings;
-mod open;
 pub mod pins;
 pub mod policy;
-mod probe;
 pub mod process;
 pub mod published;
 mod rawhttp;
@@ -100,17 +94,17 @@ pub mod schema;
 pub mod serve;
 pub mod shim;
 mod signin;
+mod sink;
 pub mod spec;
 pub mod spill;
 mod tail;
-pub mod tasks;
 pub mod validators;
 pub mod vars;
-pub mod watchdog;
 
 pub use crate::protocol::{CallId, Requester};
 pub use approver::{ApprovalDecision, ApprovalRequest, Approver, FlagApprover};
 pub use call::{CallIdentity, CallOutcome, ToolOutput};
+pub use connection::negotiate::Era;
 pub use connection::{Connection, ServerIdentity};
 pub use elicit::{
     DecliningElicitor, DefaultsElicitor, ElicitationRequest, ElicitationResponse, Elicitor,
@@ -118,11 +112,10 @@ pub use elicit::{
 pub use envelope::{ToolError, ToolErrorCode};
 pub use error::{ConnectError, ConnectErrorCode, FailureKind, HubError};
 pub use events::{
-    AliasState, ConnectionId, EventSink, McpEvent, Offering, PinChange, RevokeCause, ToolChanges,
+    AliasState, ConnectionId, McpEvent, Offering, PinChange, RevokeCause, TaskState, ToolChanges,
 };
 pub use hub::{ConnectReport, Hub};
 pub use names::ServerAlias;
-pub use negotiate::Era;
 pub use observe::{CallRecord, Decision, Observer};
 pub use offerings::{Offered, Prompt, PromptMessages, Resource, ResourceList, ResourceTemplate};
 pub use pins::{DefinitionChange, PinBook, PinMode, PinState};
@@ -130,5 +123,6 @@ pub use policy::{Effect, ToolPolicy};
 pub use published::PublishedTool;
 pub use registry::{ExposedTool, Snapshot};
 pub use relist::RELIST_INTERVAL;
+pub use sink::EventSink;
 pub use spec::{Limits, ProtocolChoice, ServerSpec, SpecChange, TaskMode, TransportSpec};
 pub use vars::Vars;

@@ -1,6 +1,6 @@
 //! Who watches the MCP layer from outside (telemetry): every finished call and
 //! every event, as local facts only — names, effects, decisions, codes, times.
-//! An observer rides on the hub's [`EventSink`](super::EventSink); the call
+//! An observer rides on the hub's `EventSink` (`sink`); the call
 //! path pays for it only when one is installed.
 
 use std::time::{Duration, SystemTime};

@@ -10,10 +10,11 @@ use serde_json::Value;
 
 use super::connection::Connection;
 use super::error::{ConnectError, ConnectErrorCode};
-use super::events::{ConnectionId, EventSink, McpEvent, RevokeCause};
+use super::events::{ConnectionId, McpEvent, RevokeCause};
 use super::names::{ServerAlias, quote};
 use super::policy::Effect;
 use super::published::PublishedTool;
+use super::sink::EventSink;
 
 /// What the harness really offers the model: a published tool that passed every
 /// local rule, bound to the connection it came from.

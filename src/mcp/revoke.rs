@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use super::connection::Connection;
+use super::connection::watchdog::EndReason;
 use super::events::{AliasState, RevokeCause};
 use super::hub::Hub;
-use super::watchdog::EndReason;
 
 impl Hub {
     /// Drops a connection because of what happened during a call: revoke now,

@@ -3,17 +3,19 @@
 //! locally built error envelope.
 
 mod errors;
+mod exchange;
+pub mod tasks;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Map, Value};
 
+use self::exchange::CallFailure;
 use super::approver::{ApprovalDecision, ApprovalRequest, Approver};
 use super::connection::RequestError;
 use super::envelope::{ToolError, ToolErrorCode as Code};
 use super::events::RevokeCause;
-use super::exchange::{self, CallFailure};
 use super::hub::Hub;
 use super::names::exposed_name;
 use super::nulls;

@@ -11,27 +11,41 @@ use std::time::{Duration, Instant};
 
 use rmcp::ServiceError;
 use rmcp::model::{
-    CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest, ProgressToken,
-    RequestId, ServerResult,
+    CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest, CustomResult,
+    ProgressToken, RequestId, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
-use super::client::HandlerParts;
+use self::client::HandlerParts;
+use self::negotiate::Era;
+use self::watchdog::{EndReason, Lifeline, StopMode};
 use super::events::ConnectionId;
 use super::names::ServerAlias;
-use super::negotiate::Era;
 use super::process::StderrTail;
 use super::rawtap::RawTap;
-use super::watchdog::{EndReason, Lifeline, StopMode};
 
-pub(super) use super::open::{OpenParams, open};
-
+pub(super) mod client;
+pub(super) mod initfail;
+pub(super) mod listen;
+pub mod negotiate;
+pub(super) mod open;
 mod outcome;
+mod probe;
 mod request;
+pub mod tasks;
+pub mod watchdog;
 
 pub use outcome::{AuthDenial, Endpoint, RequestError, ServerIdentity};
+
+/// The result JSON of a request, however rmcp parsed it.
+pub(super) fn raw(result: ServerResult) -> Value {
+    match result {
+        ServerResult::CustomResult(CustomResult(raw)) => raw,
+        other => serde_json::to_value(other).unwrap_or(Value::Null),
+    }
+}
 
 /// The answer to a [`Connection::request_long`].
 pub(super) struct Long {
@@ -39,7 +53,7 @@ pub(super) struct Long {
     /// What the stdio gate cut from it (long texts, in files).
     pub spilled: Option<super::spill::Spilled>,
     /// Keeps the call's progress token routed to the call.
-    pub route: Option<super::client::ProgressRoute>,
+    pub route: Option<self::client::ProgressRoute>,
 }
 
 /// A live connection. Cheap to share (`Arc`); the process and the session are
@@ -84,9 +98,9 @@ pub struct Connection {
     /// Fired when an HTTP server stops answering (the watchdog ends the connection).
     pub(super) unreachable: tokio_util::sync::CancellationToken,
     /// The open tool-list subscription (ended first when the connection closes).
-    pub(super) listening: Arc<super::listen::ListenSlot>,
+    pub(super) listening: Arc<self::watchdog::ListenSlot>,
     /// Tasks running on this connection (cancelled when it closes).
-    pub(super) tasks: Arc<super::tasks::TaskBook>,
+    pub(super) tasks: Arc<self::tasks::TaskBook>,
     /// How long a task may run (`task_timeout_ms`), and which tools run as tasks.
     pub(super) task_timeout: Duration,
     pub(super) task_mode: super::spec::TaskMode,

@@ -99,7 +99,7 @@ impl Connection {
                     Some(crate::mcp::spill::lexer::id_key(id.to_string().as_bytes()));
                 if let Some(call) = call {
                     *route.lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some(crate::mcp::client::ProgressRoute::register(
+                        Some(client::ProgressRoute::register(
                             &self.parts.routes,
                             token.0.to_string(),
                             call.clone(),
@@ -131,7 +131,7 @@ impl Connection {
     /// status (it waits up to `EXIT_STATUS_WAIT` for it); wait longer than that
     /// so the error can say how the server ended.
     pub(super) async fn lost_once_ended(&self) -> RequestError {
-        let wait = crate::mcp::watchdog::EXIT_STATUS_WAIT * 2;
+        let wait = watchdog::EXIT_STATUS_WAIT * 2;
         let _ = tokio::time::timeout(wait, self.ended()).await;
         self.ended_error()
     }

@@ -10,13 +10,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::auth::{AuthContext, Store};
 use super::connection::Connection;
+use super::connection::negotiate::Era;
 use super::elicit::{DecliningElicitor, Elicitor};
 use super::error::{ConnectError, HubError};
-use super::events::{AliasState, EventSink, McpEvent, RevokeCause};
+use super::events::{AliasState, McpEvent, RevokeCause};
 use super::names::ServerAlias;
-use super::negotiate::Era;
 use super::pins::PinBook;
 use super::registry::{ConnectionEntry, Registry, Snapshot};
+use super::sink::EventSink;
 use super::spec::{Limits, ServerSpec};
 use super::vars::Vars;
 

@@ -6,8 +6,8 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
+use super::super::connection::raw;
 use super::super::connection::{Connection, RequestError};
-use super::super::exchange::raw;
 
 /// At most this many entries in one listing of resources, templates or prompts.
 pub const MAX_ITEMS: usize = 10_000;

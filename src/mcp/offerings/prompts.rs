@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use super::super::connection::raw;
 use super::super::envelope::{ToolError, ToolErrorCode as Code};
-use super::super::exchange::raw;
 use super::super::hub::Hub;
 use super::paged::{self, PageError, string};
 use super::{Kind, Offered, malformed, request_failed};

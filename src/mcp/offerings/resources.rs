@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 
 use super::super::approver::{ApprovalDecision, ApprovalRequest, Approver};
 use super::super::call::{CallIdentity, CallOutcome, ToolOutput};
+use super::super::connection::raw;
 use super::super::envelope::{ToolError, ToolErrorCode as Code};
-use super::super::exchange::raw;
 use super::super::hub::Hub;
 use super::super::observe::Decision;
 use super::super::policy::Effect;

@@ -8,14 +8,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use std::num::NonZeroUsize;
-use std::sync::Mutex;
 
-use rmcp::model::{CancelledNotificationParam, RequestId, ServerNotification, SubscriptionFilter};
-use rmcp::service::{Peer, RoleClient, Subscription, SubscriptionEnd};
+use rmcp::model::{ServerNotification, SubscriptionFilter};
+use rmcp::service::{Subscription, SubscriptionEnd};
 
 use super::client::HarnessClient;
-use super::connection::Connection;
-use super::events::Offering;
+use crate::mcp::connection::Connection;
+use crate::mcp::events::Offering;
 
 /// Consecutive failures to (re)establish the subscription before giving up on
 /// it (the list's `ttlMs` still bounds how stale it can get).
@@ -26,32 +25,10 @@ const RESUBSCRIBE_AFTER: Duration = Duration::from_secs(1);
 /// lagged, which costs one re-list and a re-subscribe, never a lost change.
 const CAPACITY: NonZeroUsize = NonZeroUsize::new(1024).expect("non-zero");
 
-/// The open subscription of a connection, so closing can end it first: a
-/// server keeps serving an open `subscriptions/listen` after stdin closes
-/// (rmcp servers wait up to 5 s for it), which would delay every close.
-#[derive(Default)]
-pub struct ListenSlot(Mutex<Option<RequestId>>);
-
-impl ListenSlot {
-    fn set(&self, id: Option<RequestId>) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = id;
-    }
-
-    /// Cancels the open subscription, if any (`notifications/cancelled`).
-    pub(super) async fn cancel(&self, peer: &Peer<RoleClient>) {
-        let id = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(id) = id {
-            let params = CancelledNotificationParam::new(Some(id), Some("closing".into()));
-            let send = peer.notify_cancelled(params);
-            let _ = tokio::time::timeout(Duration::from_millis(200), send).await;
-        }
-    }
-}
-
 /// Opens the tools subscription of `connection` (waiting, within `within`, for
 /// the server to acknowledge it, so that a change made after the first listing
 /// is announced) and keeps it open for the life of the connection.
-pub(super) async fn start(connection: &Arc<Connection>, within: Duration) {
+pub(in crate::mcp) async fn start(connection: &Arc<Connection>, within: Duration) {
     if !connection.listens {
         return;
     }

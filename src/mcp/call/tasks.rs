@@ -16,23 +16,19 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-mod book;
+use crate::mcp::connection::tasks as book;
+pub use crate::mcp::connection::tasks::{Shape, TaskBook};
 
-pub use book::TaskBook;
-pub(super) use book::cancel_before_close;
-use book::{Running, timed_out};
-
-use super::connection::Connection;
-use super::events::McpEvent;
 use super::exchange::{self, CallFailure};
-use super::published::TaskSupport;
-use super::registry::ExposedTool;
-use super::spec::TaskMode;
-use super::spill::Spilled;
+use crate::mcp::connection::Connection;
+use crate::mcp::events::{McpEvent, TaskState};
+use crate::mcp::published::TaskSupport;
+use crate::mcp::registry::ExposedTool;
+use crate::mcp::spec::TaskMode;
+use crate::mcp::spill::Spilled;
 use crate::protocol::CallId;
 
 /// Polling is never faster than this, whatever the server asks (0 included)…
@@ -42,68 +38,9 @@ pub const POLL_MAX: Duration = Duration::from_secs(5);
 /// When the server suggests no interval.
 const POLL_DEFAULT: Duration = Duration::from_secs(1);
 
-/// Which wire shape a task speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
-    /// 2025-11-25 experimental tasks.
-    Experimental,
-    /// The 2026-07-28 `io.modelcontextprotocol/tasks` extension.
-    Extension,
-}
-
-impl Shape {
-    pub(super) fn revision(self) -> &'static str {
-        match self {
-            Shape::Experimental => "2025-11-25",
-            Shape::Extension => "2026-07-28",
-        }
-    }
-}
-
-/// Where a task stands, as its server reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskState {
-    Working,
-    InputRequired,
-    Completed,
-    Failed,
-    Cancelled,
-}
-
-impl TaskState {
-    fn parse(status: &str) -> Option<Self> {
-        Some(match status {
-            "working" => TaskState::Working,
-            "input_required" => TaskState::InputRequired,
-            "completed" => TaskState::Completed,
-            "failed" => TaskState::Failed,
-            "cancelled" => TaskState::Cancelled,
-            _ => return None,
-        })
-    }
-
-    pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            TaskState::Completed | TaskState::Failed | TaskState::Cancelled
-        )
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            TaskState::Working => "working",
-            TaskState::InputRequired => "input required",
-            TaskState::Completed => "completed",
-            TaskState::Failed => "failed",
-            TaskState::Cancelled => "cancelled",
-        }
-    }
-}
-
 /// Whether a tool of this support runs as a task on `conn` (2025-11-25: the
 /// harness decides from `execution.taskSupport`).
-pub(super) fn wanted(conn: &Connection, support: TaskSupport) -> bool {
+pub(in crate::mcp) fn wanted(conn: &Connection, support: TaskSupport) -> bool {
     match support {
         TaskSupport::Required => true,
         TaskSupport::Optional => conn.task_mode == TaskMode::Optional,
@@ -111,7 +48,7 @@ pub(super) fn wanted(conn: &Connection, support: TaskSupport) -> bool {
     }
 }
 
-pub(super) fn ttl_ms(conn: &Connection) -> u64 {
+pub(in crate::mcp) fn ttl_ms(conn: &Connection) -> u64 {
     u64::try_from(conn.task_timeout.as_millis()).unwrap_or(u64::MAX)
 }
 
@@ -147,8 +84,52 @@ fn view(task: &Value, shape: Shape) -> Result<View, CallFailure> {
     })
 }
 
+/// Keeps a task in its connection's book, and cancels it on the server if the
+/// caller stops waiting before it ends (Ctrl-C drops the call's future).
+struct Running<'a> {
+    conn: &'a Connection,
+    id: String,
+    armed: bool,
+}
+
+impl<'a> Running<'a> {
+    fn new(conn: &'a Connection, id: String, shape: Shape) -> Self {
+        conn.tasks.insert(id.clone(), shape);
+        Self {
+            conn,
+            id,
+            armed: true,
+        }
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.conn.tasks.remove(&self.id);
+        if !self.armed || self.conn.is_ended() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        self.conn
+            .tasks
+            .cancel_abandoned(&runtime, self.conn.peer.clone(), self.id.clone());
+    }
+}
+
+/// Cancels the task (waiting briefly for the answer) and says it timed out.
+async fn timed_out(mut guard: Running<'_>, after: Duration) -> CallFailure {
+    guard.armed = false;
+    if !guard.conn.is_ended() {
+        let cancel = book::send_cancel(&guard.conn.peer, &guard.id);
+        let _ = tokio::time::timeout(book::CANCEL_GRACE, cancel).await;
+    }
+    CallFailure::TaskTimeout(after)
+}
+
 /// Runs a created task to its end; the final `CallToolResult` JSON.
-pub(super) async fn run(
+pub(in crate::mcp) async fn run(
     conn: &Connection,
     tool: &ExposedTool,
     call: &CallId,
@@ -326,7 +307,7 @@ async fn outcome(
                     }
                     Ok((result, answer.spilled))
                 }
-                Err(super::connection::RequestError::Timeout(_)) => {
+                Err(crate::mcp::connection::RequestError::Timeout(_)) => {
                     Err(CallFailure::TaskTimeout(conn.task_timeout))
                 }
                 Err(error) => Err(error.into()),

@@ -11,12 +11,26 @@ use rmcp::service::{Peer, RoleClient};
 use serde_json::json;
 use tokio::task::JoinHandle;
 
-use super::super::connection::Connection;
-use super::super::exchange::CallFailure;
-use super::Shape;
-
 /// How long a `tasks/cancel` may take when nobody waits for its answer.
-const CANCEL_GRACE: Duration = Duration::from_millis(500);
+pub(in crate::mcp) const CANCEL_GRACE: Duration = Duration::from_millis(500);
+
+/// Which wire shape a task speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// 2025-11-25 experimental tasks.
+    Experimental,
+    /// The 2026-07-28 `io.modelcontextprotocol/tasks` extension.
+    Extension,
+}
+
+impl Shape {
+    pub(in crate::mcp) fn revision(self) -> &'static str {
+        match self {
+            Shape::Experimental => "2025-11-25",
+            Shape::Extension => "2026-07-28",
+        }
+    }
+}
 
 /// The tasks running on one connection (to cancel them when it closes), and
 /// the cancels already on their way for tasks whose caller stopped waiting.
@@ -46,6 +60,15 @@ impl TaskBook {
         self.lock().is_empty()
     }
 
+    /// A task started: it runs until [`Self::remove`].
+    pub(in crate::mcp) fn insert(&self, id: String, shape: Shape) {
+        self.lock().insert(id, shape);
+    }
+
+    pub(in crate::mcp) fn remove(&self, id: &str) {
+        self.lock().remove(id);
+    }
+
     /// The ids of the running tasks.
     pub(in crate::mcp) fn ids(&self) -> Vec<String> {
         self.lock().keys().cloned().collect()
@@ -53,7 +76,7 @@ impl TaskBook {
 
     /// Sends `tasks/cancel` for a task nobody waits for any more, in the
     /// background; a close of the connection waits for it ([`Self::take_cancelling`]).
-    fn cancel_abandoned(
+    pub(in crate::mcp) fn cancel_abandoned(
         &self,
         runtime: &tokio::runtime::Handle,
         peer: Peer<RoleClient>,
@@ -90,7 +113,7 @@ pub(in crate::mcp) async fn cancel_before_close(
     let _ = tokio::time::timeout(CANCEL_GRACE, futures::future::join(cancels, abandoned)).await;
 }
 
-async fn send_cancel(peer: &Peer<RoleClient>, task_id: &str) {
+pub(in crate::mcp) async fn send_cancel(peer: &Peer<RoleClient>, task_id: &str) {
     let request = ClientRequest::CustomRequest(CustomRequest::new(
         "tasks/cancel",
         Some(json!({ "taskId": task_id })),
@@ -98,47 +121,4 @@ async fn send_cancel(peer: &Peer<RoleClient>, task_id: &str) {
     if let Err(error) = peer.send_request(request).await {
         tracing::debug!(%error, "tasks/cancel failed");
     }
-}
-
-/// Keeps a task in its connection's book, and cancels it on the server if the
-/// caller stops waiting before it ends (Ctrl-C drops the call's future).
-pub(super) struct Running<'a> {
-    pub(super) conn: &'a Connection,
-    pub(super) id: String,
-    pub(super) armed: bool,
-}
-
-impl<'a> Running<'a> {
-    pub(super) fn new(conn: &'a Connection, id: String, shape: Shape) -> Self {
-        conn.tasks.lock().insert(id.clone(), shape);
-        Self {
-            conn,
-            id,
-            armed: true,
-        }
-    }
-}
-
-impl Drop for Running<'_> {
-    fn drop(&mut self) {
-        self.conn.tasks.lock().remove(&self.id);
-        if !self.armed || self.conn.is_ended() {
-            return;
-        }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        self.conn
-            .tasks
-            .cancel_abandoned(&runtime, self.conn.peer.clone(), self.id.clone());
-    }
-}
-
-/// Cancels the task (waiting briefly for the answer) and says it timed out.
-pub(super) async fn timed_out(mut guard: Running<'_>, after: Duration) -> CallFailure {
-    guard.armed = false;
-    if !guard.conn.is_ended() {
-        let _ = tokio::time::timeout(CANCEL_GRACE, send_cancel(&guard.conn.peer, &guard.id)).await;
-    }
-    CallFailure::TaskTimeout(after)
 }

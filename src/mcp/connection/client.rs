@@ -15,10 +15,11 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::elicit::Elicitor;
-use super::events::{ConnectionId, EventSink, McpEvent, Offering};
-use super::names::ServerAlias;
 use super::negotiate::Era;
+use crate::mcp::elicit::Elicitor;
+use crate::mcp::events::{ConnectionId, McpEvent, Offering};
+use crate::mcp::names::ServerAlias;
+use crate::mcp::sink::EventSink;
 use crate::protocol::CallId;
 
 /// At most one progress event per call in this interval (the last one of a
@@ -76,12 +77,12 @@ pub struct HandlerParts {
 }
 
 impl HandlerParts {
-    pub(super) fn alias(&self) -> &ServerAlias {
+    pub(in crate::mcp) fn alias(&self) -> &ServerAlias {
         &self.alias
     }
 
     /// The handler for one lifecycle attempt in `era`.
-    pub(super) fn client(&self, era: Era) -> HarnessClient {
+    pub(in crate::mcp) fn client(&self, era: Era) -> HarnessClient {
         HarnessClient {
             parts: self.clone(),
             era,
@@ -102,7 +103,7 @@ pub struct HarnessClient {
 impl HarnessClient {
     /// `resources/list_changed` or `prompts/list_changed` (from a notification
     /// or a subscription).
-    pub(super) fn note_offerings_changed(parts: &HandlerParts, what: Offering) {
+    pub(in crate::mcp) fn note_offerings_changed(parts: &HandlerParts, what: Offering) {
         parts.events.emit(McpEvent::OfferingsChanged {
             alias: parts.alias.clone(),
             connection: parts.id,
@@ -111,7 +112,7 @@ impl HarnessClient {
     }
 
     /// Counts one `tools/list_changed` (from a notification or a subscription).
-    pub(super) fn note_list_changed(parts: &HandlerParts) {
+    pub(in crate::mcp) fn note_list_changed(parts: &HandlerParts) {
         parts.list_changed.send_modify(|n| *n = n.wrapping_add(1));
         parts.events.emit(McpEvent::ToolListChanged {
             alias: parts.alias.clone(),
@@ -139,7 +140,7 @@ impl HarnessClient {
 
 /// The client capabilities of a connection in `era`: the same in every mode
 /// (SPEC rule 16); 2026-07-28 adds the tasks extension.
-pub(super) fn capabilities(era: Era) -> ClientCapabilities {
+pub(in crate::mcp) fn capabilities(era: Era) -> ClientCapabilities {
     let mut capabilities = client_capabilities();
     if era == Era::Stateless {
         // The tasks extension (2026-07-28): the server may answer a call with a task.
@@ -213,7 +214,7 @@ impl ClientHandler for HarnessClient {
             _ => None,
         };
         let params = serde_json::to_value(&request).unwrap_or(Value::Null);
-        let answer = super::elicit::answer_form(
+        let answer = crate::mcp::elicit::answer_form(
             self.parts.elicitor.as_ref(),
             &self.parts.alias,
             self.parts.id,

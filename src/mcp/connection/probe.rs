@@ -24,7 +24,7 @@ const PROBE_ID_PREFIX: &str = "mcp-harness-probe-";
 /// How the wrapper treats ids right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub(super) enum Phase {
+pub(in crate::mcp) enum Phase {
     /// The probe: requests get probe ids, answers to them are mapped back.
     Probe = 0,
     /// After a successful probe: messages pass untouched.
@@ -35,14 +35,14 @@ pub(super) enum Phase {
 
 /// Shared with the negotiator, which moves the phase on.
 #[derive(Debug, Clone)]
-pub(super) struct PhaseSwitch(Arc<AtomicU8>);
+pub(in crate::mcp) struct PhaseSwitch(Arc<AtomicU8>);
 
 impl PhaseSwitch {
     fn new(phase: Phase) -> Self {
         Self(Arc::new(AtomicU8::new(phase as u8)))
     }
 
-    pub(super) fn set(&self, phase: Phase) {
+    pub(in crate::mcp) fn set(&self, phase: Phase) {
         self.0.store(phase as u8, Ordering::SeqCst);
     }
 
@@ -56,14 +56,14 @@ impl PhaseSwitch {
 }
 
 /// A transport lent to rmcp for one lifecycle attempt.
-pub(super) struct Leased<T> {
+pub(in crate::mcp) struct Leased<T> {
     inner: Option<T>,
     back: Option<oneshot::Sender<T>>,
     phase: PhaseSwitch,
 }
 
 /// Lends `transport` for the probe: the receiver gets it back when rmcp drops it.
-pub(super) fn lease<T>(transport: T) -> (Leased<T>, oneshot::Receiver<T>, PhaseSwitch) {
+pub(in crate::mcp) fn lease<T>(transport: T) -> (Leased<T>, oneshot::Receiver<T>, PhaseSwitch) {
     let (back, returned) = oneshot::channel();
     let phase = PhaseSwitch::new(Phase::Probe);
     let leased = Leased {
@@ -76,7 +76,7 @@ pub(super) fn lease<T>(transport: T) -> (Leased<T>, oneshot::Receiver<T>, PhaseS
 
 /// Lends `transport` for the handshake after a probe: late probe answers are
 /// dropped; the receiver gets the pipes back if the handshake fails.
-pub(super) fn lease_for_handshake<T>(
+pub(in crate::mcp) fn lease_for_handshake<T>(
     transport: T,
 ) -> (Leased<T>, oneshot::Receiver<T>, PhaseSwitch) {
     let (leased, returned, phase) = lease(transport);

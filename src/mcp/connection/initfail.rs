@@ -10,8 +10,8 @@ use std::time::Duration;
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
-use super::error::{ConnectError, ConnectErrorCode as Code};
-use super::process::StderrTail;
+use crate::mcp::error::{ConnectError, ConnectErrorCode as Code};
+use crate::mcp::process::StderrTail;
 
 /// Lines of stderr attached to a failed connection attempt.
 const STDERR_LINES_ON_FAILURE: usize = 12;

@@ -6,16 +6,15 @@
 
 use std::time::Duration;
 
-use rmcp::model::{CustomResult, ServerResult};
 use serde_json::{Map, Value, json};
 
-use super::connection::{Connection, RequestError};
-use super::elicit;
-use super::negotiate::Era;
-use super::registry::ExposedTool;
-use super::spec::Limits;
-use super::spill::Spilled;
 use super::tasks;
+use crate::mcp::connection::negotiate::Era;
+use crate::mcp::connection::{Connection, RequestError};
+use crate::mcp::elicit;
+use crate::mcp::registry::ExposedTool;
+use crate::mcp::spec::Limits;
+use crate::mcp::spill::Spilled;
 use crate::protocol::CallId;
 
 /// At most this many questions in one `InputRequiredResult`.
@@ -23,7 +22,7 @@ const MAX_QUESTIONS_PER_ROUND: usize = 16;
 
 /// Why a call did not end with a result.
 #[derive(Debug)]
-pub(super) enum CallFailure {
+pub(in crate::mcp) enum CallFailure {
     /// A request of the call failed (timeout, connection lost, JSON-RPC error).
     Request(RequestError),
     /// The server broke the protocol or a local bound; `message` is the
@@ -41,13 +40,7 @@ impl From<RequestError> for CallFailure {
     }
 }
 
-/// The result JSON of a request, however rmcp parsed it.
-pub(super) fn raw(result: ServerResult) -> Value {
-    match result {
-        ServerResult::CustomResult(CustomResult(raw)) => raw,
-        other => serde_json::to_value(other).unwrap_or(Value::Null),
-    }
-}
+pub(in crate::mcp) use crate::mcp::connection::raw;
 
 /// What an answer to `tools/call` is.
 enum Answer {
@@ -82,7 +75,7 @@ fn classify(result: Value) -> Answer {
 /// `call_id` names the call: its progress notifications (which restart the
 /// call's timer) are told apart by it, also while it runs as a task. What the
 /// stdio gate cut from the final answer (long texts, in files) comes with it.
-pub(super) async fn call(
+pub(in crate::mcp) async fn call(
     conn: &Connection,
     tool: &ExposedTool,
     arguments: Map<String, Value>,
@@ -187,7 +180,7 @@ fn state_too_long(bytes: u64, limits: &Limits) -> CallFailure {
 
 /// Answers the questions of one `InputRequiredResult` (also used for a task
 /// that needs input): the `inputResponses` and the `requestState` to echo.
-pub(super) async fn answer_round(
+pub(in crate::mcp) async fn answer_round(
     conn: &Connection,
     result: &Value,
     limits: &Limits,
@@ -227,7 +220,7 @@ pub(super) async fn answer_round(
 
 /// Asks the operator each question (elicitations only: the harness offers no
 /// sampling and no roots), one at a time, in the server's order.
-pub(super) async fn answer_questions(
+pub(in crate::mcp) async fn answer_questions(
     conn: &Connection,
     questions: &Map<String, Value>,
 ) -> Result<Map<String, Value>, CallFailure> {
@@ -246,7 +239,7 @@ pub(super) async fn answer_questions(
                 if method.is_empty() {
                     "an unnamed request".into()
                 } else {
-                    super::names::quote(method)
+                    crate::mcp::names::quote(method)
                 }
             )));
         }

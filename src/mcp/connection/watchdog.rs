@@ -6,21 +6,43 @@
 use std::fmt;
 use std::os::unix::process::ExitStatusExt as _;
 use std::process::ExitStatus;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rmcp::service::{RoleClient, RunningService};
+use rmcp::model::{CancelledNotificationParam, RequestId};
+use rmcp::service::{Peer, RoleClient, RunningService};
 use rmcp::transport::common::client_side_sse::{ExponentialBackoff, SseRetryPolicy};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::client::HarnessClient;
-use super::listen::ListenSlot;
-use super::process::ServerProcess;
 use super::tasks::TaskBook;
+use crate::mcp::process::ServerProcess;
+
+/// The open subscription of a connection, so closing can end it first: a
+/// server keeps serving an open `subscriptions/listen` after stdin closes
+/// (rmcp servers wait up to 5 s for it), which would delay every close.
+#[derive(Default)]
+pub struct ListenSlot(Mutex<Option<RequestId>>);
+
+impl ListenSlot {
+    pub(super) fn set(&self, id: Option<RequestId>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = id;
+    }
+
+    /// Cancels the open subscription, if any (`notifications/cancelled`).
+    pub(in crate::mcp) async fn cancel(&self, peer: &Peer<RoleClient>) {
+        let id = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(id) = id {
+            let params = CancelledNotificationParam::new(Some(id), Some("closing".into()));
+            let send = peer.notify_cancelled(params);
+            let _ = tokio::time::timeout(Duration::from_millis(200), send).await;
+        }
+    }
+}
 
 /// How the owner wants a connection to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +55,7 @@ pub enum StopMode {
 
 /// How long a closed stdout waits for the process's exit status, so the end
 /// reads "killed by signal 9" rather than "closed the transport".
-pub(super) const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
+pub(in crate::mcp) const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
 
 /// Why a connection ended. Built locally: exit statuses and signals, never the
 /// server's own words.

@@ -13,26 +13,26 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::sync::{mpsc, watch};
 
-use super::auth::{AuthContext, AuthSession, Budget, Failure};
 use super::client::HandlerParts;
-use super::connection::{Connection, Endpoint, ServerIdentity};
-use super::elicit::Elicitor;
-use super::error::{ConnectError, ConnectErrorCode as Code};
-use super::events::{ConnectionId, EventSink};
 use super::initfail::{self, Via};
-use super::linecap::LineCap;
-use super::listen::ListenSlot;
 use super::negotiate::{self, Era, Failure as Unnegotiated, Plan};
-use super::process::{ServerProcess, StderrTail};
-use super::rawhttp::RawHttpClient;
-use super::rawtap::RawTap;
-use super::spec::{Limits, ResolvedTransport, ServerSpec};
-use super::spill::SpillTable;
-use super::spill::gate::Gate;
-use super::spill::lexer::{Caps, Lexer};
 use super::tasks::TaskBook;
-use super::vars::Vars;
-use super::watchdog::{self, BoundedReconnect, Closing, Lifeline, TransportSignals};
+use super::watchdog::{self, BoundedReconnect, Closing, Lifeline, ListenSlot, TransportSignals};
+use crate::mcp::auth::{AuthContext, AuthSession, Budget, Failure};
+use crate::mcp::connection::{Connection, Endpoint, ServerIdentity};
+use crate::mcp::elicit::Elicitor;
+use crate::mcp::error::{ConnectError, ConnectErrorCode as Code};
+use crate::mcp::events::ConnectionId;
+use crate::mcp::linecap::LineCap;
+use crate::mcp::process::{ServerProcess, StderrTail};
+use crate::mcp::rawhttp::RawHttpClient;
+use crate::mcp::rawtap::RawTap;
+use crate::mcp::sink::EventSink;
+use crate::mcp::spec::{Limits, ResolvedTransport, ServerSpec};
+use crate::mcp::spill::SpillTable;
+use crate::mcp::spill::gate::Gate;
+use crate::mcp::spill::lexer::{Caps, Lexer};
+use crate::mcp::vars::Vars;
 
 /// Bytes of stderr kept per connection.
 const STDERR_TAIL_BYTES: usize = 64 * 1024;
@@ -162,7 +162,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             config.max_sse_event_size = p.spec.max_message_bytes;
             config.max_json_response_size = p.spec.max_message_bytes;
             config.retry_config = Arc::new(BoundedReconnect::new(signals.unreachable.clone()));
-            let oauth = super::auth::for_connection(
+            let oauth = crate::mcp::auth::for_connection(
                 alias.as_str(),
                 &url,
                 &headers,
@@ -309,7 +309,7 @@ fn mismatch(message: String, stderr: &StderrTail) -> ConnectError {
 }
 
 /// An OAuth failure as a connect error: the alias ends up `auth_required`.
-pub(super) fn auth_failed(alias: &str, failure: Failure) -> ConnectError {
+pub(in crate::mcp) fn auth_failed(alias: &str, failure: Failure) -> ConnectError {
     let mut error = ConnectError::new(
         Code::AuthRequired,
         failure.error.to_string(),
@@ -344,7 +344,7 @@ fn http_init_failed(
         if let Some(failure) = auth.and_then(|a| a.failure()) {
             return auth_failed(alias, failure);
         }
-        let denial = super::connection::AuthDenial::plain(alias);
+        let denial = crate::mcp::connection::AuthDenial::plain(alias);
         return ConnectError::new(
             Code::AuthRequired,
             format!("{url} requires authorization (HTTP 401/403) and refused the request"),

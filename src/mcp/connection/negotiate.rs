@@ -21,9 +21,9 @@ use rmcp::transport::{IntoTransport, Transport};
 
 use super::client::{HandlerParts, HarnessClient};
 use super::probe::{self, Phase};
-use super::spec::ProtocolChoice;
+use crate::mcp::spec::ProtocolChoice;
 
-pub(super) type Session = RunningService<RoleClient, HarnessClient>;
+pub(in crate::mcp) type Session = RunningService<RoleClient, HarnessClient>;
 
 /// The stateless revision.
 pub const STATELESS: &str = "2026-07-28";
@@ -45,7 +45,7 @@ pub enum Era {
 
 /// What to try, from the config and what the last connect learned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Plan {
+pub(in crate::mcp) enum Plan {
     /// Probe, fall back to the handshake.
     Probe,
     DiscoverOnly,
@@ -53,7 +53,7 @@ pub(super) enum Plan {
 }
 
 impl Plan {
-    pub(super) fn new(choice: ProtocolChoice, known: Option<Era>) -> Self {
+    pub(in crate::mcp) fn new(choice: ProtocolChoice, known: Option<Era>) -> Self {
         match (choice, known) {
             (ProtocolChoice::Stateless, _) => Plan::DiscoverOnly,
             (ProtocolChoice::Handshake, _) => Plan::HandshakeOnly,
@@ -67,7 +67,7 @@ impl Plan {
 
 /// Why no session came out of negotiation.
 #[derive(Debug)]
-pub(super) enum Failure {
+pub(in crate::mcp) enum Failure {
     /// rmcp's error of the last attempt.
     Init(Box<ClientInitializeError>),
     /// The server answered a revision we did not offer, or none we speak.
@@ -91,7 +91,7 @@ fn discover_mode() -> ClientLifecycleMode {
 }
 
 /// Negotiates over stdio pipes (`transport`), handshake fallback on the same pipes.
-pub(super) async fn over_stdio<T>(
+pub(in crate::mcp) async fn over_stdio<T>(
     transport: T,
     plan: Plan,
     parts: &HandlerParts,
@@ -164,7 +164,7 @@ fn names_stateless(data: Option<&serde_json::Value>) -> bool {
 }
 
 /// Negotiates over Streamable HTTP; `transport` makes a fresh transport per attempt.
-pub(super) async fn over_http<T, E, A>(
+pub(in crate::mcp) async fn over_http<T, E, A>(
     transport: impl Fn() -> T,
     plan: Plan,
     parts: &HandlerParts,
@@ -310,7 +310,7 @@ fn list(versions: &[&str]) -> String {
 
 /// A revision the server named, quoted when it looks like one (`YYYY-MM-DD`);
 /// anything else is server text and stays out of the harness's words.
-pub(super) fn revision_text(revision: &str) -> String {
+pub(in crate::mcp) fn revision_text(revision: &str) -> String {
     let looks_like_a_date = revision.len() == 10
         && revision.char_indices().all(|(i, c)| {
             if i == 4 || i == 7 {
