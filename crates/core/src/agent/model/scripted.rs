@@ -19,7 +19,7 @@ use super::{
 use crate::agent::conversation::{Block, Role, ToolCall};
 
 /// The demo scenario shipped in the binary.
-pub const DEMO_SCENARIO: &str = include_str!("../../../assets/demo-scenario.toml");
+pub const DEMO_SCENARIO: &str = include_str!("../../../../../assets/demo-scenario.toml");
 
 /// A scenario file.
 #[derive(Debug, Clone, Deserialize)]

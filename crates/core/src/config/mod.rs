@@ -25,7 +25,7 @@ use crate::mcp::names::normalize;
 use crate::mcp::{Effect, Limits, ServerSpec};
 
 /// The embedded default: the two demo servers, launched from this binary.
-pub const EMBEDDED_DEFAULT: &str = include_str!("../../assets/default-config.toml");
+pub const EMBEDDED_DEFAULT: &str = include_str!("../../../../assets/default-config.toml");
 
 /// Where the config came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -319,7 +319,7 @@ mod tests {
 
     #[test]
     fn example_config_parses() {
-        let text = include_str!("../../config.example.toml");
+        let text = include_str!("../../../../config.example.toml");
         let config = parse(text, ConfigSource::File("config.example.toml".into())).unwrap();
         let aliases: Vec<&str> = config.servers.iter().map(|s| s.alias.as_str()).collect();
         assert_eq!(
