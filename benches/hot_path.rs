@@ -83,13 +83,13 @@ async fn connected_with(n: usize, max_in_request: usize) -> (Hub, LeadTools) {
         max_in_request.max(20_000),
     );
     let config = config::parse(&text, ConfigSource::Embedded).expect("config");
-    let hub = Hub::new(
+    let hub = Hub::builder(
         config.servers,
         config.limits,
         Vars::new(PathBuf::from(BIN)),
-        Vec::new(),
         EventSink::discard(),
-    );
+    )
+    .build();
     hub.connect("big")
         .await
         .expect("connect")

@@ -73,13 +73,13 @@ fn hub_for(text: &str) -> (Hub, tokio::sync::mpsc::UnboundedReceiver<McpEvent>) 
     mcp_harness::mcp::process::use_supervisor(PathBuf::from(BIN));
     let (events, rx) = EventSink::new();
     (
-        Hub::new(
+        Hub::builder(
             config.servers,
             config.limits,
             Vars::new(PathBuf::from(BIN)),
-            Vec::new(),
             events,
-        ),
+        )
+        .build(),
         rx,
     )
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::{BIN, TestEnv};
 use mcp_harness::config::{self, ConfigSource};
-use mcp_harness::mcp::{EventSink, FlagApprover, Hub, ToolErrorCode, Vars};
+use mcp_harness::mcp::{EventSink, FlagApprover, Hub, HubBuilder, ToolErrorCode, Vars};
 use serde_json::json;
 
 /// 25 MB measured (long strings are cut as they stream in, so no result is
@@ -25,20 +25,19 @@ const MAX_HWM_KB: u64 = 96 * 1024;
 const POLICY: &str = "[servers.s.tools]\nlookup = \"allow\"\nset = \"allow\"\nreset = \"allow\"\nfail = \"allow\"\nslow = \"allow\"\n";
 
 fn new_hub(env: &TestEnv, faults: &[&str]) -> Hub {
-    new_hub_with(env, faults, "")
+    new_hub_with(env, faults, "").build()
 }
 
-fn new_hub_with(env: &TestEnv, faults: &[&str], limits: &str) -> Hub {
+fn new_hub_with(env: &TestEnv, faults: &[&str], limits: &str) -> HubBuilder {
     let text = format!(
         "[limits]\ncall_timeout_ms = 120000\nconnect_timeout_ms = 60000\n{limits}{}{POLICY}",
         env.demo("s", "alpha", faults)
     );
     let config = config::parse(&env.fill(&text), ConfigSource::Embedded).expect("config");
-    Hub::new(
+    Hub::builder(
         config.servers,
         config.limits,
         Vars::new(PathBuf::from(BIN)),
-        Vec::new(),
         EventSink::discard(),
     )
 }
@@ -70,13 +69,14 @@ async fn oversized_output_keeps_the_harness_memory_bounded() {
     // 100 MiB in one result, allowed by max_message_bytes = 256 MiB: cut for
     // the model as it streams in, saved whole, never held whole in memory.
     let env = TestEnv::new();
+    let results = env.path("results");
     let hub = new_hub_with(
         &env,
         &["--fault", "huge-result=104857600"],
         "max_message_bytes = 268435456\n",
-    );
-    let results = env.path("results");
-    hub.set_results_dir(results.clone());
+    )
+    .results_dir(results.clone())
+    .build();
     hub.connect("s").await.unwrap().outcome.unwrap();
     let started = Instant::now();
     let output = hub

@@ -135,13 +135,13 @@ async fn whole_connect(
     limits: &mcp_harness::mcp::Limits,
     tools: usize,
 ) -> (Vec<Duration>, Vec<Duration>) {
-    let hub = Hub::new(
+    let hub = Hub::builder(
         vec![spec.clone()],
         limits.clone(),
         Vars::new(PathBuf::from(BIN)),
-        Vec::new(),
         EventSink::discard(),
-    );
+    )
+    .build();
     let mcp_harness::mcp::TransportSpec::Stdio { command, args, .. } = &spec.transport else {
         unreachable!("a stdio bench server")
     };

@@ -30,9 +30,10 @@ pub async fn pin_overhead(tools: usize, distinct: bool) {
     for round in 0..ROUNDS {
         let a = connect(&off, tools, 0).await;
         let b = connect(&pinned, tools, 0).await;
-        // A new book has no cache: it reads and parses the file, as a headless
-        // command does once per process.
-        pinned.set_pin_book(PinBook::file(lock.clone()));
+        // A file changed on disk is read and parsed again, as a headless
+        // command reads it once per process (the hub's book is fixed, so the
+        // bench changes the file's stamp rather than the book).
+        touch(&lock, round);
         let c = connect(&pinned, tools, 0).await;
         if round >= WARM_UP {
             base.push(a);
@@ -86,17 +87,28 @@ fn hub(spec: &ServerSpec, limits: &Limits, pin: PinMode, lock: Option<&Path>) ->
         pin,
         ..spec.clone()
     };
-    let hub = Hub::new(
+    let hub = Hub::builder(
         vec![spec],
         limits.clone(),
         Vars::new(PathBuf::from(BIN)),
-        Vec::new(),
         EventSink::discard(),
     );
-    if let Some(lock) = lock {
-        hub.set_pin_book(PinBook::file(lock.to_path_buf()));
+    match lock {
+        Some(lock) => hub.pin_book(PinBook::file(lock.to_path_buf())),
+        None => hub,
     }
-    hub
+    .build()
+}
+
+/// Gives the lock file a modification time of its own for `round`, so the
+/// next load finds it changed.
+fn touch(lock: &Path, round: usize) {
+    let at = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000 + round as u64);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(lock)
+        .and_then(|f| f.set_modified(at))
+        .expect("touch the lock file");
 }
 
 /// One whole connect (until the tools are registered), then disconnect and

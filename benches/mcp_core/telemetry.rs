@@ -107,13 +107,13 @@ fn hub(events: EventSink) -> Hub {
          [servers.a.tools]\nlookup = \"allow\"\nset = \"confirm\"\nreset = \"confirm\"\nfail = \"allow\"\nslow = \"allow\"\n"
     );
     let config = config::parse(&text, ConfigSource::Embedded).expect("bench config");
-    Hub::new(
+    Hub::builder(
         config.servers,
         config.limits,
         Vars::new(PathBuf::from(BIN)),
-        Vec::new(),
         events,
     )
+    .build()
 }
 
 /// A collector that takes every OTLP/HTTP request and answers 200 (keep-alive).

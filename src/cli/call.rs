@@ -41,19 +41,20 @@ pub async fn run(config: Option<PathBuf>, args: CallArgs) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let hub = super::hub_with_events(
+    let mut hub = super::hub_builder(
         &config,
         crate::mcp::EventSink::forward(call_progress::printer()),
     );
     // A session directory of its own: a result over max_result_bytes is kept
     // whole in its results/, as in the TUI.
     match crate::logging::data_dir().map(|d| crate::store::Store::create(&d)) {
-        Some(Ok(store)) => hub.set_results_dir(store.dir().join("results")),
+        Some(Ok(store)) => hub = hub.results_dir(store.dir().join("results")),
         Some(Err(e)) => {
             eprintln!("mcp-harness: no session directory ({e}); a large result will be cut")
         }
         None => {}
     }
+    let hub = hub.build();
     interruptible(&hub, call(&hub, args, arguments)).await
 }
 

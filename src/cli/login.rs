@@ -11,12 +11,12 @@ use clap::Args;
 use futures::future::BoxFuture;
 use tokio::io::AsyncBufReadExt as _;
 
-use super::{exit, hub_for, interruptible, load_config, out, render};
+use super::{exit, hub_builder, interruptible, load_config, out, render};
 use crate::mcp::auth::crypto::now_secs;
 use crate::mcp::auth::{
     AgentKind, Callback, OAuthError, Prompt, TokenView, UserAgent, browser, parse_pasted,
 };
-use crate::mcp::{Hub, TransportSpec};
+use crate::mcp::{EventSink, Hub, TransportSpec};
 
 #[derive(Debug, Args)]
 pub struct LoginArgs {
@@ -33,10 +33,19 @@ pub struct LogoutArgs {
     pub alias: String,
 }
 
-/// The alias's hub, or the exit status for a bad alias (2).
-fn setup(config: Option<PathBuf>, alias: &str) -> Result<(Hub, String), ExitCode> {
+/// The alias's hub (with `sign_in` taking sign-ins to the operator), or the
+/// exit status for a bad alias (2).
+fn setup(
+    config: Option<PathBuf>,
+    alias: &str,
+    sign_in: Option<Arc<dyn UserAgent>>,
+) -> Result<(Hub, String), ExitCode> {
     let config = load_config(config)?;
-    let hub = hub_for(&config);
+    let mut hub = hub_builder(&config, EventSink::discard());
+    if let Some(agent) = sign_in {
+        hub = hub.sign_in_agent(agent);
+    }
+    let hub = hub.build();
     let spec = hub.spec(alias).map_err(|e| {
         eprintln!("mcp-harness: {e}");
         ExitCode::from(exit::USAGE)
@@ -53,13 +62,13 @@ fn setup(config: Option<PathBuf>, alias: &str) -> Result<(Hub, String), ExitCode
 }
 
 pub async fn login(config: Option<PathBuf>, args: LoginArgs) -> ExitCode {
-    let (hub, url) = match setup(config, &args.alias) {
+    let terminal = Arc::new(Terminal {
+        open_browser: !args.no_browser,
+    });
+    let (hub, url) = match setup(config, &args.alias, Some(terminal)) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    hub.set_sign_in_agent(Some(Arc::new(Terminal {
-        open_browser: !args.no_browser,
-    })));
     interruptible(&hub, sign_in(&hub, &args.alias, &url)).await
 }
 
@@ -142,7 +151,7 @@ pub fn describe(v: &TokenView) -> String {
 }
 
 pub async fn logout(config: Option<PathBuf>, args: LogoutArgs) -> ExitCode {
-    let (hub, _url) = match setup(config, &args.alias) {
+    let (hub, _url) = match setup(config, &args.alias, None) {
         Ok(x) => x,
         Err(code) => return code,
     };

@@ -23,7 +23,7 @@ use clap::{Parser, Subcommand};
 
 use crate::config::{self, Config};
 use crate::interrupt::{interrupted, interruptible};
-use crate::mcp::{EventSink, Hub, Vars};
+use crate::mcp::{EventSink, Hub, HubBuilder, Vars};
 use mcp_harness_demo::{DemoServerArgs, FixtureCommand};
 
 /// Exit statuses shared by every command.
@@ -237,18 +237,16 @@ fn load_config(explicit: Option<PathBuf>) -> Result<Config, ExitCode> {
 /// A hub for a headless command (nobody listens to its events), with the
 /// config's lock file.
 fn hub_for(config: &Config) -> Hub {
-    hub_with_events(config, EventSink::discard())
+    hub_builder(config, EventSink::discard()).build()
 }
 
-/// [`hub_for`] whose MCP events also go to `events`.
-fn hub_with_events(config: &Config, events: EventSink) -> Hub {
-    let hub = Hub::new(
+/// [`hub_for`]'s hub, still to be built, whose MCP events also go to `events`.
+fn hub_builder(config: &Config, events: EventSink) -> HubBuilder {
+    Hub::builder(
         config.servers.clone(),
         config.limits.clone(),
         Vars::from_process(),
-        Vec::new(),
         events.observed_by(crate::telemetry::observer()),
-    );
-    hub.set_pin_book(config.pin_book());
-    hub
+    )
+    .pin_book(config.pin_book())
 }

@@ -48,14 +48,15 @@ pub struct PromptsArgs {
 /// or the exit code after saying why not.
 async fn connected(config: Option<PathBuf>, alias: &str, json: bool) -> Result<Hub, ExitCode> {
     let config = load_config(config)?;
-    let hub = super::hub_for(&config);
+    let mut hub = super::hub_builder(&config, crate::mcp::EventSink::discard());
     match crate::logging::data_dir().map(|d| crate::store::Store::create(&d)) {
-        Some(Ok(store)) => hub.set_results_dir(store.dir().join("results")),
+        Some(Ok(store)) => hub = hub.results_dir(store.dir().join("results")),
         Some(Err(e)) => {
             eprintln!("mcp-harness: no session directory ({e}); a large resource will be cut")
         }
         None => {}
     }
+    let hub = hub.build();
     let report = match hub.connect(alias).await {
         Ok(report) => report,
         Err(e) => {

@@ -41,14 +41,14 @@ fn headless_calls_decline_elicitation() {
 
 async fn answer(env: &TestEnv, elicitor: Arc<dyn Elicitor>) -> String {
     let config = config::parse(&config(env), ConfigSource::Embedded).unwrap();
-    let hub = Hub::new(
+    let hub = Hub::builder(
         config.servers,
         config.limits,
         Vars::new(PathBuf::from(BIN)),
-        Vec::new(),
         EventSink::discard(),
-    );
-    hub.set_elicitor(elicitor);
+    )
+    .elicitor(elicitor)
+    .build();
     hub.connect("s").await.unwrap().outcome.unwrap();
     let outcome = hub
         .call(

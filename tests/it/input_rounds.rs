@@ -41,15 +41,14 @@ fn config(env: &TestEnv, mode: &str, faults: &[&str], limits: &str) -> String {
 
 fn hub(text: &str, elicitor: Arc<dyn Elicitor>) -> Hub {
     let config = config::parse(text, ConfigSource::Embedded).unwrap();
-    let hub = Hub::new(
+    Hub::builder(
         config.servers,
         config.limits,
         Vars::new(PathBuf::from(BIN)),
-        Vec::new(),
         EventSink::discard(),
-    );
-    hub.set_elicitor(elicitor);
-    hub
+    )
+    .elicitor(elicitor)
+    .build()
 }
 
 async fn call(hub: &Hub, tool: &str, arguments: Value) -> Result<String, (ToolErrorCode, String)> {

@@ -11,7 +11,7 @@ use mcp_harness::agent::tools::lead_only::{read_result, resources_text};
 use mcp_harness::mcp::{CallIdentity, FlagApprover, ToolErrorCode};
 use serde_json::json;
 
-use crate::common::hubs::{DEMO_POLICY, hub};
+use crate::common::hubs::{DEMO_POLICY, hub, hub_builder};
 use crate::common::{TestEnv, json, stderr, stdout};
 
 mod everything;
@@ -177,11 +177,11 @@ fn the_servers_error_text_never_reaches_an_error_field() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_resource_is_capped_and_saved_whole_for_read_result() {
     let env = TestEnv::new();
-    let (hub, _events) = hub(
+    let (hub, _events) = hub_builder(
         &env,
         &config(&env, &[], "[servers.s.resources]\nread = \"allow\"\n"),
     );
-    hub.set_results_dir(env.path("results"));
+    let hub = hub.results_dir(env.path("results")).build();
     hub.connect("s").await.unwrap().outcome.unwrap();
     let outcome = hub
         .read_resource(

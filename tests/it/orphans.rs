@@ -179,13 +179,13 @@ fn a_server_killed_by_the_operator_takes_its_setsid_grandchild_along() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let (events, mut rx) = mcp_harness::mcp::EventSink::new();
-        let hub = mcp_harness::mcp::Hub::new(
+        let hub = mcp_harness::mcp::Hub::builder(
             config.servers,
             config.limits,
             mcp_harness::mcp::Vars::new(crate::common::BIN.into()),
-            Vec::new(),
             events,
-        );
+        )
+        .build();
         hub.connect("s").await.unwrap().outcome.unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
         while env.tagged_processes().len() < PROCESSES {

@@ -6,7 +6,7 @@ use mcp_harness::mcp::{CallIdentity, FlagApprover};
 use serde_json::json;
 
 use crate::common::TestEnv;
-use crate::common::hubs::{DEMO_POLICY, hub};
+use crate::common::hubs::{DEMO_POLICY, hub_builder};
 
 fn config(env: &TestEnv, bytes: usize) -> String {
     format!(
@@ -18,8 +18,8 @@ fn config(env: &TestEnv, bytes: usize) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_result_pages_through_the_whole_text() {
     let env = TestEnv::new();
-    let (hub, _events) = hub(&env, &config(&env, 324_000));
-    hub.set_results_dir(env.path("results"));
+    let (hub, _events) = hub_builder(&env, &config(&env, 324_000));
+    let hub = hub.results_dir(env.path("results")).build();
     hub.connect("s").await.unwrap().outcome.unwrap();
     let outcome = hub
         .call_as(
@@ -63,10 +63,10 @@ async fn read_result_pages_through_the_whole_text() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unwritable_results_dir_is_said_and_the_head_still_arrives() {
     let env = TestEnv::new();
-    let (hub, _events) = hub(&env, &config(&env, 300_000));
+    let (hub, _events) = hub_builder(&env, &config(&env, 300_000));
     // A file where the directory should be: nothing can be created in it.
     std::fs::write(env.path("results"), "").unwrap();
-    hub.set_results_dir(env.path("results"));
+    let hub = hub.results_dir(env.path("results")).build();
     hub.connect("s").await.unwrap().outcome.unwrap();
     let output = hub
         .call_as(

@@ -73,13 +73,13 @@ fn research(env: &TestEnv, seconds: f64) -> (Value, Duration) {
 fn hub(text: &str) -> (Hub, UnboundedReceiver<McpEvent>) {
     let config = config::parse(text, ConfigSource::Embedded).unwrap();
     let (events, rx) = EventSink::new();
-    let hub = Hub::new(
+    let hub = Hub::builder(
         config.servers,
         config.limits,
         Vars::new(PathBuf::from(BIN)),
-        Vec::new(),
         events,
-    );
+    )
+    .build();
     (hub, rx)
 }
 

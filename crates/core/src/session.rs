@@ -17,7 +17,8 @@ use crate::agent::subagent::{AgentSettings, Crew};
 use crate::agent::tools::readonly::Workspace;
 use crate::config::Config;
 use crate::mcp::{
-    ApprovalDecision, ApprovalRequest, Approver, CallId, EventSink, Hub, McpEvent, Requester, Vars,
+    ApprovalDecision, ApprovalRequest, Approver, CallId, EventSink, Hub, HubBuilder, McpEvent,
+    Requester, Vars,
 };
 use crate::store::Store;
 
@@ -115,9 +116,13 @@ pub fn start(
     options: SessionOptions,
 ) -> Result<Session, SetupError> {
     let (events_tx, events) = tokio::sync::mpsc::unbounded_channel();
-    let started = start_with(config, approver, options, move |event| {
-        drop(events_tx.send(event))
-    })?;
+    let started = start_with(
+        config,
+        approver,
+        options,
+        move |event| drop(events_tx.send(event)),
+        |hub| hub,
+    )?;
     Ok(Session {
         hub: started.hub,
         lead: started.lead,
@@ -130,11 +135,14 @@ pub fn start(
 /// [`start`], handing every event to `sink` (which must not block): a caller
 /// that has other events of the same causal stream (the TUI's approval
 /// prompts) puts them all on one channel, read in the order they happened.
+/// `people` gives the hub who answers what a server asks of a person (forms,
+/// sign-ins), fixed before anything connects.
 pub fn start_with(
     config: &Config,
     approver: Arc<dyn Approver>,
     options: SessionOptions,
     sink: impl Fn(SessionEvent) + Send + Sync + 'static,
+    people: impl FnOnce(HubBuilder) -> HubBuilder,
 ) -> Result<Started, SetupError> {
     let selection = select(config.agent.model.as_ref(), fallback(config), &env_var)?;
     let sink = Arc::new(sink);
@@ -147,22 +155,22 @@ pub fn start_with(
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let hub = Hub::new(
+    let mut hub = Hub::builder(
         config.servers.clone(),
         config.limits.clone(),
         Vars::from_process(),
-        reserved,
         mcp_sink,
-    );
+    )
+    .reserved(reserved);
     if !options.persist {
         // Nothing of this session is kept: its sign-ins neither.
-        hub.set_token_store(Arc::new(crate::mcp::auth::Store::memory()));
+        hub = hub.token_store(Arc::new(crate::mcp::auth::Store::memory()));
     }
     // Pins live in the lock file beside the config. A session that keeps no
     // files and has no config file of its own (tests) keeps them in memory,
     // never in the operator's data dir.
     if options.persist || matches!(config.source, crate::config::ConfigSource::File(_)) {
-        hub.set_pin_book(config.pin_book());
+        hub = hub.pin_book(config.pin_book());
     }
     let agent_sink = AgentEvents::forward({
         let sink = Arc::clone(&sink);
@@ -170,8 +178,9 @@ pub fn start_with(
     });
     let (store, conversation, connected) = open_store(&options)?;
     if let Some(store) = &store {
-        hub.set_results_dir(store.dir().join("results"));
+        hub = hub.results_dir(store.dir().join("results"));
     }
+    let hub = people(hub).build();
     let journal: Arc<dyn Journal> = match &store {
         Some(store) => Arc::clone(store) as Arc<dyn Journal>,
         None => Arc::new(NoJournal),

@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use mcp_harness::config::{self, ConfigSource};
-use mcp_harness::mcp::{EventSink, FlagApprover, Hub, McpEvent, ToolErrorCode, Vars};
+use mcp_harness::mcp::{EventSink, FlagApprover, Hub, HubBuilder, McpEvent, ToolErrorCode, Vars};
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -18,13 +18,18 @@ pub const DEMO_POLICY: &str = "lookup = \"allow\"\nset = \"confirm\"\nreset = \"
 
 /// A hub over `text` (placeholders filled by `env`) and its events.
 pub fn hub(env: &TestEnv, text: &str) -> (Hub, UnboundedReceiver<McpEvent>) {
+    let (hub, rx) = hub_builder(env, text);
+    (hub.build(), rx)
+}
+
+/// [`hub`], still to be built, for a test that gives it more.
+pub fn hub_builder(env: &TestEnv, text: &str) -> (HubBuilder, UnboundedReceiver<McpEvent>) {
     let config = config::parse(&env.fill(text), ConfigSource::Embedded).expect("config");
     let (events, rx) = EventSink::new();
-    let hub = Hub::new(
+    let hub = Hub::builder(
         config.servers,
         config.limits,
         Vars::new(PathBuf::from(BIN)),
-        Vec::new(),
         events,
     );
     (hub, rx)

@@ -66,16 +66,23 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         let inbound = inbound.clone();
         move |event| drop(inbound.send(Inbound::Session(event)))
     };
-    let session = session::start_with(&config, approver as Arc<dyn Approver>, options, sink)?;
-    // A server asking for input gets a form (before anything connects).
-    session
-        .hub
-        .set_elicitor(Arc::clone(&elicitor) as Arc<dyn crate::mcp::elicit::Elicitor>);
-    // A server asking for a sign-in gets the sign-in window (when the operator asks).
+    // A server asking for input gets a form; one asking for a sign-in gets the
+    // sign-in window (when the operator asks).
     let sign_in: signin::SignInAgent = Arc::new(signin::TuiSignIn::new(events.clone()));
-    session.hub.set_sign_in_agent(Some(
-        Arc::clone(&sign_in) as Arc<dyn crate::mcp::auth::UserAgent>
-    ));
+    let people = {
+        let (elicitor, sign_in) = (Arc::clone(&elicitor), Arc::clone(&sign_in));
+        move |hub: crate::mcp::HubBuilder| {
+            hub.elicitor(elicitor as Arc<dyn crate::mcp::elicit::Elicitor>)
+                .sign_in_agent(sign_in as Arc<dyn crate::mcp::auth::UserAgent>)
+        }
+    };
+    let session = session::start_with(
+        &config,
+        approver as Arc<dyn Approver>,
+        options,
+        sink,
+        people,
+    )?;
     let first_run = config.source == ConfigSource::Embedded && session.lead.model.is_replay();
     let model = Arc::clone(&session.lead.model);
     // A person is watching: the replay waits for them between acts.

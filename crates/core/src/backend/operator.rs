@@ -93,7 +93,7 @@ impl Backend {
                     report.published.iter().map(|t| t.name.clone()).collect();
                 match crate::config::edit::write_policy(path, alias, &published, &spec.policy) {
                     Ok(policy) => {
-                        let _ = self.hub.set_policy(alias, policy);
+                        let _ = self.hub.change_policy(alias, policy);
                         self.pin_listed_and_reconnect(alias.to_string(), report.published);
                         format!(
                             "wrote [servers.{alias}.tools] to {}; pinning the tools it lists, reconnecting",

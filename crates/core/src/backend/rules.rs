@@ -117,7 +117,7 @@ impl Backend {
                 .map(|(name, effect)| (name.to_string(), effect))
                 .collect();
             effects.insert(tool.to_string(), Effect::Allow);
-            let _ = self.hub.set_policy(alias, ToolPolicy::new(effects));
+            let _ = self.hub.change_policy(alias, ToolPolicy::new(effects));
         }
     }
 }

@@ -114,7 +114,7 @@ pub use error::{ConnectError, ConnectErrorCode, FailureKind, HubError};
 pub use events::{
     AliasState, ConnectionId, McpEvent, Offering, PinChange, RevokeCause, TaskState, ToolChanges,
 };
-pub use hub::{ConnectReport, Hub};
+pub use hub::{ConnectReport, Hub, HubBuilder};
 pub use names::ServerAlias;
 pub use observe::{CallRecord, Decision, Observer};
 pub use offerings::{Offered, Prompt, PromptMessages, Resource, ResourceList, ResourceTemplate};

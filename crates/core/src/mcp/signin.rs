@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::auth::{self, AuthContext, LogoutReport, OAuthError, Store, TokenView, UserAgent};
+use super::auth::{self, AuthContext, LogoutReport, OAuthError, Store, TokenView};
 use super::connection::ServerIdentity;
 use super::error::{ConnectError, HubError};
 use super::events::RevokeCause;
@@ -14,46 +14,16 @@ use super::published::PublishedTool;
 use super::spec::TransportSpec;
 
 impl Hub {
-    /// Where OAuth tokens are kept (default: the data dir's `oauth/tokens.json`).
-    pub fn set_token_store(&self, store: Arc<Store>) {
-        self.inner
-            .auth
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .store = store;
-    }
-
+    /// Where OAuth tokens are kept.
     pub fn token_store(&self) -> Arc<Store> {
-        Arc::clone(
-            &self
-                .inner
-                .auth
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .store,
-        )
-    }
-
-    /// Who takes sign-ins to a person (the TUI's window, the `login` command's
-    /// browser) or performs them unattended (the conformance client). Without
-    /// one, a server that needs a sign-in fails with `auth_required`.
-    pub fn set_sign_in_agent(&self, agent: Option<Arc<dyn UserAgent>>) {
-        self.inner
-            .auth
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .agent = agent;
+        Arc::clone(&self.inner.auth.store)
     }
 
     pub(super) fn auth_context(&self, interactive: bool) -> AuthContext {
-        let mut ctx = self
-            .inner
-            .auth
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        ctx.interactive = interactive;
-        ctx
+        AuthContext {
+            interactive,
+            ..self.inner.auth.clone()
+        }
     }
 
     /// Connects an alias the operator asked to sign in to: the sign-in agent

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use mcp_harness::mcp::Hub;
+use mcp_harness::mcp::HubBuilder;
 use mcp_harness::mcp::auth::{
     AuthMode, AuthSpec, EndpointAuth, Grant, JwtAlg, KeySource, Secret, SecretSource, Store,
     Unattended,
@@ -86,7 +86,7 @@ pub fn auth_spec(scenario: &str, context: &Value) -> AuthSpec {
 
 /// A hub set up like the harness's, with tokens in memory (`store`) and the
 /// unattended agent for sign-ins.
-pub fn prepare(hub: &Hub, store: &Arc<Store>) {
-    hub.set_token_store(Arc::clone(store));
-    hub.set_sign_in_agent(Some(Arc::new(Unattended::new(REDIRECT_WAIT))));
+pub fn prepare(hub: HubBuilder, store: &Arc<Store>) -> HubBuilder {
+    hub.token_store(Arc::clone(store))
+        .sign_in_agent(Arc::new(Unattended::new(REDIRECT_WAIT)))
 }

@@ -122,16 +122,14 @@ fn hub(setup: &Setup, policy: ToolPolicy) -> Hub {
         close_grace: Duration::from_millis(500),
         ..Limits::default()
     };
-    let hub = Hub::new(
+    let hub = Hub::builder(
         vec![spec],
         limits,
         Vars::from_process(),
-        Vec::new(),
         EventSink::discard(),
-    );
-    hub.set_elicitor(Arc::new(DefaultsElicitor));
-    auth::prepare(&hub, &setup.store);
-    hub
+    )
+    .elicitor(Arc::new(DefaultsElicitor));
+    auth::prepare(hub, &setup.store).build()
 }
 
 async fn probe(setup: &Setup) -> Result<Vec<String>, ExitCode> {

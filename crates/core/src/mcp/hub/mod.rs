@@ -22,8 +22,10 @@ use super::spec::{Limits, ServerSpec};
 use super::vars::Vars;
 
 pub use super::attempt::ConnectReport;
+pub use builder::HubBuilder;
 pub use reconfigure::{Changed, Reconfigured};
 
+mod builder;
 mod lifecycle;
 mod reconfigure;
 
@@ -39,16 +41,16 @@ pub(super) struct Inner {
     pub(super) vars: Vars,
     pub(super) registry: Registry,
     pub(super) events: EventSink,
-    /// Answers elicitation requests of connections opened from now on.
-    pub(super) elicitor: Mutex<Arc<dyn Elicitor>>,
+    /// Answers the servers' elicitation requests.
+    pub(super) elicitor: Arc<dyn Elicitor>,
     /// The session's `results/` directory: whole results over `max_result_bytes`.
-    results: Mutex<Option<std::path::PathBuf>>,
+    results: Option<std::path::PathBuf>,
     /// The protocol era each alias's server was last found to speak.
     eras: Mutex<BTreeMap<ServerAlias, Era>>,
     /// Where the tools' pins are kept (rule 14).
-    pub(super) pins: Mutex<Arc<PinBook>>,
+    pub(super) pins: Arc<PinBook>,
     /// OAuth: the token store and who takes sign-ins to a person.
-    pub(super) auth: Mutex<AuthContext>,
+    pub(super) auth: AuthContext,
     state: Mutex<State>,
 }
 
@@ -89,82 +91,13 @@ pub(super) struct Slot {
 }
 
 impl Hub {
-    /// `reserved` are the built-in tool names no server may take.
-    pub fn new(
-        specs: Vec<ServerSpec>,
-        limits: Limits,
-        vars: Vars,
-        reserved: Vec<String>,
-        events: EventSink,
-    ) -> Self {
-        let slots = specs
-            .iter()
-            .map(|s| {
-                (
-                    s.alias.clone(),
-                    Slot {
-                        state: AliasState::Disconnected,
-                        attempt: None,
-                        connection: None,
-                        last_report: None,
-                    },
-                )
-            })
-            .collect();
-        Self {
-            inner: Arc::new(Inner {
-                specs: Mutex::new(specs.into_iter().map(|s| (s.alias.clone(), s)).collect()),
-                limits,
-                vars,
-                registry: Registry::new(reserved, events.clone()),
-                events,
-                elicitor: Mutex::new(Arc::new(DecliningElicitor)),
-                results: Mutex::new(None),
-                eras: Mutex::new(BTreeMap::new()),
-                pins: Mutex::new(Arc::new(PinBook::in_memory())),
-                auth: Mutex::new(AuthContext::new(Arc::new(Store::default_location()))),
-                state: Mutex::new(State {
-                    slots,
-                    ..State::default()
-                }),
-            }),
-        }
-    }
-
-    /// Who answers servers' elicitation requests on connections opened from now
-    /// on (default: [`DecliningElicitor`]). The TUI installs one that shows the
-    /// operator a form. The advertised capabilities do not depend on it.
-    pub fn set_elicitor(&self, elicitor: Arc<dyn Elicitor>) {
-        *self
-            .inner
-            .elicitor
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = elicitor;
-    }
-
     pub(super) fn elicitor(&self) -> Arc<dyn Elicitor> {
-        Arc::clone(
-            &self
-                .inner
-                .elicitor
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()),
-        )
+        Arc::clone(&self.inner.elicitor)
     }
 
-    /// Where whole results over `max_result_bytes` are kept (the session's
-    /// `results/`). Without one, such results are cut and the rest is lost,
-    /// which the notice says.
-    pub fn set_results_dir(&self, dir: std::path::PathBuf) {
-        *self.inner.results.lock().unwrap_or_else(|e| e.into_inner()) = Some(dir);
-    }
-
+    /// Where whole results over `max_result_bytes` are kept, if anywhere.
     pub fn results_dir(&self) -> Option<std::path::PathBuf> {
-        self.inner
-            .results
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.inner.results.clone()
     }
 
     /// Where connection `id` keeps long texts until a call claims them: inside
@@ -235,9 +168,9 @@ impl Hub {
             })
     }
 
-    /// Replaces an alias's local policy (after the operator wrote a new one into
-    /// the config file). Takes effect on the next connect.
-    pub fn set_policy(
+    /// Changes an alias's local policy at run time (after the operator wrote a
+    /// new one into the config file). Takes effect on the next connect.
+    pub fn change_policy(
         &self,
         alias: &str,
         policy: super::policy::ToolPolicy,

@@ -18,19 +18,13 @@ use crate::mcp::spec::ServerSpec;
 pub(in crate::mcp) type PinsLoading = tokio::task::JoinHandle<Result<Arc<Lock>, PinError>>;
 
 impl Hub {
-    /// Where pins are kept from now on (default: memory). The CLI and the
-    /// session set the lock file beside the config before connecting anything.
-    pub fn set_pin_book(&self, book: PinBook) {
-        *self.inner.pins.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(book);
-    }
-
     /// Where the pins live, for the operator's views.
     pub fn pins_location(&self) -> String {
         self.pin_book().location()
     }
 
     pub(in crate::mcp) fn pin_book(&self) -> Arc<PinBook> {
-        Arc::clone(&self.inner.pins.lock().unwrap_or_else(|e| e.into_inner()))
+        Arc::clone(&self.inner.pins)
     }
 
     /// Starts reading the pins (cached unless the file changed), so the read
