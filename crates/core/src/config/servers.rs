@@ -284,7 +284,8 @@ pub(super) fn server_spec(
 
 /// `${VAR}` syntax is checked at load time; values are looked up at connect time.
 fn check_templates(transport: &TransportSpec) -> Result<(), KeyError> {
-    let check = |key: String, value: &str| vars::check_syntax(value).map_err(|e| (key, e));
+    let check =
+        |key: String, value: &str| vars::check_syntax(value).map_err(|e| (key, e.to_string()));
     match transport {
         TransportSpec::Stdio {
             command,

@@ -77,7 +77,7 @@ pub(super) fn telemetry(raw: RawTelemetry) -> Result<TelemetryConfig, (String, S
                 format!("`{name}` is not a valid header name"),
             ));
         }
-        vars::check_syntax(value).map_err(|e| (key(&format!("headers.{name}")), e))?;
+        vars::check_syntax(value).map_err(|e| (key(&format!("headers.{name}")), e.to_string()))?;
     }
     Ok(TelemetryConfig {
         otlp_endpoint: endpoint,

@@ -149,7 +149,7 @@ fn check_names(alias: &ServerAlias, tools: &[&PublishedTool]) -> Result<Vec<Stri
 
 /// `x-mcp-header` (2026-07-28 over HTTP): every invalid definition, by name.
 fn check_headers(tools: &[&PublishedTool]) -> Result<(), ConnectError> {
-    let invalid: Vec<(&PublishedTool, String)> = tools
+    let invalid: Vec<(&PublishedTool, mcpheader::HeaderError)> = tools
         .iter()
         .filter_map(|t| mcpheader::check(&t.input_schema).err().map(|why| (*t, why)))
         .collect();

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::connection::{Connection, RequestError};
 use super::error::{ConnectError, ConnectErrorCode as Code};
 use super::names::quote;
-use super::published::{Position, PublishedTool};
+use super::published::{DefinitionError, Position, PublishedTool};
 use super::spec::Limits;
 
 /// Lists every tool the server publishes, following `nextCursor`. `on_page` sees
@@ -63,7 +63,7 @@ pub async fn list_tools(
         for raw in page_tools {
             match raw {
                 Ok(tool) => tools.push(tool),
-                Err(problem) => malformed.push(problem),
+                Err(problem) => malformed.push(problem.to_string()),
             }
         }
         on_page(&tools[page_start..]);
@@ -105,7 +105,7 @@ pub async fn list_tools(
     Ok(tools)
 }
 
-type ParsedPage = (Vec<Result<PublishedTool, String>>, Option<String>);
+type ParsedPage = (Vec<Result<PublishedTool, DefinitionError>>, Option<String>);
 
 fn parse_page(result: ServerResult, page: usize) -> Result<ParsedPage, ConnectError> {
     match result {

@@ -17,22 +17,39 @@ fn is_tchar(c: char) -> bool {
     c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
 }
 
+/// Which of the spec's constraints an `x-mcp-header` annotation breaks (`at`
+/// is the property's quoted path).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderError {
+    #[error("x-mcp-header annotates the schema root, not a property")]
+    AtRoot,
+    #[error("x-mcp-header at {} is not on a `properties` path from the root", quote(.0))]
+    OffChain(String),
+    #[error("property {at}: x-mcp-header must be a string")]
+    NotAString { at: String },
+    #[error("property {at}: x-mcp-header is empty")]
+    Empty { at: String },
+    #[error("property {at}: x-mcp-header {} is not an HTTP field-name token", quote(.header))]
+    NotAToken { at: String, header: String },
+    #[error("property {at}: x-mcp-header {} is used twice (case-insensitively)", quote(.header))]
+    Twice { at: String, header: String },
+    #[error("property {at}: x-mcp-header is only allowed on string, integer or boolean properties")]
+    WrongType { at: String },
+}
+
 /// Why the `x-mcp-header` annotations of `schema` are invalid, if they are.
-pub fn check(schema: &Value) -> Result<(), String> {
+pub fn check(schema: &Value) -> Result<(), HeaderError> {
     let Some(root) = schema.as_object() else {
         return Ok(());
     };
     if root.contains_key(KEY) {
-        return Err("x-mcp-header annotates the schema root, not a property".into());
+        return Err(HeaderError::AtRoot);
     }
     let mut seen = HashSet::new();
     walk_properties(root, &mut Vec::new(), &mut seen)?;
     // Anywhere else (inside `items`, `anyOf`, `$defs`, …) it is not statically reachable.
     if let Some(path) = off_chain(root, true) {
-        return Err(format!(
-            "x-mcp-header at {} is not on a `properties` path from the root",
-            quote(&path)
-        ));
+        return Err(HeaderError::OffChain(path));
     }
     Ok(())
 }
@@ -41,7 +58,7 @@ fn walk_properties(
     schema: &Map<String, Value>,
     path: &mut Vec<String>,
     seen: &mut HashSet<String>,
-) -> Result<(), String> {
+) -> Result<(), HeaderError> {
     let Some(Value::Object(properties)) = schema.get("properties") else {
         return Ok(());
     };
@@ -53,31 +70,22 @@ fn walk_properties(
         if let Some(header) = property.get(KEY) {
             let at = quote(&path.join("."));
             let Value::String(header) = header else {
-                return Err(format!("property {at}: x-mcp-header must be a string"));
+                return Err(HeaderError::NotAString { at });
             };
             if header.is_empty() {
-                return Err(format!("property {at}: x-mcp-header is empty"));
+                return Err(HeaderError::Empty { at });
             }
             if !header.chars().all(is_tchar) {
-                return Err(format!(
-                    "property {at}: x-mcp-header {} is not an HTTP field-name token",
-                    quote(header)
-                ));
+                let header = header.clone();
+                return Err(HeaderError::NotAToken { at, header });
             }
             if !seen.insert(header.to_ascii_lowercase()) {
-                return Err(format!(
-                    "property {at}: x-mcp-header {} is used twice (case-insensitively)",
-                    quote(header)
-                ));
+                let header = header.clone();
+                return Err(HeaderError::Twice { at, header });
             }
             match property.get("type").and_then(Value::as_str) {
                 Some("string" | "integer" | "boolean") => {}
-                _ => {
-                    return Err(format!(
-                        "property {at}: x-mcp-header is only allowed on string, integer or \
-                         boolean properties"
-                    ));
-                }
+                _ => return Err(HeaderError::WrongType { at }),
             }
         }
         walk_properties(property, path, seen)?;

@@ -47,7 +47,7 @@ pub enum ToolFlag {
 }
 
 /// Where a tool sat in the listing, for messages about tools without a usable name.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Position {
     pub page: usize,
     pub index: usize,
@@ -77,67 +77,46 @@ impl PublishedTool {
 
     /// Parses one tool definition from raw JSON, so that one malformed tool is
     /// reported by name (or position) instead of failing the whole page.
-    pub fn from_json(raw: &Value, at: Position) -> Result<Self, String> {
-        let where_ = || format!("tool #{} on page {}", at.index + 1, at.page);
-        let obj = raw
-            .as_object()
-            .ok_or_else(|| format!("{} is not a JSON object", where_()))?;
+    pub fn from_json(raw: &Value, at: Position) -> Result<Self, DefinitionError> {
+        let obj = raw.as_object().ok_or(DefinitionError::NotAnObject(at))?;
         let name = match obj.get("name") {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
-            Some(Value::String(_)) => return Err(format!("{} has an empty `name`", where_())),
+            Some(Value::String(_)) => return Err(DefinitionError::EmptyName(at)),
             Some(other) => {
-                return Err(format!(
-                    "{} has a non-string `name` ({})",
-                    where_(),
-                    kind(other)
-                ));
+                return Err(DefinitionError::NameNotAString {
+                    at,
+                    found: kind(other),
+                });
             }
-            None => return Err(format!("{} has no `name`", where_())),
+            None => return Err(DefinitionError::NoName(at)),
         };
-        let named = || format!("tool {}", quote(&name));
+        let wrong = |field: &'static str, expected: &'static str, found: &Value| {
+            DefinitionError::WrongType {
+                tool: name.clone(),
+                field,
+                expected,
+                found: kind(found),
+            }
+        };
         let input_schema = match obj.get("inputSchema") {
             Some(v @ Value::Object(_)) => Arc::new(v.clone()),
-            Some(other) => {
-                return Err(format!(
-                    "{}: `inputSchema` must be a JSON object, found {}",
-                    named(),
-                    kind(other)
-                ));
-            }
-            None => return Err(format!("{} has no `inputSchema`", named())),
+            Some(other) => return Err(wrong("inputSchema", "a JSON object", other)),
+            None => return Err(DefinitionError::NoInputSchema(name.clone())),
         };
-        let text = |field: &str| -> Result<Option<String>, String> {
-            match obj.get(field) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(other) => Err(format!(
-                    "{}: `{field}` must be a string, found {}",
-                    named(),
-                    kind(other)
-                )),
-            }
+        let text = |field: &'static str| match obj.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(wrong(field, "a string", other)),
         };
         let output_schema = match obj.get("outputSchema") {
             None | Some(Value::Null) => None,
             Some(v @ Value::Object(_)) => Some(Arc::new(v.clone())),
-            Some(other) => {
-                return Err(format!(
-                    "{}: `outputSchema` must be a JSON object, found {}",
-                    named(),
-                    kind(other)
-                ));
-            }
+            Some(other) => return Err(wrong("outputSchema", "a JSON object", other)),
         };
         let annotations = match obj.get("annotations") {
             None | Some(Value::Null) => None,
             Some(v @ Value::Object(_)) => Some(v.clone()),
-            Some(other) => {
-                return Err(format!(
-                    "{}: `annotations` must be an object, found {}",
-                    named(),
-                    kind(other)
-                ));
-            }
+            Some(other) => return Err(wrong("annotations", "an object", other)),
         };
         let task_support = match obj
             .get("execution")
@@ -158,6 +137,29 @@ impl PublishedTool {
             task_support,
         })
     }
+}
+
+/// Why one published tool definition is unusable: says which tool (by name, or
+/// by position when it has no usable name) and which field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DefinitionError {
+    #[error("tool #{} on page {} is not a JSON object", .0.index + 1, .0.page)]
+    NotAnObject(Position),
+    #[error("tool #{} on page {} has an empty `name`", .0.index + 1, .0.page)]
+    EmptyName(Position),
+    #[error("tool #{} on page {} has a non-string `name` ({found})", .at.index + 1, .at.page)]
+    NameNotAString { at: Position, found: &'static str },
+    #[error("tool #{} on page {} has no `name`", .0.index + 1, .0.page)]
+    NoName(Position),
+    #[error("tool {} has no `inputSchema`", quote(.0))]
+    NoInputSchema(String),
+    #[error("tool {}: `{field}` must be {expected}, found {found}", quote(.tool))]
+    WrongType {
+        tool: String,
+        field: &'static str,
+        expected: &'static str,
+        found: &'static str,
+    },
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -194,13 +196,20 @@ mod tests {
     #[test]
     fn reports_malformed_tools_by_name_or_position() {
         let e = PublishedTool::from_json(&json!({"name": 42, "inputSchema": {}}), AT).unwrap_err();
-        assert_eq!(e, "tool #1 on page 2 has a non-string `name` (a number)");
+        assert_eq!(
+            e.to_string(),
+            "tool #1 on page 2 has a non-string `name` (a number)"
+        );
         let e = PublishedTool::from_json(&json!({"name": "no_schema"}), AT).unwrap_err();
-        assert_eq!(e, "tool `no_schema` has no `inputSchema`");
+        assert_eq!(e.to_string(), "tool `no_schema` has no `inputSchema`");
         let e =
             PublishedTool::from_json(&json!({"name": "s", "inputSchema": "x"}), AT).unwrap_err();
-        assert!(e.contains("must be a JSON object, found a string"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("must be a JSON object, found a string"),
+            "{e}"
+        );
         let e = PublishedTool::from_json(&json!("tool"), AT).unwrap_err();
-        assert!(e.contains("is not a JSON object"));
+        assert!(e.to_string().contains("is not a JSON object"));
     }
 }

@@ -27,34 +27,40 @@ pub(super) struct Parsed {
     pub structured: Option<Value>,
 }
 
+/// What is wrong with a result's shape (the detail beside the harness's own
+/// "malformed result").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum Malformed {
+    #[error("the result is not a JSON object")]
+    NotAnObject,
+    #[error("`content` is not an array")]
+    ContentNotAnArray,
+}
+
 /// Reads a `tools/call` result leniently: unknown content block types are kept
-/// as they are instead of failing the whole result.
+/// as they are instead of failing the whole result (tests build results as rmcp
+/// types; a type other than a tool result is the test's mistake).
 #[cfg(test)]
-pub(super) fn parse_result(result: ServerResult) -> Result<Parsed, String> {
+pub(super) fn parse_result(result: ServerResult) -> Result<Parsed, Malformed> {
     let raw = match result {
-        ServerResult::CallToolResult(r) => serde_json::to_value(r).map_err(|e| e.to_string())?,
+        ServerResult::CallToolResult(r) => serde_json::to_value(r).expect("a result is JSON"),
         ServerResult::CustomResult(CustomResult(raw)) => raw,
         ServerResult::EmptyResult(_) => json!({}),
-        other => {
-            return Err(format!(
-                "unexpected result type: {}",
-                serde_json::to_string(&other).unwrap_or_default()
-            ));
-        }
+        other => panic!("unexpected result type: {other:?}"),
     };
     parse_value(raw)
 }
 
 /// Reads a `tools/call` result from its JSON.
-pub(super) fn parse_value(raw: Value) -> Result<Parsed, String> {
+pub(super) fn parse_value(raw: Value) -> Result<Parsed, Malformed> {
     // Taken apart, not copied: the result is ours.
     let Value::Object(mut raw) = raw else {
-        return Err("the result is not a JSON object".into());
+        return Err(Malformed::NotAnObject);
     };
     let content = match raw.remove("content") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(blocks)) => blocks,
-        Some(_) => return Err("`content` is not an array".into()),
+        Some(_) => return Err(Malformed::ContentNotAnArray),
     };
     Ok(Parsed {
         is_error: raw.get("isError").and_then(Value::as_bool).unwrap_or(false),
@@ -294,14 +300,29 @@ pub(super) fn finish(
     }
 }
 
+/// Why the whole of a cut result is not saved (the notice says it).
+#[derive(Debug, thiserror::Error)]
+enum SaveError {
+    #[error("this run keeps no session directory to save it in")]
+    NoDirectory,
+    #[error("{}: {error}", dir.display())]
+    Create {
+        dir: std::path::PathBuf,
+        error: std::io::Error,
+    },
+    #[error("writing results/{name} failed: {error}")]
+    Write { name: String, error: std::io::Error },
+}
+
 /// Writes every text of the result, whole, into `results/CALL_ID.txt` (mode
 /// 0600), separated by line breaks. Returns the file's name.
-fn save(content: &[Value], spilled: &Spilled, saver: &Saver<'_>) -> Result<String, String> {
-    let dir = saver
-        .dir
-        .ok_or("this run keeps no session directory to save it in")?;
-    let (mut file, name) = super::results::create(dir, saver.call_id)
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
+fn save(content: &[Value], spilled: &Spilled, saver: &Saver<'_>) -> Result<String, SaveError> {
+    let dir = saver.dir.ok_or(SaveError::NoDirectory)?;
+    let (mut file, name) =
+        super::results::create(dir, saver.call_id).map_err(|error| SaveError::Create {
+            dir: dir.to_path_buf(),
+            error,
+        })?;
     let mut write = || -> std::io::Result<()> {
         for (ordinal, block) in content.iter().filter_map(text).enumerate() {
             if ordinal > 0 {
@@ -319,10 +340,10 @@ fn save(content: &[Value], spilled: &Spilled, saver: &Saver<'_>) -> Result<Strin
         }
         file.flush()
     };
-    if let Err(e) = write() {
+    if let Err(error) = write() {
         // No half file: the notice says it could not be saved.
         let _ = std::fs::remove_file(dir.join(&name));
-        return Err(format!("writing results/{name} failed: {e}"));
+        return Err(SaveError::Write { name, error });
     }
     Ok(name)
 }

@@ -61,34 +61,55 @@ pub struct Page {
     pub total: u64,
 }
 
+/// Why a saved result cannot be read back (the model is told, as the tool's failure).
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error(
+        "no saved result for call `{0}` in this session (results are saved only when they exceed max_result_bytes)"
+    )]
+    NotSaved(String),
+    #[error("cannot open results/{name}: {error}")]
+    Open { name: String, error: std::io::Error },
+    #[error("cannot read results/{name}: {error}")]
+    Read { name: String, error: std::io::Error },
+    #[error("offset {offset} is past the end of results/{name} ({total} bytes)")]
+    PastEnd {
+        offset: u64,
+        name: String,
+        total: u64,
+    },
+}
+
 /// Reads up to `length` bytes of `results/CALL_ID.txt` from `offset`, on
 /// character boundaries (a start inside a character moves to the next one).
-pub fn read(dir: &Path, call_id: &str, offset: u64, length: usize) -> Result<Page, String> {
+pub fn read(dir: &Path, call_id: &str, offset: u64, length: usize) -> Result<Page, ReadError> {
     let name = format!("{}.txt", file_stem(call_id));
-    let mut file = File::open(dir.join(&name)).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!(
-            "no saved result for call `{}` in this session (results are saved only when they exceed max_result_bytes)",
-            file_stem(call_id)
-        ),
-        _ => format!("cannot open results/{name}: {e}"),
+    let mut file = File::open(dir.join(&name)).map_err(|error| match error.kind() {
+        std::io::ErrorKind::NotFound => ReadError::NotSaved(file_stem(call_id)),
+        _ => ReadError::Open {
+            name: name.clone(),
+            error,
+        },
     })?;
-    let total = file
-        .metadata()
-        .map_err(|e| format!("cannot read results/{name}: {e}"))?
-        .len();
+    let read = |error| ReadError::Read {
+        name: name.clone(),
+        error,
+    };
+    let total = file.metadata().map_err(read)?.len();
     if offset > total {
-        return Err(format!(
-            "offset {offset} is past the end of results/{name} ({total} bytes)"
-        ));
+        return Err(ReadError::PastEnd {
+            offset,
+            name,
+            total,
+        });
     }
-    file.seek(SeekFrom::Start(offset))
-        .map_err(|e| format!("cannot read results/{name}: {e}"))?;
+    file.seek(SeekFrom::Start(offset)).map_err(read)?;
     // Up to 3 bytes more on each side to land on character boundaries.
     let mut bytes = Vec::with_capacity(length + 8);
     (&mut file)
         .take(length as u64 + 4)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read results/{name}: {e}"))?;
+        .map_err(read)?;
     let skip = bytes
         .iter()
         .take(3)
@@ -139,6 +160,7 @@ mod tests {
         assert!(
             read(dir.path(), "nope", 0, 10)
                 .unwrap_err()
+                .to_string()
                 .contains("no saved result")
         );
     }

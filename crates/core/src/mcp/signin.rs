@@ -82,7 +82,7 @@ impl Hub {
         let url = self.inner.vars.expand(url).map_err(|problem| {
             SignOutError::OAuth(OAuthError::Config {
                 key: format!("servers.{alias}.url"),
-                problem,
+                problem: problem.to_string(),
             })
         })?;
         auth::logout(

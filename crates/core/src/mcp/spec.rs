@@ -10,7 +10,7 @@ use super::names::ServerAlias;
 use super::pins::PinMode;
 use super::policy::ToolPolicy;
 use super::process::LaunchSpec;
-use super::vars::Vars;
+use super::vars::{VarError, Vars};
 
 /// One configured server: the alias, how to reach it, and its local policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,10 +143,28 @@ pub enum ResolvedTransport {
     },
 }
 
+/// A launch setting whose `${VAR}` does not expand (names the setting and the
+/// variable, never a value).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("servers.{alias}.{key}: {problem}")]
+pub struct ResolveError {
+    pub alias: ServerAlias,
+    pub key: String,
+    pub problem: VarError,
+}
+
 impl TransportSpec {
     /// Expands variables. The error names the setting and the variable, not values.
-    pub fn resolve(&self, alias: &ServerAlias, vars: &Vars) -> Result<ResolvedTransport, String> {
-        let at = |key: &str, e: String| format!("servers.{alias}.{key}: {e}");
+    pub fn resolve(
+        &self,
+        alias: &ServerAlias,
+        vars: &Vars,
+    ) -> Result<ResolvedTransport, ResolveError> {
+        let at = |key: &str, problem: VarError| ResolveError {
+            alias: alias.clone(),
+            key: key.to_string(),
+            problem,
+        };
         match self {
             TransportSpec::Stdio {
                 command,
@@ -168,7 +186,7 @@ impl TransportSpec {
                             vars.expand(v).map_err(|e| at(&format!("env.{k}"), e))?,
                         ))
                     })
-                    .collect::<Result<_, String>>()?;
+                    .collect::<Result<_, ResolveError>>()?;
                 let cwd = cwd
                     .as_ref()
                     .map(|c| vars.expand(c).map(PathBuf::from).map_err(|e| at("cwd", e)))
@@ -190,7 +208,7 @@ impl TransportSpec {
                             vars.expand(v).map_err(|e| at(&format!("headers.{k}"), e))?,
                         ))
                     })
-                    .collect::<Result<_, String>>()?;
+                    .collect::<Result<_, ResolveError>>()?;
                 Ok(ResolvedTransport::Http { url, headers })
             }
         }

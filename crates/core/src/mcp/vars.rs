@@ -37,17 +37,31 @@ impl Vars {
 
     /// Expands `${NAME}`; `$$` is a literal `$`. The error names the variable,
     /// never a value.
-    pub fn expand(&self, template: &str) -> Result<String, String> {
+    pub fn expand(&self, template: &str) -> Result<String, VarError> {
         expand_with(template, |name| self.lookup(name))
     }
 }
 
+/// Why a `${…}` template does not expand: it names the variable, never a value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VarError {
+    #[error("unterminated `${{` (write `$$` for a literal `$`)")]
+    Unterminated,
+    #[error("`${{{0}}}` is not a valid variable name")]
+    BadName(String),
+    #[error("environment variable `{0}` is not set")]
+    Unset(String),
+}
+
 /// Checks `${…}` syntax without looking anything up (config load time).
-pub fn check_syntax(template: &str) -> Result<(), String> {
+pub fn check_syntax(template: &str) -> Result<(), VarError> {
     expand_with(template, |_| Some(String::new())).map(|_| ())
 }
 
-fn expand_with(template: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+fn expand_with(
+    template: &str,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<String, VarError> {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(pos) = rest.find('$') {
@@ -57,15 +71,12 @@ fn expand_with(template: &str, lookup: impl Fn(&str) -> Option<String>) -> Resul
             out.push('$');
             rest = tail;
         } else if let Some(body) = after.strip_prefix('{') {
-            let end = body
-                .find('}')
-                .ok_or_else(|| "unterminated `${` (write `$$` for a literal `$`)".to_string())?;
+            let end = body.find('}').ok_or(VarError::Unterminated)?;
             let name = &body[..end];
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(format!("`${{{name}}}` is not a valid variable name"));
+                return Err(VarError::BadName(name.to_string()));
             }
-            let value =
-                lookup(name).ok_or_else(|| format!("environment variable `{name}` is not set"))?;
+            let value = lookup(name).ok_or_else(|| VarError::Unset(name.to_string()))?;
             out.push_str(&value);
             rest = &body[end + 1..];
         } else {
@@ -100,7 +111,7 @@ mod tests {
             .expand("Bearer ${MCP_HARNESS_TEST_SURELY_UNSET}")
             .unwrap_err();
         assert_eq!(
-            err,
+            err.to_string(),
             "environment variable `MCP_HARNESS_TEST_SURELY_UNSET` is not set"
         );
     }

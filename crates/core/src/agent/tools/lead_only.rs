@@ -147,7 +147,8 @@ pub fn read_result(hub: &Hub, arguments: &serde_json::Value) -> Result<String, T
     let dir = hub
         .results_dir()
         .ok_or_else(|| failed("this session saves no results".into()))?;
-    let page = crate::mcp::results::read(&dir, call_id, offset, length).map_err(failed)?;
+    let page = crate::mcp::results::read(&dir, call_id, offset, length)
+        .map_err(|e| failed(e.to_string()))?;
     let stem = crate::mcp::results::file_stem(call_id);
     let mut text = format!(
         "[results/{stem}.txt: bytes {}–{} of {}]\n",

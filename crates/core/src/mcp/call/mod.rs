@@ -331,7 +331,7 @@ impl Hub {
                         Code::McpRemoteError,
                         format!("`{}` returned a malformed result", tool.name),
                     )),
-                    Some(problem),
+                    Some(problem.to_string()),
                 );
             }
         };

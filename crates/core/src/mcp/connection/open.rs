@@ -66,7 +66,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let transport = p.spec.transport.resolve(&alias, p.vars).map_err(|e| {
         ConnectError::new(
             Code::SpawnFailed,
-            e,
+            e.to_string(),
             "set the variable in the environment the harness runs in",
         )
     })?;

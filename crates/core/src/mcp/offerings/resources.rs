@@ -259,7 +259,7 @@ impl Hub {
             .collect();
         let parsed = match parse_value(json!({ "content": blocks })) {
             Ok(parsed) => parsed,
-            Err(problem) => return malformed(alias, "resources/read", problem),
+            Err(problem) => return malformed(alias, "resources/read", problem.to_string()),
         };
         let finished = finish_result(
             parsed,

@@ -183,9 +183,9 @@ fn read(path: &Path) -> Result<Lock, PinError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Lock::default()),
         Err(e) => return Err(read_error(path, &e)),
     };
-    lock::parse(&text).map_err(|message| PinError::Invalid {
+    lock::parse(&text).map_err(|e| PinError::Invalid {
         path: path.display().to_string(),
-        message,
+        message: e.to_string(),
     })
 }
 

@@ -61,30 +61,41 @@ struct RawPin {
     definition: String,
 }
 
+/// Why lock text is not a lock: names the key path and the line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LockError {
+    /// Not TOML (the message ends with the line).
+    #[error("{0}")]
+    Syntax(String),
+    #[error("at `{path}`: {problem}")]
+    At { path: String, problem: String },
+    #[error(
+        "format version {0} is not one this harness reads (it reads version {VERSION}); \
+         was it written by a newer mcp-harness?"
+    )]
+    Version(u32),
+    #[error("at `servers.{alias}.tools.{tool:?}.sha256`: not a SHA-256 (64 lowercase hex digits)")]
+    NotASha256 { alias: String, tool: String },
+}
+
 /// Reads lock text. The error names the key path and the line.
-pub fn parse(text: &str) -> Result<Lock, String> {
-    let de = toml::Deserializer::parse(text).map_err(|e| located(text, &e))?;
-    let raw: RawLock = serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        format!("at `{path}`: {}", located(text, e.inner()))
+pub fn parse(text: &str) -> Result<Lock, LockError> {
+    let de = toml::Deserializer::parse(text).map_err(|e| LockError::Syntax(located(text, &e)))?;
+    let raw: RawLock = serde_path_to_error::deserialize(de).map_err(|e| LockError::At {
+        path: e.path().to_string(),
+        problem: located(text, e.inner()),
     })?;
     match raw.version {
         Some(VERSION) | None => {}
-        Some(other) => {
-            return Err(format!(
-                "format version {other} is not one this harness reads (it reads version {VERSION}); \
-                 was it written by a newer mcp-harness?"
-            ));
-        }
+        Some(other) => return Err(LockError::Version(other)),
     }
     let mut servers = BTreeMap::new();
     for (alias, server) in raw.servers {
         let mut pins = AliasPins::new();
         for (tool, pin) in server.tools {
-            let sha256 = PinHash::parse(&pin.sha256).ok_or_else(|| {
-                format!(
-                    "at `servers.{alias}.tools.{tool:?}.sha256`: not a SHA-256 (64 lowercase hex digits)"
-                )
+            let sha256 = PinHash::parse(&pin.sha256).ok_or_else(|| LockError::NotASha256 {
+                alias: alias.clone(),
+                tool: tool.clone(),
             })?;
             pins.insert(
                 tool,
@@ -252,16 +263,19 @@ mod tests {
     #[test]
     fn errors_name_the_key_and_line() {
         let e = parse("version = 1\n[servers.a.tools.b]\nsha256 = \"abc\"\ndefinition = \"{}\"\n")
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("servers.a.tools.\"b\".sha256"), "{e}");
-        let e = parse("version = 1\n[servers.a.tools.b]\nsha256 = 1\n").unwrap_err();
+        let e = parse("version = 1\n[servers.a.tools.b]\nsha256 = 1\n")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("servers.a.tools.b.sha256") && e.contains("line 3"),
             "{e}"
         );
-        let e = parse("version = 2\n").unwrap_err();
+        let e = parse("version = 2\n").unwrap_err().to_string();
         assert!(e.contains("newer mcp-harness"), "{e}");
-        let e = parse("[servers.a]\npin = \"x\"\n").unwrap_err();
+        let e = parse("[servers.a]\npin = \"x\"\n").unwrap_err().to_string();
         assert!(e.contains("servers.a.pin"), "{e}");
         assert_eq!(parse("").unwrap(), Lock::default());
     }
