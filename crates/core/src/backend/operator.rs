@@ -100,7 +100,7 @@ impl Backend {
                             path.display()
                         )
                     }
-                    Err(e) => e,
+                    Err(e) => e.to_string(),
                 }
             }
             _ => format!("connect `{alias}` first, so its published tools are known"),

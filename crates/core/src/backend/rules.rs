@@ -76,7 +76,7 @@ impl Backend {
                     _ => (None, grant.tool.as_str()),
                 };
                 match crate::config::edit::set_effect(path, alias, tool, Effect::Allow) {
-                    Err(e) => e,
+                    Err(e) => e.to_string(),
                     Ok(()) => {
                         match alias {
                             Some(alias) => self.allow_from_next_connect(alias, tool),

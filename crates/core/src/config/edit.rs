@@ -2,29 +2,93 @@
 //! and layout (`toml_edit`). The one place the harness edits the config, and only
 //! after the operator confirmed it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use toml_edit::{DocumentMut, Item, Table, value};
 
 use crate::mcp::{Effect, ServerAlias, ToolPolicy};
+
+/// Why the config file was not edited: names the file and the table.
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    #[error("cannot write a policy key for {name:?}: {error}")]
+    KeyUnparsable {
+        name: String,
+        error: toml_edit::TomlError,
+    },
+    #[error("cannot write a policy key for {name:?}")]
+    KeyMissing { name: String },
+    #[error("cannot read {}: {error}", path.display())]
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("cannot parse {}: {error}", path.display())]
+    Parse {
+        path: PathBuf,
+        error: toml_edit::TomlError,
+    },
+    #[error("{} has no [servers.{alias}] table to write into", path.display())]
+    NoServerTable { path: PathBuf, alias: String },
+    #[error("[servers.{alias}].tools in {} is not a table", path.display())]
+    ToolsNotATable { path: PathBuf, alias: String },
+    #[error("{} has no [servers.{alias}.tools] table to write into", path.display())]
+    NoToolsTable { path: PathBuf, alias: String },
+    #[error("builtin_tools in {} is not a table", path.display())]
+    BuiltinsNotATable { path: PathBuf },
+    #[error(
+        "{} has no entry for `{tool}` under [servers.{alias}.tools]; write the policy (p) first",
+        path.display()
+    )]
+    NoEntry {
+        path: PathBuf,
+        alias: String,
+        tool: String,
+    },
+    #[error("cannot write {}: {error}", path.display())]
+    Write {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("cannot replace {}: {error}", path.display())]
+    Replace {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+}
+
+/// The file's text as a document.
+fn open(path: &Path) -> Result<DocumentMut, EditError> {
+    let text = std::fs::read_to_string(path).map_err(|error| EditError::Read {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    text.parse().map_err(|error| EditError::Parse {
+        path: path.to_path_buf(),
+        error,
+    })
+}
 
 /// The TOML key for a server-controlled tool name, written exactly as
 /// `mcp-harness policy` prints it: bare when it can be, otherwise quoted with
 /// every control character and bidi override as a `\uXXXX` escape — so the
 /// file never holds a raw U+009B or U+202E that would act on a terminal
 /// showing it. (Parsing that printed line keeps its spelling for the file.)
-fn key_for(name: &str) -> Result<toml_edit::Key, String> {
+fn key_for(name: &str) -> Result<toml_edit::Key, EditError> {
     let line = ToolPolicy::block_for(&ServerAlias::new("x"), [name]);
-    let doc: DocumentMut = line
-        .parse()
-        .map_err(|e| format!("cannot write a policy key for {name:?}: {e}"))?;
+    let doc: DocumentMut = line.parse().map_err(|error| EditError::KeyUnparsable {
+        name: name.to_string(),
+        error,
+    })?;
     doc.get("servers")
         .and_then(|s| s.get("x"))
         .and_then(|s| s.get("tools"))
         .and_then(Item::as_table_like)
         .and_then(|t| t.get_key_value(name))
         .map(|(key, _)| key.clone())
-        .ok_or_else(|| format!("cannot write a policy key for {name:?}"))
+        .ok_or_else(|| EditError::KeyMissing {
+            name: name.to_string(),
+        })
 }
 
 /// Makes `[servers.ALIAS.tools]` list exactly `published`: entries for tools
@@ -35,22 +99,16 @@ pub fn write_policy(
     alias: &str,
     published: &[String],
     current: &ToolPolicy,
-) -> Result<ToolPolicy, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut doc: DocumentMut = text
-        .parse()
-        .map_err(|e| format!("cannot parse {}: {e}", path.display()))?;
+) -> Result<ToolPolicy, EditError> {
+    let mut doc = open(path)?;
     let server = doc
         .get_mut("servers")
         .and_then(Item::as_table_like_mut)
         .and_then(|servers| servers.get_mut(alias))
         .and_then(Item::as_table_like_mut)
-        .ok_or_else(|| {
-            format!(
-                "{} has no [servers.{alias}] table to write into",
-                path.display()
-            )
+        .ok_or_else(|| EditError::NoServerTable {
+            path: path.to_path_buf(),
+            alias: alias.to_string(),
         })?;
     if server.get("tools").is_none() {
         server.insert("tools", Item::Table(Table::new()));
@@ -58,11 +116,9 @@ pub fn write_policy(
     let tools = server
         .get_mut("tools")
         .and_then(Item::as_table_like_mut)
-        .ok_or_else(|| {
-            format!(
-                "[servers.{alias}].tools in {} is not a table",
-                path.display()
-            )
+        .ok_or_else(|| EditError::ToolsNotATable {
+            path: path.to_path_buf(),
+            alias: alias.to_string(),
         })?;
     let stale: Vec<String> = tools
         .iter()
@@ -95,23 +151,17 @@ pub fn set_effect(
     alias: Option<&str>,
     tool: &str,
     effect: Effect,
-) -> Result<(), String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut doc: DocumentMut = text
-        .parse()
-        .map_err(|e| format!("cannot parse {}: {e}", path.display()))?;
+) -> Result<(), EditError> {
+    let mut doc = open(path)?;
     let table = match alias {
         Some(alias) => doc
             .get_mut("servers")
             .and_then(|s| s.get_mut(alias))
             .and_then(|s| s.get_mut("tools"))
             .and_then(Item::as_table_like_mut)
-            .ok_or_else(|| {
-                format!(
-                    "{} has no [servers.{alias}.tools] table to write into",
-                    path.display()
-                )
+            .ok_or_else(|| EditError::NoToolsTable {
+                path: path.to_path_buf(),
+                alias: alias.to_string(),
             })?,
         None => {
             if doc.get("builtin_tools").is_none() {
@@ -119,7 +169,9 @@ pub fn set_effect(
             }
             doc.get_mut("builtin_tools")
                 .and_then(Item::as_table_like_mut)
-                .ok_or_else(|| format!("builtin_tools in {} is not a table", path.display()))?
+                .ok_or_else(|| EditError::BuiltinsNotATable {
+                    path: path.to_path_buf(),
+                })?
         }
     };
     match table.get_mut(tool).and_then(Item::as_value_mut) {
@@ -129,11 +181,11 @@ pub fn set_effect(
             *existing.decor_mut() = decor;
         }
         None if alias.is_some() => {
-            return Err(format!(
-                "{} has no entry for `{tool}` under [servers.{}.tools]; write the policy (p) first",
-                path.display(),
-                alias.unwrap_or_default()
-            ));
+            return Err(EditError::NoEntry {
+                path: path.to_path_buf(),
+                alias: alias.unwrap_or_default().to_string(),
+                tool: tool.to_string(),
+            });
         }
         None => {
             table
@@ -145,10 +197,16 @@ pub fn set_effect(
 }
 
 /// Writes next to the file, then renames: a crash never leaves half a config.
-fn replace(path: &Path, text: &str) -> Result<(), String> {
+fn replace(path: &Path, text: &str) -> Result<(), EditError> {
     let temp = path.with_extension("toml.mcp-harness-tmp");
-    std::fs::write(&temp, text).map_err(|e| format!("cannot write {}: {e}", temp.display()))?;
-    std::fs::rename(&temp, path).map_err(|e| format!("cannot replace {}: {e}", path.display()))
+    std::fs::write(&temp, text).map_err(|error| EditError::Write {
+        path: temp.clone(),
+        error,
+    })?;
+    std::fs::rename(&temp, path).map_err(|error| EditError::Replace {
+        path: path.to_path_buf(),
+        error,
+    })
 }
 
 #[cfg(test)]

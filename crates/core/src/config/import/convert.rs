@@ -39,7 +39,7 @@ pub fn parse(
             for (name, server) in file.mcp_servers.unwrap_or_default() {
                 let at = toml_position(text, &name);
                 codex_server(&mut out, &name, server)
-                    .map_err(|m| fail(at, m).at(format!("mcp_servers.{name}")))?;
+                    .map_err(|m| fail(at, m.to_string()).at(format!("mcp_servers.{name}")))?;
             }
         }
         Format::Vscode => {
@@ -54,7 +54,7 @@ pub fn parse(
             for (name, server) in file.servers.unwrap_or_default() {
                 let at = json_position(text, &name);
                 json_server(&mut out, &name, server, &inputs, workspace.as_deref())
-                    .map_err(|m| fail(at, m).at(format!("servers.{name}")))?;
+                    .map_err(|m| fail(at, m.to_string()).at(format!("servers.{name}")))?;
             }
         }
         _ => {
@@ -70,7 +70,7 @@ pub fn parse(
             for (name, server) in all {
                 let at = json_position(text, &name);
                 json_server(&mut out, &name, server, &[], workspace.as_deref())
-                    .map_err(|m| fail(at, m).at(format!("mcpServers.{name}")))?;
+                    .map_err(|m| fail(at, m.to_string()).at(format!("mcpServers.{name}")))?;
             }
         }
     }

@@ -89,16 +89,29 @@ enum Named {
     Url(String),
 }
 
+/// Why a source entry names no transport mcp-harness can take (the import
+/// stops there, naming the entry).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum EntryError {
+    /// `url_word`: how the source calls its URL.
+    #[error("has both `command` and {url_word}: which one should mcp-harness use?")]
+    Both { url_word: &'static str },
+    #[error("has neither `command` (a stdio server) nor `url` (a Streamable HTTP server)")]
+    Neither,
+    #[error("`command` is empty")]
+    EmptyCommand,
+}
+
 /// `url_word`: how the source calls its URL, for the message.
-fn named(command: Option<String>, url: Option<String>, url_word: &str) -> Result<Named, String> {
+fn named(
+    command: Option<String>,
+    url: Option<String>,
+    url_word: &'static str,
+) -> Result<Named, EntryError> {
     match (command, url) {
-        (Some(_), Some(_)) => Err(format!(
-            "has both `command` and {url_word}: which one should mcp-harness use?"
-        )),
-        (None, None) => Err(
-            "has neither `command` (a stdio server) nor `url` (a Streamable HTTP server)".into(),
-        ),
-        (Some(command), None) if command.trim().is_empty() => Err("`command` is empty".into()),
+        (Some(_), Some(_)) => Err(EntryError::Both { url_word }),
+        (None, None) => Err(EntryError::Neither),
+        (Some(command), None) if command.trim().is_empty() => Err(EntryError::EmptyCommand),
         (Some(command), None) => Ok(Named::Command(command)),
         (None, Some(url)) => Ok(Named::Url(url)),
     }
@@ -130,7 +143,7 @@ pub(super) fn json_server(
     server: JsonServer,
     inputs: &[(String, String)],
     workspace: Option<&Path>,
-) -> Result<(), String> {
+) -> Result<(), EntryError> {
     let format = out.format;
     let syntax = match format {
         Format::ClaudeCode => Syntax::Braces,
@@ -238,7 +251,7 @@ pub(super) fn codex_server(
     out: &mut Imported,
     name: &str,
     server: CodexServer,
-) -> Result<(), String> {
+) -> Result<(), EntryError> {
     let alias = unique_alias(out, name);
     let mut s = Server {
         t: Translator {

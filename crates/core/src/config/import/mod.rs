@@ -238,14 +238,26 @@ pub fn read_copying(
     convert::parse(path, &text, format, copy_env)
 }
 
+/// No default location of a format holds a file (the paths it looked at).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "no {format} config found (looked at {}); pass the file: mcp-harness import FILE --from {format}",
+    tried.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+)]
+pub struct NotFound {
+    pub format: Format,
+    pub tried: Vec<PathBuf>,
+}
+
 /// The first default location of `format` that exists.
-pub fn locate(format: Format) -> Result<PathBuf, String> {
+pub fn locate(format: Format) -> Result<PathBuf, NotFound> {
     let candidates = format.default_paths();
-    candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
-        let tried: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
-        format!(
-            "no {format} config found (looked at {}); pass the file: mcp-harness import FILE --from {format}",
-            tried.join(", ")
-        )
-    })
+    candidates
+        .iter()
+        .find(|p| p.is_file())
+        .cloned()
+        .ok_or(NotFound {
+            format,
+            tried: candidates,
+        })
 }
