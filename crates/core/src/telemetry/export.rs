@@ -58,14 +58,14 @@ impl fmt::Debug for TokioHttp {
 }
 
 impl TokioHttp {
-    pub fn new(runtime: tokio::runtime::Handle) -> Result<Self, String> {
+    pub fn new(runtime: tokio::runtime::Handle) -> Result<Self, reqwest::Error> {
         // reqwest is built without a default TLS provider; install ring once per process.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .timeout(EXPORT_TIMEOUT)
             .connect_timeout(EXPORT_TIMEOUT)
             .build()
-            .map_err(|e| e.without_url().to_string())?;
+            .map_err(reqwest::Error::without_url)?;
         Ok(Self { client, runtime })
     }
 }

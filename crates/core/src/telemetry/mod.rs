@@ -84,11 +84,28 @@ impl Delivery {
 /// Starts telemetry for this process from the config (once; later calls do
 /// nothing). Must run inside the tokio runtime. A header that names an unset
 /// variable is an error naming it.
-pub fn install(config: &TelemetryConfig, vars: &Vars) -> Result<(), String> {
+pub fn install(config: &TelemetryConfig, vars: &Vars) -> Result<(), TelemetryError> {
     if TELEMETRY.get().is_none() {
         let _ = TELEMETRY.set(Telemetry::start(config, vars)?);
     }
     Ok(())
+}
+
+/// Why telemetry cannot start (the CLI exits with status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum TelemetryError {
+    #[error("{0}")]
+    Runtime(#[from] tokio::runtime::TryCurrentError),
+    #[error("telemetry.headers.{name}: {problem}")]
+    Header {
+        name: String,
+        problem: crate::mcp::vars::VarError,
+    },
+    /// The HTTP client (its error carries no URL).
+    #[error("{0}")]
+    Client(#[from] reqwest::Error),
+    #[error("telemetry: {0}")]
+    Exporter(#[from] opentelemetry_otlp::ExporterBuildError),
 }
 
 /// The observer the MCP hub reports to, when telemetry is on.
@@ -104,13 +121,16 @@ pub async fn flush() -> Option<Delivery> {
 
 impl Telemetry {
     /// Builds the exporters and providers. Must run inside the tokio runtime.
-    pub fn start(config: &TelemetryConfig, vars: &Vars) -> Result<Self, String> {
-        let runtime = tokio::runtime::Handle::try_current().map_err(|e| e.to_string())?;
+    pub fn start(config: &TelemetryConfig, vars: &Vars) -> Result<Self, TelemetryError> {
+        let runtime = tokio::runtime::Handle::try_current()?;
         let mut headers = std::collections::HashMap::new();
         for (name, value) in &config.headers {
             let value = vars
                 .expand(value)
-                .map_err(|e| format!("telemetry.headers.{name}: {e}"))?;
+                .map_err(|problem| TelemetryError::Header {
+                    name: name.clone(),
+                    problem,
+                })?;
             headers.insert(name.clone(), value);
         }
         let http = TokioHttp::new(runtime)?;
@@ -123,8 +143,7 @@ impl Telemetry {
             .with_timeout(EXPORT_TIMEOUT)
             .with_retry_policy(retries())
             .with_headers(headers.clone())
-            .build()
-            .map_err(|e| format!("telemetry: {e}"))?;
+            .build()?;
         let logs = opentelemetry_otlp::LogExporter::builder()
             .with_http()
             .with_http_client(http)
@@ -132,8 +151,7 @@ impl Telemetry {
             .with_timeout(EXPORT_TIMEOUT)
             .with_retry_policy(retries())
             .with_headers(headers)
-            .build()
-            .map_err(|e| format!("telemetry: {e}"))?;
+            .build()?;
         let resource = Resource::builder()
             .with_service_name("mcp-harness")
             .with_attributes([
