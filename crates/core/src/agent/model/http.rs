@@ -27,9 +27,11 @@ const MAX_ERROR_BODY: usize = 64 << 10;
 pub(crate) trait Decoder: Send {
     /// Takes one event, passing text and tool-call starts to `out` as they come.
     fn feed(&mut self, event: &Sse, out: &mut dyn FnMut(StreamEvent)) -> Result<Flow, StreamError>;
+    /// What a stream that ended short of a reply was missing.
+    type Incomplete: std::fmt::Display;
     /// The complete reply. `done`: the terminal event arrived (otherwise the
     /// body simply ended). `Err` says what was missing.
-    fn finish(self, done: bool) -> Result<ModelReply, String>;
+    fn finish(self, done: bool) -> Result<ModelReply, Self::Incomplete>;
 }
 
 /// Whether the stream goes on after an event.
@@ -55,7 +57,7 @@ pub(crate) struct Endpoint {
     pub settings: HttpSettings,
     /// Building a client can fail (TLS setup); that surfaces on the first
     /// request instead of making every constructor fallible.
-    client: Result<reqwest::Client, String>,
+    client: Result<reqwest::Client, reqwest::Error>,
 }
 
 /// How one attempt ended, short of a reply.
@@ -71,8 +73,7 @@ impl Endpoint {
         let client = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .read_timeout(READ_TIMEOUT)
-            .build()
-            .map_err(|e| describe(&e));
+            .build();
         Self {
             provider,
             settings,
@@ -159,10 +160,10 @@ impl Endpoint {
         mut decoder: D,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelReply, Failure> {
-        let client = self.client.as_ref().map_err(|message| {
+        let client = self.client.as_ref().map_err(|error| {
             Failure::Fatal(ModelError::Unreachable {
                 url: url.to_string(),
-                message: format!("cannot set up the HTTP client: {message}"),
+                message: format!("cannot set up the HTTP client: {}", describe(error)),
             })
         })?;
         let response = client

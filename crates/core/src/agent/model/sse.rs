@@ -40,6 +40,21 @@ pub(crate) struct Events {
     pending: Arc<AtomicUsize>,
 }
 
+/// Why the event stream ended in the middle (the detail of
+/// `ModelError::Malformed`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Broken {
+    #[error("the stream stalled (no data for {} s)", READ_TIMEOUT.as_secs())]
+    Stalled,
+    /// The body went over its cap (the message says which).
+    #[error("{0}")]
+    TooLarge(String),
+    #[error("the stream broke off: {0}")]
+    BrokeOff(String),
+    #[error("the event stream is not valid SSE: {0}")]
+    NotSse(String),
+}
+
 impl Events {
     pub fn new(response: reqwest::Response) -> Self {
         let pending = Arc::new(AtomicUsize::new(0));
@@ -63,7 +78,7 @@ impl Events {
 
     /// The next event; `Ok(None)` at the end of the body. `Err` says what broke,
     /// for `ModelError::Malformed`.
-    pub async fn next(&mut self) -> Result<Option<Sse>, String> {
+    pub async fn next(&mut self) -> Result<Option<Sse>, Broken> {
         match self.inner.next().await {
             None => Ok(None),
             Some(Ok(event)) => {
@@ -72,15 +87,12 @@ impl Events {
             }
             Some(Err(sse_stream::Error::Body(error))) => {
                 Err(match error.downcast_ref::<BodyError>() {
-                    Some(BodyError::Transport(e)) if e.is_timeout() => format!(
-                        "the stream stalled (no data for {} s)",
-                        READ_TIMEOUT.as_secs()
-                    ),
-                    Some(BodyError::TooLarge) => error.to_string(),
-                    _ => format!("the stream broke off: {error}"),
+                    Some(BodyError::Transport(e)) if e.is_timeout() => Broken::Stalled,
+                    Some(BodyError::TooLarge) => Broken::TooLarge(error.to_string()),
+                    _ => Broken::BrokeOff(error.to_string()),
                 })
             }
-            Some(Err(other)) => Err(format!("the event stream is not valid SSE: {other}")),
+            Some(Err(other)) => Err(Broken::NotSse(other.to_string())),
         }
     }
 }

@@ -125,7 +125,18 @@ pub(super) struct Decoder {
     events: usize,
 }
 
+/// What an Anthropic stream ended without.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Incomplete {
+    #[error("the stream ended before `message_stop` (after {0} events)")]
+    NoMessageStop(usize),
+    #[error("`message_stop` arrived without a `stop_reason` in any `message_delta`")]
+    NoStopReason,
+}
+
 impl http::Decoder for Decoder {
+    type Incomplete = Incomplete;
+
     fn feed(&mut self, event: &Sse, out: &mut dyn FnMut(StreamEvent)) -> Result<Flow, StreamError> {
         // An event with no data carries nothing (a bare `event: ping`, say).
         let Some(data) = event.data.as_deref() else {
@@ -220,16 +231,11 @@ impl http::Decoder for Decoder {
         Ok(Flow::More)
     }
 
-    fn finish(self, done: bool) -> Result<ModelReply, String> {
+    fn finish(self, done: bool) -> Result<ModelReply, Incomplete> {
         if !done {
-            return Err(format!(
-                "the stream ended before `message_stop` (after {} events)",
-                self.events
-            ));
+            return Err(Incomplete::NoMessageStop(self.events));
         }
-        let stop_reason = self
-            .stop_reason
-            .ok_or("`message_stop` arrived without a `stop_reason` in any `message_delta`")?;
+        let stop_reason = self.stop_reason.ok_or(Incomplete::NoStopReason)?;
         let content = self.slots.into_iter().filter_map(block).collect();
         Ok(ModelReply {
             content,

@@ -91,7 +91,18 @@ pub(super) struct Decoder {
     events: usize,
 }
 
+/// What an OpenAI-compatible stream ended without.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Incomplete {
+    #[error("`[DONE]` arrived before any `finish_reason`")]
+    DoneBeforeFinish,
+    #[error("the stream ended before a `finish_reason` and `[DONE]` (after {0} chunks)")]
+    NoFinish(usize),
+}
+
 impl http::Decoder for Decoder {
+    type Incomplete = Incomplete;
+
     fn feed(&mut self, event: &Sse, out: &mut dyn FnMut(StreamEvent)) -> Result<Flow, StreamError> {
         let Some(data) = event.data.as_deref() else {
             return Ok(Flow::More);
@@ -130,15 +141,12 @@ impl http::Decoder for Decoder {
     /// Without `[DONE]`, a stream that got as far as a `finish_reason` is
     /// accepted (it is complete but for the usage chunk); one that did not is
     /// cut off.
-    fn finish(self, done: bool) -> Result<ModelReply, String> {
+    fn finish(self, done: bool) -> Result<ModelReply, Incomplete> {
         let Some(reason) = self.finish_reason else {
             return Err(if done {
-                "`[DONE]` arrived before any `finish_reason`".to_string()
+                Incomplete::DoneBeforeFinish
             } else {
-                format!(
-                    "the stream ended before a `finish_reason` and `[DONE]` (after {} chunks)",
-                    self.events
-                )
+                Incomplete::NoFinish(self.events)
             });
         };
         let mut content = Vec::new();
