@@ -79,29 +79,44 @@ pub fn connection_of(tool: &ExposedTool) -> Arc<Connection> {
     Arc::clone(&tool.connection)
 }
 
+/// Why a raw rmcp baseline failed (rmcp's own errors: nothing of the harness
+/// runs in a baseline).
+#[derive(Debug, thiserror::Error)]
+pub enum RawError {
+    #[error("{0}")]
+    Service(#[from] rmcp::ServiceError),
+    #[error("{0}")]
+    Spawn(#[from] std::io::Error),
+    #[error("stdio not piped")]
+    NotPiped,
+    /// Boxed: rmcp's initialize error is large, and this is a cold path.
+    #[error("{0}")]
+    Initialize(Box<rmcp::service::ClientInitializeError>),
+}
+
 /// The typed rmcp call, bypassing every local rule: the baseline the harness
 /// call path is measured against.
 pub async fn raw_rmcp_call(
     conn: &Connection,
     name: &str,
     arguments: serde_json::Map<String, Value>,
-) -> Result<(), String> {
+) -> Result<(), RawError> {
     let params =
         rmcp::model::CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
     conn.peer
         .call_tool(params)
         .await
         .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(RawError::from)
 }
 
 /// The typed rmcp listing (all pages, no local rules).
-pub async fn raw_rmcp_list(conn: &Connection) -> Result<usize, String> {
+pub async fn raw_rmcp_list(conn: &Connection) -> Result<usize, RawError> {
     conn.peer
         .list_all_tools()
         .await
         .map(|t| t.len())
-        .map_err(|e| e.to_string())
+        .map_err(RawError::from)
 }
 
 /// What a bare rmcp client does to learn a server's tools — spawn it (no
@@ -111,7 +126,7 @@ pub async fn raw_rmcp_list(conn: &Connection) -> Result<usize, String> {
 pub async fn raw_rmcp_connect_and_list(
     command: &str,
     args: &[String],
-) -> Result<(usize, Duration), String> {
+) -> Result<(usize, Duration), RawError> {
     use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
     use rmcp::transport::async_rw::AsyncRwTransport;
     let started = Instant::now();
@@ -121,10 +136,9 @@ pub async fn raw_rmcp_connect_and_list(
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| e.to_string())?;
+        .spawn()?;
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err("stdio not piped".into());
+        return Err(RawError::NotPiped);
     };
     let client = ClientConfig::new(
         ClientCapabilities::default(),
@@ -133,12 +147,8 @@ pub async fn raw_rmcp_connect_and_list(
     .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
     let session = rmcp::service::serve_client(client, AsyncRwTransport::new_client(stdout, stdin))
         .await
-        .map_err(|e| e.to_string())?;
-    let tools = session
-        .peer()
-        .list_all_tools()
-        .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| RawError::Initialize(Box::new(e)))?;
+    let tools = session.peer().list_all_tools().await?;
     let took = started.elapsed();
     let _ = session.cancel().await;
     let _ = child.wait().await;
