@@ -91,7 +91,6 @@ mod result;
 pub mod results;
 mod revoke;
 pub mod schema;
-pub mod serve;
 pub mod shim;
 mod signin;
 mod sink;
@@ -115,6 +114,9 @@ pub use events::{
     AliasState, ConnectionId, McpEvent, Offering, PinChange, RevokeCause, TaskState, ToolChanges,
 };
 pub use hub::{ConnectReport, Hub};
+/// The small hyper server under the demo's HTTP mode and the OAuth redirect
+/// listener; it lives in the auth crate, whose listener needs it.
+pub use mcp_harness_auth::serve;
 pub use names::ServerAlias;
 pub use observe::{CallRecord, Decision, Observer};
 pub use offerings::{Offered, Prompt, PromptMessages, Resource, ResourceList, ResourceTemplate};
