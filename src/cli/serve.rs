@@ -135,6 +135,9 @@ async fn serve(
             Err(e) => eprintln!("serve: `{alias}`: {e}"),
         }
     }
+    for (client, alias, why) in gateway.rejections() {
+        eprintln!("serve: `{alias}` is not offered to client `{client}`: {why}");
+    }
     let local = match listener.local_addr() {
         Ok(a) => a,
         Err(e) => {

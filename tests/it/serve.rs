@@ -46,9 +46,13 @@ struct Gateway {
 
 impl Gateway {
     fn start(env: &TestEnv) -> Self {
+        Self::start_with(env, &[])
+    }
+
+    fn start_with(env: &TestEnv, flags: &[&str]) -> Self {
         let stderr = std::fs::File::create(env.path("serve.stderr")).unwrap();
         let mut child = env
-            .command(&["serve", "--http", "127.0.0.1:0"])
+            .command(&[&["serve", "--http", "127.0.0.1:0"], flags].concat())
             .env("MCPH_TEST_TOKEN_A", TOKEN_A)
             .env("MCPH_TEST_TOKEN_B", TOKEN_B)
             .stdin(Stdio::null())
@@ -429,6 +433,84 @@ fn serve_tells_the_client_when_an_upstream_dies() {
     // alpha keeps working.
     let alpha = claude.call("demo_alpha__lookup", json!({"key": "apple"}));
     assert_eq!(alpha["isError"], false, "{alpha}");
+    gateway.stop();
+    env.assert_no_leaks();
+}
+
+/// Two demo servers under the aliases `a` and `demo_beta`, with `[serve]` keys.
+fn naming_config(env: &TestEnv, serve: &str) {
+    let tools = "lookup = \"allow\"\nset = \"confirm\"\nreset = \"confirm\"\nfail = \"allow\"\nslow = \"allow\"\n";
+    env.config(&format!(
+        "{}[servers.a.tools]\n{tools}{}[servers.demo_beta.tools]\n{tools}\
+         [serve]\n{serve}[serve.clients.claude]\ntoken_env = \"MCPH_TEST_TOKEN_A\"\n\
+         [serve.clients.ci]\ntoken_env = \"MCPH_TEST_TOKEN_B\"\n",
+        env.demo("a", "alpha", &[]),
+        env.demo("demo_beta", "beta", &[]),
+    ));
+}
+
+#[cfg_attr(
+    mcph_no_interop,
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
+)]
+#[test]
+fn serve_rejects_an_alias_whose_names_are_too_long_or_collide_and_approves_with_the_flag() {
+    let interop = Interop::get();
+    // `demo_beta__lookup` is 17 characters: over 12, so demo_beta is not offered.
+    let env = TestEnv::new();
+    naming_config(&env, "max_name_len = 12\n");
+    let gateway = Gateway::start_with(&env, &["--approve", "always"]);
+    let mut claude = TsClient::start(&interop, &gateway.url, Some(TOKEN_A), None);
+    assert_eq!(claude.connect()["ok"], true);
+    let mut names = claude.names();
+    names.sort();
+    assert_eq!(
+        names,
+        ["a__fail", "a__lookup", "a__reset", "a__set", "a__slow"]
+    );
+    let refused = claude.call("demo_beta__set", json!({"key": "lima", "value": "x"}));
+    assert_eq!(envelope(&refused)["code"], "mcp_unknown_tool", "{refused}");
+    // --approve always: a confirm tool runs.
+    let approved = claude.call("a__set", json!({"key": "apple", "value": "blue"}));
+    assert_eq!(approved["isError"], false, "{approved}");
+    let after = claude.call("a__lookup", json!({"key": "apple"}));
+    assert!(
+        after["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("blue"),
+        "{after}"
+    );
+    gateway.stop();
+    let stderr = std::fs::read_to_string(env.path("serve.stderr")).unwrap();
+    assert!(
+        stderr.contains("`demo_beta` is not offered to client `claude`"),
+        "{stderr}"
+    );
+    let set = client_calls(&env)
+        .into_iter()
+        .find(|r| r["tool"] == "a__set")
+        .expect("a record of a__set");
+    assert_eq!(set["decision"], "approved");
+    env.assert_no_leaks();
+
+    // Bare names: both servers publish `lookup`, so the later alias is not offered.
+    let env = TestEnv::new();
+    naming_config(&env, "names = \"bare\"\n");
+    let gateway = Gateway::start(&env);
+    let mut claude = TsClient::start(&interop, &gateway.url, Some(TOKEN_A), None);
+    assert_eq!(claude.connect()["ok"], true);
+    let mut names = claude.names();
+    names.sort();
+    assert_eq!(names, ["fail", "lookup", "reset", "set", "slow"]);
+    let looked_up = claude.call("lookup", json!({"key": "apple"}));
+    assert!(
+        looked_up["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("demo-alpha"),
+        "{looked_up}"
+    );
     gateway.stop();
     env.assert_no_leaks();
 }

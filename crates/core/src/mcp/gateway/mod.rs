@@ -183,6 +183,23 @@ impl Gateway {
         })
     }
 
+    /// Per client, the aliases connected now that its profile would see but
+    /// whose tools break the gateway's naming rules (not offered), and why.
+    pub fn rejections(&self) -> Vec<(String, super::names::ServerAlias, String)> {
+        let snapshot = self.shared.hub.snapshot();
+        let settings = &self.shared.settings;
+        settings
+            .clients
+            .iter()
+            .flat_map(|client| {
+                view::View::of(&snapshot, settings, client)
+                    .rejected
+                    .into_iter()
+                    .map(|(alias, why)| (client.name.clone(), alias, why))
+            })
+            .collect()
+    }
+
     /// Serves on `listener` until `stop`; tells clients of changes `changes` reports.
     pub async fn serve(
         self,
@@ -297,6 +314,13 @@ async fn notify_changes(shared: Arc<Shared>, changes: Changes) {
         for ((client, before), after) in shared.settings.clients.iter().zip(&last).zip(&now) {
             if before == after {
                 continue;
+            }
+            for (alias, why) in &after.rejected {
+                tracing::warn!(
+                    client = client.name,
+                    alias = alias.as_str(),
+                    "gateway: not offered: {why}"
+                );
             }
             for peer in shared.peers.of(&client.name) {
                 if let Err(e) = peer.notify_tool_list_changed().await {

@@ -26,7 +26,11 @@ pub struct View {
 /// names bound to the same definitions (a re-list keeps an unchanged tool's
 /// `Arc`, and replaces a changed one).
 #[derive(Debug, PartialEq, Eq)]
-pub struct Signature(Vec<(String, ConnectionId, usize)>);
+pub struct Signature {
+    tools: Vec<(String, ConnectionId, usize)>,
+    /// The aliases not offered, and why (for the log).
+    pub rejected: BTreeMap<ServerAlias, String>,
+}
 
 impl View {
     pub fn of(snapshot: &Snapshot, settings: &GatewaySettings, client: &ClientProfile) -> Self {
@@ -41,7 +45,6 @@ impl View {
             match outside_names(alias, &tools, settings, &view.tools) {
                 Ok(named) => view.tools.extend(named),
                 Err(why) => {
-                    tracing::warn!(alias = alias.as_str(), "gateway: alias not offered: {why}");
                     view.rejected.insert(alias.clone(), why);
                 }
             }
@@ -49,9 +52,10 @@ impl View {
         view
     }
 
-    pub fn signature(&self) -> Signature {
-        Signature(
-            self.tools
+    pub fn signature(self) -> Signature {
+        Signature {
+            tools: self
+                .tools
                 .iter()
                 .map(|(name, tool)| {
                     (
@@ -61,7 +65,8 @@ impl View {
                     )
                 })
                 .collect(),
-        )
+            rejected: self.rejected,
+        }
     }
 }
 
