@@ -514,3 +514,88 @@ fn serve_rejects_an_alias_whose_names_are_too_long_or_collide_and_approves_with_
     gateway.stop();
     env.assert_no_leaks();
 }
+
+/// The Python SDK's client (`tests/it/fixtures/serve_client.py`): lists, then
+/// makes `calls`; what it printed.
+fn python_client(interop: &Interop, url: &str, token: &str, calls: Value) -> Value {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/serve_client.py");
+    let mut child = Command::new(interop.python())
+        .arg(script)
+        .arg(url)
+        .arg(token)
+        .arg(calls.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn python");
+    let lines = lines_of(child.stdout.take().unwrap());
+    let line = lines
+        .recv_timeout(WAIT)
+        .expect("the Python client printed its report");
+    let _ = child.wait();
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+}
+
+#[cfg_attr(
+    mcph_no_interop,
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
+)]
+#[test]
+fn serve_works_the_same_for_the_python_sdk_client() {
+    let interop = Interop::get();
+    let env = TestEnv::new();
+    config(&env);
+    let gateway = Gateway::start(&env);
+    let claude = python_client(
+        &interop,
+        &gateway.url,
+        TOKEN_A,
+        json!([
+            {"name": "demo_beta__lookup", "arguments": {"key": "lima"}},
+            {"name": "demo_beta__reset", "arguments": {}},
+        ]),
+    );
+    let tools = claude["tools"].as_array().unwrap();
+    assert!(tools.contains(&json!("demo_beta__lookup")), "{claude}");
+    assert!(!tools.contains(&json!("demo_beta__reset")), "{claude}");
+    assert_eq!(claude["results"][0]["isError"], false, "{claude}");
+    assert_eq!(
+        envelope(&claude["results"][1])["code"],
+        "mcp_permission_denied"
+    );
+
+    let ci = python_client(
+        &interop,
+        &gateway.url,
+        TOKEN_B,
+        json!([
+            {"name": "demo_alpha__lookup", "arguments": {"key": "apple"}},
+            {"name": "demo_beta__lookup", "arguments": {"key": "lima"}},
+        ]),
+    );
+    let tools = ci["tools"].as_array().unwrap();
+    assert!(!tools.is_empty(), "{ci}");
+    assert!(
+        tools
+            .iter()
+            .all(|t| t.as_str().unwrap().starts_with("demo_alpha__")),
+        "{ci}"
+    );
+    assert_eq!(ci["results"][0]["isError"], false, "{ci}");
+    assert_eq!(
+        envelope(&ci["results"][1])["code"],
+        "mcp_unknown_tool",
+        "{ci}"
+    );
+    gateway.stop();
+    let records = client_calls(&env);
+    assert!(
+        records
+            .iter()
+            .any(|r| r["client"] == "ci" && r["tool"] == "demo_alpha__lookup"),
+        "{records:#?}"
+    );
+    env.assert_no_leaks();
+}
