@@ -200,6 +200,32 @@ fn envelope(result: &Value) -> &Value {
     structured
 }
 
+/// The status of a raw `tools/list` POST in session `session` (HTTP/1.1 by
+/// hand: the SDKs do not let a test send another client's session id).
+fn post_list(url: &str, token: &str, session: &str) -> u16 {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_at(rest.find('/').unwrap());
+    let body = r#"{"jsonrpc":"2.0","id":99,"method":"tools/list"}"#;
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    stream.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {token}\r\n\
+         Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut status_line = String::new();
+    BufReader::new(stream).read_line(&mut status_line).unwrap();
+    status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status: {status_line}"))
+}
+
 /// Every `client_call` record of the session's audit log.
 fn client_calls(env: &TestEnv) -> Vec<Value> {
     let sessions = env.path("xdg-data/mcp-harness/sessions");
@@ -270,6 +296,8 @@ fn serve_offers_exposed_tools_and_refuses_with_the_local_envelope() {
     let e = envelope(&denied);
     assert_eq!(e["code"], "mcp_permission_denied", "{denied}");
     assert_eq!(e["tool"], "demo_beta__reset");
+    // In the client's names, not the harness's internal `mcp__…` ones.
+    assert!(!denied.to_string().contains("mcp__"), "{denied}");
 
     // confirm under the default --approve never: refused, saying how to approve.
     let unapproved = claude.call("demo_alpha__set", json!({"key": "apple", "value": "blue"}));
@@ -371,6 +399,16 @@ fn serve_refuses_a_missing_or_wrong_token_and_a_foreign_origin() {
     );
     let answer = local.connect();
     assert_eq!(answer["ok"], true, "{answer}");
+    // A session is the client's that opened it: with another client's token,
+    // and for an id nobody opened, it is unknown (404, so hosts re-initialize).
+    let session = answer["session"]
+        .as_str()
+        .expect("a session id")
+        .to_string();
+    assert_eq!(post_list(&gateway.url, TOKEN_A, &session), 200);
+    assert_eq!(post_list(&gateway.url, TOKEN_B, &session), 404);
+    assert_eq!(post_list(&gateway.url, TOKEN_A, "no-such-session"), 404);
+    assert!(!local.names().is_empty(), "the owner's session still works");
     // Tokens never reach the log.
     gateway.stop();
     let log = std::fs::read_to_string(env.path("xdg-data/mcp-harness/mcp-harness.log"))

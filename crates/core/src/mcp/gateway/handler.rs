@@ -118,6 +118,7 @@ impl GatewayHandler {
             // without saying whether another client's alias has such a tool.
             None => self.internal_name(client, &view, name),
         };
+        let internal = exposed.clone();
         let (result, decision, alias) = match exposed {
             Some(exposed) => {
                 let outcome = shared
@@ -147,7 +148,11 @@ impl GatewayHandler {
             }
         };
         let result = result.map_err(|mut error| {
-            // The outside name, not the harness's internal one.
+            // The outside name, not the harness's internal one (the message is
+            // the harness's own text, so the swap cannot touch a server's words).
+            if let Some(internal) = &internal {
+                error.message = error.message.replace(internal.as_str(), name);
+            }
             error.tool = Some(name.to_string()).filter(|n| valid_name(n));
             error
         });
