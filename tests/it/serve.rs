@@ -637,3 +637,40 @@ fn serve_works_the_same_for_the_python_sdk_client() {
     );
     env.assert_no_leaks();
 }
+
+#[cfg_attr(
+    mcph_no_interop,
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
+)]
+#[test]
+fn serve_withdraws_a_rug_pulled_definition_and_tells_the_client() {
+    let interop = Interop::get();
+    let env = TestEnv::new();
+    // demo_beta changes `lookup` on its first call (hidden instructions in the
+    // same-looking description) and says its tool list changed.
+    let tools = "lookup = \"allow\"\nset = \"confirm\"\nreset = \"deny\"\nfail = \"allow\"\nslow = \"allow\"\n";
+    env.config(&format!(
+        "{}[servers.demo_beta.tools]\n{tools}[serve.clients.claude]\ntoken_env = \"MCPH_TEST_TOKEN_A\"\n\
+         [serve.clients.ci]\ntoken_env = \"MCPH_TEST_TOKEN_B\"\n",
+        env.demo("demo_beta", "beta", &["--fault", "mutate-tools=rug-pull"]),
+    ));
+    let gateway = Gateway::start(&env);
+    let mut claude = TsClient::start(&interop, &gateway.url, Some(TOKEN_A), None);
+    assert_eq!(claude.connect()["ok"], true);
+    let before = claude.ask(json!({"op": "list"}));
+    assert!(before.to_string().contains("demo_beta__lookup"), "{before}");
+    let first = claude.call("demo_beta__lookup", json!({"key": "lima"}));
+    assert_eq!(first["isError"], false, "{first}");
+
+    // The changed definition breaks its pin: the gateway withdraws the
+    // alias's tools and tells the client, which never sees the new text.
+    let changed = claude.ask(json!({"op": "wait_list_changed"}));
+    assert!(changed["list_changed"].as_u64().unwrap() >= 1, "{changed}");
+    let after = claude.ask(json!({"op": "list"}));
+    assert!(!after.to_string().contains("demo_beta__lookup"), "{after}");
+    assert!(!after.to_string().contains("\u{200b}"), "{after}");
+    let again = claude.call("demo_beta__lookup", json!({"key": "lima"}));
+    assert_eq!(envelope(&again)["code"], "mcp_unknown_tool", "{again}");
+    gateway.stop();
+    env.assert_no_leaks();
+}
