@@ -71,6 +71,7 @@ pub mod envelope;
 pub mod error;
 pub mod events;
 mod exposure;
+pub mod gateway;
 pub mod hub;
 pub mod linecap;
 mod listing;
