@@ -15,6 +15,7 @@ mod policy;
 mod progress;
 mod render;
 mod run;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -81,6 +82,8 @@ pub enum Command {
     Import(import::ImportArgs),
     /// Run the Lead agent headless on one prompt (events as text, or JSON lines)
     Run(run::RunArgs),
+    /// The gateway: offer the exposed tools to outside hosts (Claude Code, Cursor, …) over Streamable HTTP, every call through the local policy
+    Serve(serve::ServeArgs),
     /// Run a demo MCP server (stdio by default)
     DemoServer(Box<DemoServerArgs>),
     /// The test fixtures' commands (test builds only; none in the installed binary)
@@ -141,6 +144,7 @@ async fn dispatch(cli: Cli) -> ExitCode {
         Some(Command::Logout(args)) => login::logout(cli.config, args).await,
         Some(Command::Pin(args)) => pin::run(cli.config, args).await,
         Some(Command::Run(args)) => run::run(cli.config, args).await,
+        Some(Command::Serve(args)) => serve::run(cli.config, args).await,
         Some(Command::Import(args)) => import::run(cli.config, args).await,
         Some(Command::Resources(args)) => offerings::resources(cli.config, args).await,
         Some(Command::Prompts(args)) => offerings::prompts(cli.config, args).await,

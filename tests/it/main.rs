@@ -51,6 +51,7 @@ mod provider_anthropic;
 mod provider_openai;
 mod results;
 mod run;
+mod serve;
 mod tasks;
 mod telemetry;
 mod tool_search;

@@ -144,6 +144,21 @@ impl Store {
         }
     }
 
+    /// Records a call of an outside client of the gateway (`serve`): the
+    /// client by its configured name, the call, the tool, the decision and
+    /// the envelope it got when refused or failed.
+    pub fn audit_client_call(&self, record: &crate::mcp::gateway::ClientCallRecord<'_>) {
+        let mut line = serde_json::to_value(record).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut line {
+            map.insert("event".into(), json!("client_call"));
+            map.insert(
+                "requested_by".into(),
+                json!(Requester::Client(record.client.to_string()).record_label()),
+            );
+        }
+        self.audit(&line);
+    }
+
     /// Records server content the operator brought in (an attached resource, a
     /// prompt) and how it went (`ok`, or the error).
     pub fn audit_server_content(&self, alias: &str, what: &str, outcome: &str) {

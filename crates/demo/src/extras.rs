@@ -7,14 +7,14 @@
 //! - `guarded_set` asks the operator to confirm before it stores a value: a
 //!   multi-round `InputRequiredResult` on 2026-07-28, an `elicitation/create`
 //!   request on a handshake connection.
-
-use std::sync::Arc;
+//!
+//! How they answer, here; what they publish, in `toolsets/extras.rs`.
 
 use rmcp::{
     RoleServer,
     model::{
         CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, InputRequests,
-        InputRequiredResult, JsonObject, ServerRequest, Tool, ToolAnnotations,
+        InputRequiredResult, JsonObject, ServerRequest,
     },
     service::RequestContext,
 };
@@ -22,61 +22,8 @@ use serde_json::{Value, json};
 
 use super::{faults::Faults, log, tools::DemoHandler};
 
-pub const RESEARCH: &str = "research";
-pub const GUARDED_SET: &str = "guarded_set";
-
 /// The key of the one input request `guarded_set` makes.
 const CONFIRM_KEY: &str = "confirm";
-
-fn schema(value: Value) -> Arc<JsonObject> {
-    match value {
-        Value::Object(map) => Arc::new(map),
-        other => unreachable!("schema literals are objects, got {other}"),
-    }
-}
-
-pub fn tools(name: &str) -> Vec<Tool> {
-    vec![
-        Tool::new(
-            RESEARCH,
-            format!(
-                "Research a topic in {name}'s archive. Takes a while, so it runs as a task: \
-                 the harness polls it and shows its status."
-            ),
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "topic": {"type": "string", "description": "What to research."},
-                    "seconds": {
-                        "type": "number", "minimum": 0, "maximum": 600, "default": 3,
-                        "description": "How long the research takes."
-                    }
-                },
-                "required": ["topic"],
-                "additionalProperties": false
-            })),
-        )
-        .with_title("Research (a task)")
-        .with_annotations(ToolAnnotations::new().read_only(true)),
-        Tool::new(
-            GUARDED_SET,
-            format!(
-                "Store a value under a key in {name}'s table, but only after the operator \
-                 confirms it when the server asks."
-            ),
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "key": {"type": "string", "description": "The key to set."},
-                    "value": {"type": "string", "description": "The value to store."}
-                },
-                "required": ["key", "value"],
-                "additionalProperties": false
-            })),
-        )
-        .with_title("Set a key after asking"),
-    ]
-}
 
 /// The form `guarded_set` asks the operator to fill.
 fn confirm_form(key: &str, value: &str, faults: &Faults) -> Value {

@@ -11,9 +11,9 @@ use anyhow::Context;
 
 use super::faults::{self, Fault, Faults};
 use super::hostile::{self, Scenario};
+use super::kind::Flavor;
 use super::oauth_gate::Gate;
 use super::record::Recorder;
-use super::tools::Flavor;
 use super::toolsets::{self, Toolset};
 use super::{Setup, init_log, log};
 

@@ -21,6 +21,7 @@ mod hostile;
 #[cfg(feature = "test-fixtures")]
 mod hostile_eras;
 mod http;
+mod kind;
 // Only the test fixtures turn the gate on; the installed demo never does.
 #[cfg_attr(not(feature = "test-fixtures"), allow(dead_code))]
 mod oauth_gate;
@@ -33,7 +34,6 @@ mod tasks;
 mod tests;
 mod tools;
 mod toolsets;
-mod toolsets_protocol;
 
 use std::process::ExitCode;
 use std::{net::SocketAddr, sync::OnceLock};
@@ -45,13 +45,14 @@ use rmcp::{ServiceExt, service::ServerInitializeError};
 pub use faults::Fault;
 #[cfg(feature = "test-fixtures")]
 pub use hostile::Scenario;
-pub use service::DemoProtocol;
+pub use kind::DemoProtocol;
 pub use toolsets::Toolset;
 
 use faults::Faults;
+use kind::Flavor;
 use record::Recorder;
 use service::DemoService;
-use tools::{DemoHandler, Flavor};
+use tools::DemoHandler;
 
 /// Arguments of the `demo-server` subcommand.
 #[derive(clap::Args, Debug, Clone)]

@@ -16,27 +16,9 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 
-use super::extras::RESEARCH;
 use super::tasks::Shape;
 use super::tools::DemoHandler;
-
-/// `--protocol`: which revisions a demo server speaks. A server limited to the
-/// handshake revisions answers `server/discover` with -32022 and its list, as
-/// an rmcp server configured that way does.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DemoProtocol {
-    /// 2026-07-28 and every handshake revision (what rmcp servers do).
-    #[default]
-    #[value(name = "both")]
-    Both,
-    /// Only 2026-07-28: `initialize` is refused.
-    #[value(name = "2026-07-28")]
-    Stateless,
-    /// Only the handshake revisions: `server/discover` is an unknown method,
-    /// as on servers older than 2026-07-28.
-    #[value(name = "2025-11-25")]
-    Handshake,
-}
+use super::toolsets::extras::RESEARCH;
 
 #[derive(Clone)]
 pub struct DemoService(pub DemoHandler);

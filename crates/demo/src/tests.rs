@@ -16,11 +16,7 @@ use rmcp::{
 };
 use serde_json::json;
 
-use super::{
-    faults::Faults,
-    tools::{DemoHandler, Flavor},
-    toolsets,
-};
+use super::{faults::Faults, kind::Flavor, tools::DemoHandler, toolsets};
 
 #[derive(Clone)]
 struct Client {

@@ -1,4 +1,4 @@
-//! The alpha/beta tools and their data. The protocol side is in `handler.rs`: a hand-written
+//! The alpha/beta tools and their table. The protocol side is in `handler.rs`: a hand-written
 //! `ServerHandler` (no macros), so tool sets can carry arbitrary JSON schemas.
 
 use std::{
@@ -19,58 +19,12 @@ use serde_json::Value;
 
 use super::{
     faults::Faults,
+    kind::{DemoProtocol, Flavor},
     log,
     record::Recorder,
-    service::DemoProtocol,
     tasks::TaskStore,
     toolsets::{self, ToolSet},
 };
-
-/// Which demo server: same tools, different data, so tests can tell who answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavor {
-    Alpha,
-    Beta,
-}
-
-impl Flavor {
-    pub fn server_name(self) -> &'static str {
-        match self {
-            Flavor::Alpha => "demo-alpha",
-            Flavor::Beta => "demo-beta",
-        }
-    }
-
-    pub fn domain(self) -> &'static str {
-        match self {
-            Flavor::Alpha => "the colour of a fruit",
-            Flavor::Beta => "the country of a city",
-        }
-    }
-
-    fn initial_table(self) -> BTreeMap<String, String> {
-        let pairs: &[(&str, &str)] = match self {
-            Flavor::Alpha => &[
-                ("apple", "red"),
-                ("banana", "yellow"),
-                ("cherry", "dark red"),
-                ("lime", "green"),
-                ("plum", "purple"),
-            ],
-            Flavor::Beta => &[
-                ("paris", "France"),
-                ("lima", "Peru"),
-                ("oslo", "Norway"),
-                ("kyoto", "Japan"),
-                ("quito", "Ecuador"),
-            ],
-        };
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
-}
 
 /// Cheap to clone: the HTTP transport makes one handler per session, all sharing one table.
 #[derive(Clone)]
@@ -129,7 +83,7 @@ impl DemoHandler {
         if extras {
             tool_set
                 .tools
-                .extend(super::extras::tools(flavor.server_name()));
+                .extend(toolsets::extras::tools(flavor.server_name()));
         }
         Self {
             inner: Arc::new(Inner {

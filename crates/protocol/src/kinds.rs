@@ -103,6 +103,10 @@ pub enum Requester {
     Teammate(String),
     /// The operator, calling a tool by hand.
     Operator,
+    /// An outside client of the gateway (`mcp-harness serve`), by the name its
+    /// profile has in the config (`[serve.clients.NAME]`), never by what it
+    /// says about itself.
+    Client(String),
 }
 
 impl Requester {
@@ -123,6 +127,7 @@ impl fmt::Display for Requester {
             Requester::Subagent(n) => write!(f, "subagent #{n}"),
             Requester::Teammate(name) => write!(f, "teammate {name}"),
             Requester::Operator => f.write_str("operator"),
+            Requester::Client(name) => write!(f, "client {name}"),
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod edit;
 pub mod import;
 pub mod lines;
 mod oauth;
+mod serve;
 mod servers;
 mod telemetry;
 
@@ -59,6 +60,8 @@ pub struct Config {
     /// `--accept-new-lock`: the operator knows this config's lock is new; trust
     /// on first use even for aliases pinned in another lock.
     pub accept_new_lock: bool,
+    /// `[serve]`: the gateway (`mcp-harness serve`); the defaults when absent.
+    pub serve: crate::mcp::gateway::GatewaySettings,
 }
 
 /// A config that cannot be used. The CLI exits with status 2.
@@ -85,6 +88,7 @@ struct RawConfig {
     teammates: Vec<TeammateConfig>,
     telemetry: Option<RawTelemetry>,
     lock: Option<PathBuf>,
+    serve: Option<serve::RawServe>,
 }
 
 /// Picks the config: `--config` (must exist), else `config.toml` in the platform
@@ -238,6 +242,13 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
         .map(telemetry::telemetry)
         .transpose()
         .map_err(|(key, m)| fail(Some(key), m))?;
+    let aliases: Vec<crate::mcp::ServerAlias> = servers.iter().map(|s| s.alias.clone()).collect();
+    let serve = raw
+        .serve
+        .map(|raw| serve::serve(raw, &aliases))
+        .transpose()
+        .map_err(|(key, m)| fail(Some(key), m))?
+        .unwrap_or_default();
     let lock = raw.lock.map(|lock| match &source {
         ConfigSource::File(file) if lock.is_relative() => match file.parent() {
             Some(dir) => dir.join(&lock),
@@ -253,6 +264,7 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
         telemetry,
         lock,
         accept_new_lock: false,
+        serve,
     })
 }
 

@@ -71,6 +71,7 @@ pub mod envelope;
 pub mod error;
 pub mod events;
 mod exposure;
+pub mod gateway;
 pub mod hub;
 pub mod linecap;
 mod listing;
@@ -91,7 +92,6 @@ mod result;
 pub mod results;
 mod revoke;
 pub mod schema;
-pub mod serve;
 pub mod shim;
 mod signin;
 mod sink;
@@ -115,6 +115,9 @@ pub use events::{
     AliasState, ConnectionId, McpEvent, Offering, PinChange, RevokeCause, TaskState, ToolChanges,
 };
 pub use hub::{ConnectReport, Hub, HubBuilder};
+/// The small hyper server under the demo's HTTP mode and the OAuth redirect
+/// listener; it lives in the auth crate, whose listener needs it.
+pub use mcp_harness_auth::serve;
 pub use names::ServerAlias;
 pub use observe::{CallRecord, Decision, Observer};
 pub use offerings::{Offered, Prompt, PromptMessages, Resource, ResourceList, ResourceTemplate};

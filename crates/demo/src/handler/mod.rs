@@ -20,12 +20,15 @@ use rmcp::{
 };
 
 use super::{
-    extras::{GUARDED_SET, RESEARCH},
-    faults, log,
-    service::DemoProtocol,
+    faults,
+    kind::DemoProtocol,
+    log,
     tasks::Shape,
     tools::DemoHandler,
-    toolsets::Behaviour,
+    toolsets::{
+        Behaviour,
+        extras::{GUARDED_SET, RESEARCH},
+    },
 };
 
 mod lifecycle;
@@ -242,7 +245,7 @@ impl ServerHandler for DemoHandler {
         let args = request.arguments.clone().unwrap_or_default();
         let result = match (self.inner.tool_set.behaviour, name) {
             (Behaviour::Echo, _) => self.echo(name, &args),
-            (Behaviour::Structured, _) => super::toolsets_protocol::answer(name, &args),
+            (Behaviour::Structured, _) => super::toolsets::protocol::answer(name, &args),
             (Behaviour::Standard, "lookup") => self.lookup(&args),
             (Behaviour::Standard, "set") => self.set(&args),
             (Behaviour::Standard, "reset") => self.reset(),

@@ -312,3 +312,27 @@ fn elicitation_form() {
     s.now += Duration::from_secs(2);
     snapshot("elicitation", &mut s);
 }
+
+/// The message box is drawn from the state, so its text area keeps its view
+/// from one frame to the next, as an editor does: the cursor moving up inside
+/// the six rows shown does not scroll them.
+#[test]
+fn the_message_box_keeps_its_view_while_the_cursor_stays_in_it() {
+    let mut s = session();
+    s.focus = Focus::Input;
+    let text: Vec<String> = (0..10).map(|i| format!("line {i}")).collect();
+    s.input.insert_str(text.join("\n"));
+    let screen = screen_text(&mut s, (80, 24));
+    assert!(
+        screen.contains("line 9") && !screen.contains("line 3"),
+        "{screen}"
+    );
+    for _ in 0..3 {
+        s.input.move_cursor(ratatui_textarea::CursorMove::Up);
+    }
+    let screen = screen_text(&mut s, (80, 24));
+    assert!(
+        screen.contains("line 9") && !screen.contains("line 3"),
+        "{screen}"
+    );
+}

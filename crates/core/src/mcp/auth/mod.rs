@@ -1,59 +1,37 @@
-//! Signing in to remote servers: OAuth 2.1 as the MCP authorization spec says.
-//!
-//! rmcp 3.11 has an OAuth client behind its `auth` feature; it is not used.
-//! As its source reads, its discovery would refuse the 2025-03-26 metadata the
-//! conformance suite checks (an issuer with a path, served at the server's
-//! origin), it proceeds when an
-//! authorization server does not advertise PKCE (the spec says refuse), picks
-//! the token endpoint's client authentication from metadata rather than from
-//! the registration or the config, signs `private_key_jwt` only through
-//! jsonwebtoken on aws-lc-rs (a C build), and reports failures as strings.
-//! What is used of rmcp is its transport: the 401/403 challenges its HTTP
-//! client surfaces, under our [`transport::HttpClient`].
-//!
-//! Layers: `origin` (where traffic may go), `net` (bounded HTTP), `challenge`,
-//! `discovery`, `identity` (client ID), `token` (token endpoint), `flow` (the
-//! grants), `session` (one connection's tokens), `transport` (under rmcp),
-//! `store` (0600 file), `listener` + `agent` (the browser step), `budget`.
+//! Signing in to remote servers, as rmcp's transport sees it. OAuth itself is
+//! the `mcp-harness-auth` crate (`crates/auth/`, no rmcp), re-exported here
+//! under its module names so the rest of the harness says `mcp::auth::…`.
+//! What stays here is the glue: [`transport::HttpClient`] (under rmcp's
+//! Streamable HTTP client: the token on every request, recovery from the
+//! 401/403 challenges rmcp surfaces) and the per-hub context a connection's
+//! session is made from.
 
-pub mod agent;
-pub mod browser;
-pub mod budget;
-pub mod challenge;
-pub mod crypto;
-pub mod discovery;
-pub mod dpop;
-pub mod error;
-pub mod flow;
-pub mod identity;
-pub mod listener;
-mod logout;
-mod metadata;
-pub mod net;
-pub mod origin;
-pub mod session;
-pub mod spec;
-pub mod store;
-pub mod token;
 pub mod transport;
+
+pub use mcp_harness_auth::{
+    AgentKind, AuthMode, AuthSession, AuthSpec, Budget, Callback, EndpointAuth, Failure, Grant,
+    JwtAlg, KeySource, Listener, LogoutReport, OAuthError, Prompt, Secret, SecretSource, Store,
+    TokenView, Unattended, UserAgent, logout, parse_pasted,
+};
+pub use mcp_harness_auth::{
+    agent, browser, budget, challenge, crypto, discovery, dpop, error, flow, identity, listener,
+    net, origin, session, spec, store, token,
+};
+pub use transport::HttpClient;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use url::Url;
 
-pub use agent::{AgentKind, Prompt, Unattended, UserAgent};
-pub use budget::Budget;
-pub use crypto::JwtAlg;
-pub use error::{Failure, OAuthError};
-pub use listener::{Callback, Listener, parse_pasted};
-pub use logout::{LogoutReport, logout};
-pub use session::{AuthSession, TokenView};
-pub use spec::{AuthMode, AuthSpec, EndpointAuth, Grant, KeySource, Secret, SecretSource};
-pub use store::Store;
-pub use transport::HttpClient;
-
 use super::vars::Vars;
+
+/// A secret's environment variable is read as every `${VAR}` is.
+impl mcp_harness_auth::Env for Vars {
+    fn var(&self, name: &str) -> Option<String> {
+        self.get(name)
+    }
+}
 
 /// What every connection of a hub shares for OAuth.
 #[derive(Clone)]
@@ -149,4 +127,20 @@ pub fn for_connection(
         session: Some(session),
         budget,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Store;
+
+    /// The auth crate finds the data dir on its own (it does not depend on
+    /// the core); it must be the one the rest of the harness writes to.
+    #[test]
+    fn the_token_store_lives_in_the_harness_data_dir() {
+        let expected = crate::logging::data_dir().map(|d| d.join("oauth").join("tokens.json"));
+        assert_eq!(
+            Store::default_location().path().map(|p| p.to_path_buf()),
+            expected
+        );
+    }
 }

@@ -40,9 +40,12 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
         conversation::draw(frame, r, state);
     }
     if let Some(r) = areas.input {
-        let mut input = state.input.clone();
-        input.set_block(theme::pane_block("Message", state.focus == Focus::Input));
-        frame.render_widget(&input, r);
+        // The text area is drawn from the state, its frame around it: a copy
+        // with the block set on it would copy the whole undo history each frame.
+        let block = theme::pane_block("Message", state.focus == Focus::Input);
+        let inner = block.inner(r);
+        frame.render_widget(block, r);
+        frame.render_widget(&state.input, inner);
     }
     if let Some(r) = areas.servers {
         servers::draw(frame, r, state);

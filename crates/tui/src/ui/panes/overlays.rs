@@ -239,13 +239,13 @@ fn call_editor(frame: &mut Frame, area: Rect, editor: &CallEditor) {
         ),
         head,
     );
-    let mut area = editor.area.clone();
-    area.set_cursor_line_style(ratatui::style::Style::new());
-    area.set_block(
-        Block::default()
-            .borders(Borders::LEFT)
-            .border_style(theme::dim()),
-    );
-    frame.render_widget(&area, text);
+    // Drawn from the state (a copy would carry the undo history), its left
+    // rule drawn around it.
+    let rule = Block::default()
+        .borders(Borders::LEFT)
+        .border_style(theme::dim());
+    let inside = rule.inner(text);
+    frame.render_widget(rule, text);
+    frame.render_widget(&editor.area, inside);
     frame.render_widget(Paragraph::new(below), foot);
 }

@@ -242,6 +242,8 @@ pub fn open_call_editor(state: &mut AppState) {
     let check = tool.check.clone();
     let mut area = TextArea::default();
     area.set_tab_length(2);
+    // No underline under the cursor's line (the text area's default).
+    area.set_cursor_line_style(ratatui::style::Style::new());
     area.insert_str(&text);
     // Start inside the first empty string (a required key to fill in), else at
     // the end of the first line.

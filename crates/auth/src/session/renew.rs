@@ -150,7 +150,7 @@ impl AuthSession {
             return Ok(false);
         };
         let dpop = old.dpop_key.as_ref().map(Dpop::restore).transpose()?;
-        let endpoint = crate::mcp::auth::origin::endpoint("token endpoint", &old.token_endpoint)?;
+        let endpoint = super::super::origin::endpoint("token endpoint", &old.token_endpoint)?;
         let client = identity::for_refresh(
             &self.store,
             &self.spec,

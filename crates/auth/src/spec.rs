@@ -6,7 +6,14 @@ use std::path::PathBuf;
 
 use super::crypto::{JwtAlg, Signer};
 use super::error::OAuthError;
-use crate::mcp::vars::Vars;
+
+/// Where a secret named by its environment variable is read (the core's
+/// `${VAR}` lookup, which also knows the harness's own variables). `Sync`: an
+/// async sign-out holds it across its requests.
+pub trait Env: Sync {
+    /// The variable's value, if it is set.
+    fn var(&self, name: &str) -> Option<String>;
+}
 
 /// Whether OAuth is used for a server.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -134,10 +141,10 @@ impl std::fmt::Debug for Secret {
 }
 
 impl SecretSource {
-    fn read(&self, key: &str, vars: &Vars) -> Result<Secret, OAuthError> {
+    fn read(&self, key: &str, vars: &dyn Env) -> Result<Secret, OAuthError> {
         match self {
             SecretSource::Value(v) => Ok(v.clone()),
-            SecretSource::Env(name) => match vars.get(name) {
+            SecretSource::Env(name) => match vars.var(name) {
                 Some(v) if !v.is_empty() => Ok(Secret(v)),
                 _ => Err(OAuthError::Config {
                     key: key.to_string(),
@@ -160,7 +167,7 @@ pub struct Resolved {
 
 impl AuthSpec {
     /// Reads the secrets this spec names. `alias` is for the key paths in errors.
-    pub fn resolve(&self, alias: &str, vars: &Vars) -> Result<Resolved, OAuthError> {
+    pub fn resolve(&self, alias: &str, vars: &dyn Env) -> Result<Resolved, OAuthError> {
         let key = |k: &str| format!("servers.{alias}.{k}");
         let client_secret = self
             .client_secret

@@ -270,3 +270,18 @@ impl From<OAuthError> for Failure {
         }
     }
 }
+
+/// "outer: cause: root cause", each message once. The core's connect errors
+/// have the same helper; this crate does not depend on the core.
+pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(error);
+    while let Some(current) = next {
+        let text = current.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = current.source();
+    }
+    parts.join(": ")
+}

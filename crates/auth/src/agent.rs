@@ -70,7 +70,7 @@ impl UserAgent for Unattended {
                 let unreachable = |e: reqwest::Error| OAuthError::Unreachable {
                     what: "authorization endpoint",
                     url: url.to_string(),
-                    detail: super::super::connection::initfail::error_chain(&e),
+                    detail: super::error::error_chain(&e),
                 };
                 let response = self
                     .client

@@ -10,7 +10,7 @@
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::{Value, json};
 
-use super::toolsets::{Behaviour, Toolset, schema};
+use super::{Behaviour, Toolset, schema};
 
 /// The tools of `toolset`, if it is one of these.
 pub fn named(toolset: Toolset) -> Option<(Vec<Tool>, Behaviour)> {

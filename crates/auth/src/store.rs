@@ -81,8 +81,13 @@ impl std::fmt::Debug for Store {
 
 impl Store {
     /// `DATA_DIR/oauth/tokens.json`, or memory when there is no data dir.
+    /// The data dir is the core's (`logging::data_dir`, the same
+    /// `ProjectDirs`; a core test holds the two equal): this crate does not
+    /// depend on the core.
     pub fn default_location() -> Self {
-        match crate::logging::data_dir() {
+        let data_dir = directories::ProjectDirs::from("", "", "mcp-harness")
+            .map(|d| d.data_dir().to_path_buf());
+        match data_dir {
             Some(dir) => Store::file(dir.join("oauth").join("tokens.json")),
             None => Store::memory(),
         }

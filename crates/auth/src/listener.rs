@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use url::Url;
 
 use super::error::OAuthError;
-use crate::mcp::serve::{Reply, reply, serve};
+use super::serve::{Reply, reply, serve};
 
 /// The parameters of an authorization response (RFC 6749 §4.1.2, RFC 9207).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -7,7 +7,10 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
 use super::faults::Mutation;
-use super::tools::Flavor;
+use super::kind::Flavor;
+
+pub mod extras;
+pub mod protocol;
 
 /// `--toolset NAME`.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,7 +44,7 @@ pub enum Behaviour {
     Standard,
     /// Every published tool echoes its arguments.
     Echo,
-    /// The `structured` tool set's answers (see `toolsets_protocol`).
+    /// The `structured` tool set's answers (see `protocol.rs`).
     Structured,
 }
 
@@ -64,8 +67,9 @@ pub fn build(
 ) -> ToolSet {
     let (tools, behaviour) = match (toolset, generated) {
         (_, Some(count)) => (generate(count, distinct_schemas), Behaviour::Echo),
-        (Some(toolset), None) => super::toolsets_protocol::named(toolset)
-            .unwrap_or_else(|| (named(toolset), Behaviour::Echo)),
+        (Some(toolset), None) => {
+            protocol::named(toolset).unwrap_or_else(|| (named(toolset), Behaviour::Echo))
+        }
         (None, None) => (standard(flavor), Behaviour::Standard),
     };
     let tools: Vec<Tool> = if escapes {
@@ -261,7 +265,7 @@ fn named(toolset: Toolset) -> Vec<Tool> {
         "additionalProperties": false
     });
     match toolset {
-        // Built in `toolsets_protocol`.
+        // Built in `protocol.rs`.
         Toolset::Headers | Toolset::Structured => Vec::new(),
         Toolset::Collision => vec![
             echo_tool(

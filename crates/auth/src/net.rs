@@ -241,7 +241,7 @@ impl Net {
         OAuthError::Unreachable {
             what,
             url: url.to_string(),
-            detail: super::super::connection::initfail::error_chain(e),
+            detail: super::error::error_chain(e),
         }
     }
 }

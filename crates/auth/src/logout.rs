@@ -9,10 +9,9 @@ use url::Url;
 use super::error::OAuthError;
 use super::identity;
 use super::net::Net;
-use super::spec::{AuthSpec, Resolved};
+use super::spec::{AuthSpec, Env, Resolved};
 use super::store::Store;
 use super::token::{self, ClientAuth};
-use crate::mcp::vars::Vars;
 
 /// What signing out did.
 #[derive(Debug, Default)]
@@ -29,7 +28,7 @@ pub async fn logout(
     alias: &str,
     server_url: &str,
     spec: &AuthSpec,
-    vars: &Vars,
+    vars: &dyn Env,
     store: &Store,
     per_request: Duration,
 ) -> Result<LogoutReport, OAuthError> {

@@ -1,0 +1,337 @@
+//! The gateway (`mcp-harness serve`): the harness as an MCP server for outside
+//! hosts, offering exactly what passed the exposure pipeline, per client, and
+//! sending every call through the hub's one call path. Over Streamable HTTP at
+//! `/mcp` on loopback, behind a front door (`door.rs`) that wants a client's
+//! bearer token and a loopback `Origin`.
+//!
+//! - `settings.rs`: `[serve]` as data; `view.rs`: one client's tool set and its
+//!   outside names; `handler.rs`: rmcp's server side, calling `Hub::call_as`;
+//!   `approver.rs`: `--approve`; `door.rs`: tokens, origins, sessions.
+
+mod approver;
+mod door;
+mod handler;
+mod settings;
+mod view;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http_body_util::BodyExt as _;
+use hyper::body::Incoming;
+use hyper::{Request, StatusCode};
+use rmcp::RoleServer;
+use rmcp::service::Peer;
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use serde::Serialize;
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::envelope::ToolError;
+use super::events::McpEvent;
+use super::hub::Hub;
+use super::observe::Decision;
+use super::serve::{self as http, Reply};
+use crate::protocol::CallId;
+pub use approver::{ApproveMode, GatewayApprover};
+pub use door::Refusal;
+pub use settings::{ClientProfile, DEFAULT_MAX_NAME_LEN, GatewaySettings, Naming};
+pub use view::valid_name;
+
+/// The one route.
+pub const PATH: &str = "/mcp";
+/// Changes that come together (a disconnect revokes, then the state moves)
+/// reach clients as one notification.
+const DEBOUNCE: Duration = Duration::from_millis(50);
+
+/// The client the front door let in, in the request's extensions.
+#[derive(Debug, Clone)]
+pub(crate) struct AuthedClient(pub(crate) String);
+
+/// One outside call, for the audit log: who (the client's configured name),
+/// which call, which tool, how it was decided and how it ended.
+#[derive(Debug, Serialize)]
+pub struct ClientCallRecord<'a> {
+    pub call: &'a CallId,
+    pub client: &'a str,
+    /// The outside name the client called.
+    pub tool: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alias: Option<&'a str>,
+    #[serde(serialize_with = "decision_label")]
+    pub decision: Decision,
+    /// `None`: the call succeeded; otherwise the envelope the client got.
+    pub outcome: Option<&'a ToolError>,
+}
+
+fn decision_label<S: serde::Serializer>(d: &Decision, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(match d {
+        Decision::NotRun => "not_run",
+        Decision::RefusedBySchema => "refused_by_schema",
+        Decision::DeniedByPolicy => "denied_by_policy",
+        Decision::Allow => "allow",
+        Decision::Approved { .. } => "approved",
+        Decision::Denied { .. } => "denied",
+    })
+}
+
+/// Where the records of outside calls go (the session's audit log).
+pub type AuditHook = Arc<dyn Fn(&ClientCallRecord<'_>) + Send + Sync>;
+
+/// What every session's handler shares.
+pub(crate) struct Shared {
+    hub: Hub,
+    settings: GatewaySettings,
+    approver: GatewayApprover,
+    audit: AuditHook,
+    peers: Peers,
+}
+
+/// Live sessions by client, to tell each one when its tool set changes.
+#[derive(Default)]
+struct Peers(Mutex<Vec<(String, Peer<RoleServer>)>>);
+
+impl Peers {
+    fn add(&self, client: &str, peer: Peer<RoleServer>) {
+        let mut peers = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        peers.retain(|(_, p)| !p.is_transport_closed());
+        peers.push((client.to_string(), peer));
+    }
+
+    fn of(&self, client: &str) -> Vec<Peer<RoleServer>> {
+        let mut peers = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        peers.retain(|(_, p)| !p.is_transport_closed());
+        peers
+            .iter()
+            .filter(|(c, _)| c == client)
+            .map(|(_, p)| p.clone())
+            .collect()
+    }
+}
+
+/// Wakes the gateway when the hub's tool set may have changed. Made before the
+/// hub, so the hub's event sink can hold it.
+#[derive(Clone, Default)]
+pub struct Changes(Arc<Notify>);
+
+impl Changes {
+    /// Call with every event of the hub: the ones that change exposed tools wake
+    /// the gateway (after the registry has the new, validated set).
+    pub fn event(&self, event: &McpEvent) {
+        if matches!(
+            event,
+            McpEvent::Registered { .. } | McpEvent::Revoked { .. } | McpEvent::ToolsChanged { .. }
+        ) {
+            self.0.notify_one();
+        }
+    }
+}
+
+/// A gateway ready to serve.
+pub struct Gateway {
+    shared: Arc<Shared>,
+    keys: Arc<Vec<door::Key>>,
+}
+
+/// Why the gateway cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    #[error("no client is configured: add a [serve.clients.NAME] table with token_env = \"VAR\"")]
+    NoClients,
+    #[error(
+        "client `{client}`: the environment variable {var} (its token_env) is not set or empty"
+    )]
+    MissingToken { client: String, var: String },
+    #[error("serve only listens on loopback addresses, not {0}")]
+    NotLoopback(std::net::SocketAddr),
+}
+
+impl Gateway {
+    /// `tokens(var)` reads a client's token from the environment.
+    pub fn new(
+        hub: Hub,
+        settings: GatewaySettings,
+        approve: ApproveMode,
+        audit: AuditHook,
+        tokens: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, GatewayError> {
+        if settings.clients.is_empty() {
+            return Err(GatewayError::NoClients);
+        }
+        let mut keys = Vec::new();
+        for client in &settings.clients {
+            let token = tokens(&client.token_env)
+                .filter(|t| !t.trim().is_empty())
+                .ok_or_else(|| GatewayError::MissingToken {
+                    client: client.name.clone(),
+                    var: client.token_env.clone(),
+                })?;
+            keys.push(door::Key::new(&client.name, token.trim()));
+        }
+        Ok(Self {
+            shared: Arc::new(Shared {
+                hub,
+                settings,
+                approver: GatewayApprover { mode: approve },
+                audit,
+                peers: Peers::default(),
+            }),
+            keys: Arc::new(keys),
+        })
+    }
+
+    /// Per client, the aliases connected now that its profile would see but
+    /// whose tools break the gateway's naming rules (not offered), and why.
+    pub fn rejections(&self) -> Vec<(String, super::names::ServerAlias, String)> {
+        let snapshot = self.shared.hub.snapshot();
+        let settings = &self.shared.settings;
+        settings
+            .clients
+            .iter()
+            .flat_map(|client| {
+                view::View::of(&snapshot, settings, client)
+                    .rejected
+                    .into_iter()
+                    .map(|(alias, why)| (client.name.clone(), alias, why))
+            })
+            .collect()
+    }
+
+    /// Serves on `listener` until `stop`; tells clients of changes `changes` reports.
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        changes: Changes,
+        stop: CancellationToken,
+    ) -> Result<(), GatewayError> {
+        let local = listener
+            .local_addr()
+            .map_err(|_| GatewayError::NotLoopback(([0, 0, 0, 0], 0).into()))?;
+        if !local.ip().is_loopback() {
+            return Err(GatewayError::NotLoopback(local));
+        }
+        let rmcp_stop = stop.child_token();
+        let config = StreamableHttpServerConfig::default().with_cancellation_token(rmcp_stop);
+        let handler = handler::GatewayHandler {
+            shared: Arc::clone(&self.shared),
+        };
+        let service: StreamableHttpService<handler::GatewayHandler, LocalSessionManager> =
+            StreamableHttpService::new(
+                move || Ok(handler.clone()),
+                Arc::new(LocalSessionManager::default()),
+                config,
+            );
+        let sessions = Arc::new(door::Sessions::default());
+        let keys = Arc::clone(&self.keys);
+        let route = move |request: Request<Incoming>| {
+            let (service, sessions, keys) =
+                (service.clone(), Arc::clone(&sessions), Arc::clone(&keys));
+            async move { front_door(request, &service, &sessions, &keys).await }
+        };
+        let notifier = tokio::spawn(notify_changes(Arc::clone(&self.shared), changes));
+        let serving = http::serve(listener, route, stop.clone()).await;
+        notifier.abort();
+        // Open SSE streams may hold a connection: a short grace, not forever.
+        let _ = tokio::time::timeout(Duration::from_secs(2), async move {
+            let mut serving = serving;
+            while serving.join_next().await.is_some() {}
+        })
+        .await;
+        Ok(())
+    }
+}
+
+async fn front_door(
+    request: Request<Incoming>,
+    service: &StreamableHttpService<handler::GatewayHandler, LocalSessionManager>,
+    sessions: &door::Sessions,
+    keys: &[door::Key],
+) -> Reply {
+    if request.uri().path() != PATH {
+        return http::reply(StatusCode::NOT_FOUND, "text/plain", "not found\n");
+    }
+    let checked = door::check_origin(request.headers())
+        .and_then(|()| door::authenticate(keys, request.headers()))
+        .and_then(|client| sessions.check(client, request.headers()).map(|()| client));
+    let client = match checked {
+        Ok(client) => client.to_string(),
+        Err(refusal) => {
+            tracing::info!("gateway: refused a request: {refusal}");
+            let mut reply = http::reply(refusal.status(), "text/plain", refusal_body(refusal));
+            if refusal == Refusal::NoToken {
+                reply.headers_mut().insert(
+                    hyper::header::WWW_AUTHENTICATE,
+                    hyper::header::HeaderValue::from_static("Bearer"),
+                );
+            }
+            return reply;
+        }
+    };
+    let (mut parts, body) = request.into_parts();
+    parts.extensions.insert(AuthedClient(client.clone()));
+    let request_headers = parts.headers.clone();
+    let is_delete = parts.method == hyper::Method::DELETE;
+    let response = service
+        .handle(Request::from_parts(parts, body.boxed()))
+        .await;
+    sessions.opened(&client, &request_headers, response.headers());
+    if is_delete && response.status().is_success() {
+        sessions.closed(&request_headers);
+    }
+    let (parts, body) = response.into_parts();
+    hyper::Response::from_parts(parts, body.map_err(|never| match never {}).boxed())
+}
+
+fn refusal_body(refusal: Refusal) -> &'static str {
+    match refusal {
+        Refusal::NoToken => "unauthorized: a bearer token of a configured client is required\n",
+        Refusal::Origin => "forbidden: the Origin is not a loopback origin\n",
+        Refusal::Session => "not found: unknown session\n",
+    }
+}
+
+/// Each time the hub's exposed set changes: the clients whose own tool set
+/// changed get `notifications/tools/list_changed` (only once the registry holds
+/// the validated set: the hub reports after registering or revoking).
+async fn notify_changes(shared: Arc<Shared>, changes: Changes) {
+    let signatures = |shared: &Shared| -> Vec<view::Signature> {
+        let snapshot = shared.hub.snapshot();
+        shared
+            .settings
+            .clients
+            .iter()
+            .map(|c| view::View::of(&snapshot, &shared.settings, c).signature())
+            .collect()
+    };
+    let mut last = signatures(&shared);
+    loop {
+        changes.0.notified().await;
+        tokio::time::sleep(DEBOUNCE).await;
+        let now = signatures(&shared);
+        for ((client, before), after) in shared.settings.clients.iter().zip(&last).zip(&now) {
+            if before == after {
+                continue;
+            }
+            for (alias, why) in &after.rejected {
+                tracing::warn!(
+                    client = client.name,
+                    alias = alias.as_str(),
+                    "gateway: not offered: {why}"
+                );
+            }
+            for peer in shared.peers.of(&client.name) {
+                if let Err(e) = peer.notify_tool_list_changed().await {
+                    tracing::info!(client = client.name, "gateway: list_changed not sent: {e}");
+                }
+            }
+            tracing::info!(
+                client = client.name,
+                "gateway: tool set changed, told the client"
+            );
+        }
+        last = now;
+    }
+}

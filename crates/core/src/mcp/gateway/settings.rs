@@ -1,0 +1,66 @@
+//! What the config says about the gateway (`[serve]`): where it listens, which
+//! aliases it connects, how it names tools, and the clients it lets in. Plain
+//! data; `config/serve.rs` builds it from the TOML and checks it.
+
+use std::net::SocketAddr;
+
+use super::super::names::ServerAlias;
+
+/// The longest outside name by default: what most hosts accept (Cursor needs 60).
+pub const DEFAULT_MAX_NAME_LEN: usize = 64;
+
+/// `[serve]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatewaySettings {
+    /// `listen`: the address `serve --http` uses when the flag gives none.
+    pub listen: Option<SocketAddr>,
+    /// `connect`: the aliases connected on start (`None`: every configured one).
+    pub connect: Option<Vec<ServerAlias>>,
+    pub names: Naming,
+    /// `max_name_len`: an outside name longer than this rejects its alias.
+    pub max_name_len: usize,
+    /// `[serve.clients.NAME]`, in file order.
+    pub clients: Vec<ClientProfile>,
+}
+
+impl Default for GatewaySettings {
+    fn default() -> Self {
+        Self {
+            listen: None,
+            connect: None,
+            names: Naming::Prefixed,
+            max_name_len: DEFAULT_MAX_NAME_LEN,
+            clients: Vec::new(),
+        }
+    }
+}
+
+/// How an exposed tool is named to outside clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Naming {
+    /// `ALIAS__TOOL` (hosts add their own `mcp__server__` prefix).
+    Prefixed,
+    /// `TOOL` alone, for a gateway in front of one upstream; two aliases that
+    /// publish one name collide, and the later alias is rejected.
+    Bare,
+}
+
+/// One outside client: who it is, where its token is, what it may see.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientProfile {
+    /// The name the audit log and the approvals use.
+    pub name: String,
+    /// The environment variable that holds its bearer token (never the file).
+    pub token_env: String,
+    /// `servers`: the aliases it sees and may call (`None`: all).
+    pub servers: Option<Vec<ServerAlias>>,
+}
+
+impl ClientProfile {
+    /// Whether this client may see `alias`'s tools.
+    pub fn sees(&self, alias: &ServerAlias) -> bool {
+        self.servers
+            .as_ref()
+            .is_none_or(|servers| servers.iter().any(|s| s == alias))
+    }
+}

@@ -1,0 +1,131 @@
+//! What one outside client is offered: the exposed tools of the aliases its
+//! profile sees, under their outside names (`ALIAS__TOOL`, or bare), with the
+//! gateway's own naming rules on top of the exposure pipeline's. Worked out
+//! from one registry snapshot, so the list a client gets and the call it makes
+//! resolve against the same tool set.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::super::events::ConnectionId;
+use super::super::names::{EXPOSED_PREFIX, ServerAlias};
+use super::super::registry::{ExposedTool, Snapshot};
+use super::settings::{ClientProfile, GatewaySettings, Naming};
+
+/// One client's tool set, from one snapshot.
+#[derive(Debug, Default)]
+pub struct View {
+    /// Outside name → the exposed tool it stands for.
+    pub tools: BTreeMap<String, Arc<ExposedTool>>,
+    /// Aliases this client would see but whose tools break the gateway's
+    /// naming rules (why, in the harness's words).
+    pub rejected: BTreeMap<ServerAlias, String>,
+}
+
+/// What a client's tool set is made of, to tell whether it changed: the same
+/// names bound to the same definitions (a re-list keeps an unchanged tool's
+/// `Arc`, and replaces a changed one).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Signature {
+    tools: Vec<(String, ConnectionId, usize)>,
+    /// The aliases not offered, and why (for the log).
+    pub rejected: BTreeMap<ServerAlias, String>,
+}
+
+impl View {
+    pub fn of(snapshot: &Snapshot, settings: &GatewaySettings, client: &ClientProfile) -> Self {
+        let mut by_alias: BTreeMap<&ServerAlias, Vec<&Arc<ExposedTool>>> = BTreeMap::new();
+        for tool in snapshot.tools() {
+            if client.sees(&tool.alias) {
+                by_alias.entry(&tool.alias).or_default().push(tool);
+            }
+        }
+        let mut view = View::default();
+        for (alias, tools) in by_alias {
+            match outside_names(alias, &tools, settings, &view.tools) {
+                Ok(named) => view.tools.extend(named),
+                Err(why) => {
+                    view.rejected.insert(alias.clone(), why);
+                }
+            }
+        }
+        view
+    }
+
+    pub fn signature(self) -> Signature {
+        Signature {
+            tools: self
+                .tools
+                .iter()
+                .map(|(name, tool)| {
+                    (
+                        name.clone(),
+                        tool.connection_id(),
+                        Arc::as_ptr(tool) as usize,
+                    )
+                })
+                .collect(),
+            rejected: self.rejected,
+        }
+    }
+}
+
+/// An alias's tools under their outside names, or why the whole alias is not
+/// offered (all or nothing, as a connection is: rule 3).
+fn outside_names(
+    alias: &ServerAlias,
+    tools: &[&Arc<ExposedTool>],
+    settings: &GatewaySettings,
+    taken: &BTreeMap<String, Arc<ExposedTool>>,
+) -> Result<Vec<(String, Arc<ExposedTool>)>, String> {
+    let own_prefix = format!("{EXPOSED_PREFIX}{}__", alias.normalized());
+    let mut named: Vec<(String, Arc<ExposedTool>)> = Vec::with_capacity(tools.len());
+    for tool in tools {
+        let name = match settings.names {
+            Naming::Prefixed => tool.name.strip_prefix(EXPOSED_PREFIX),
+            Naming::Bare => tool.name.strip_prefix(&own_prefix),
+        }
+        .unwrap_or(&tool.name)
+        .to_string();
+        if !valid_name(&name) {
+            return Err(format!("the outside name `{name}` is not [A-Za-z0-9_-]"));
+        }
+        if name.len() > settings.max_name_len {
+            return Err(format!(
+                "the outside name `{name}` is {} characters, over [serve] max_name_len = {}",
+                name.len(),
+                settings.max_name_len
+            ));
+        }
+        if taken.contains_key(&name) || named.iter().any(|(n, _)| *n == name) {
+            return Err(format!(
+                "the outside name `{name}` is taken by another alias's tool ([serve] names = \"bare\")"
+            ));
+        }
+        named.push((name, Arc::clone(tool)));
+    }
+    Ok(named)
+}
+
+/// `[A-Za-z0-9_-]`, not empty: what every host accepts as a tool name.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outside_names_are_the_portable_charset_only() {
+        assert!(valid_name("demo_alpha__lookup"));
+        assert!(valid_name("a-b"));
+        assert!(!valid_name(""));
+        assert!(!valid_name("a.b"));
+        assert!(!valid_name("a b"));
+        assert!(!valid_name("ünïcode"));
+    }
+}

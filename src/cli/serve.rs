@@ -1,0 +1,156 @@
+//! `mcp-harness serve --http ADDR`: the headless gateway. Connects the
+//! configured aliases (or `[serve] connect`), then offers their exposed tools
+//! to outside hosts over Streamable HTTP at `/mcp` on loopback, every call
+//! through the hub's call path as the client's (`mcp::gateway`). `confirm` is
+//! decided by `--approve`. Runs until Ctrl-C or SIGTERM.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use tokio_util::sync::CancellationToken;
+
+use super::run::Approve;
+use super::{exit, interrupted, load_config, render};
+use crate::mcp::gateway::{self, ApproveMode, AuditHook, Changes, Gateway, PATH};
+use crate::mcp::{EventSink, Hub};
+use crate::session::SessionEvent;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Serve MCP over Streamable HTTP at http://ADDR/mcp (a loopback address) [default: [serve] listen]
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// How to decide outside calls of tools whose local policy is "confirm"
+    #[arg(long, value_enum, default_value_t = Approve::Never)]
+    pub approve: Approve,
+}
+
+pub async fn run(config: Option<std::path::PathBuf>, args: ServeArgs) -> ExitCode {
+    let config = match load_config(config) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let settings = config.serve.clone();
+    let Some(addr) = args.http.or(settings.listen) else {
+        eprintln!("mcp-harness: serve needs --http ADDR (or [serve] listen = \"127.0.0.1:PORT\")");
+        return ExitCode::from(exit::USAGE);
+    };
+    if !addr.ip().is_loopback() {
+        eprintln!("mcp-harness: {}", gateway::GatewayError::NotLoopback(addr));
+        return ExitCode::from(exit::USAGE);
+    }
+    // The session's audit log: connects, revocations and every outside call.
+    let store = match crate::logging::data_dir().map(|d| crate::store::Store::create(&d)) {
+        Some(Ok(store)) => Some(Arc::new(store)),
+        Some(Err(e)) => {
+            eprintln!("mcp-harness: no session directory ({e}); nothing is audited");
+            None
+        }
+        None => None,
+    };
+    let changes = Changes::default();
+    let events = {
+        let (changes, store) = (changes.clone(), store.clone());
+        EventSink::forward(move |event| {
+            changes.event(&event);
+            if let Some(store) = &store {
+                SessionEvent::Mcp(event).audit(store);
+            }
+        })
+    };
+    // The same hub as every headless command's (the config's lock file,
+    // telemetry), with the session's results/ when there is a session.
+    let mut hub = super::hub_builder(&config, events);
+    if let Some(store) = &store {
+        hub = hub.results_dir(store.dir().join("results"));
+    }
+    let hub = hub.build();
+    let audit: AuditHook = match &store {
+        Some(store) => {
+            let store = Arc::clone(store);
+            Arc::new(move |record| store.audit_client_call(record))
+        }
+        None => Arc::new(|_| {}),
+    };
+    let approve = match args.approve {
+        Approve::Never => ApproveMode::Never,
+        Approve::Always => ApproveMode::Always,
+    };
+    let gateway = match Gateway::new(hub.clone(), settings.clone(), approve, audit, |var| {
+        std::env::var(var).ok()
+    }) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("mcp-harness: {e}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("mcp-harness: cannot listen on {addr}: {e}");
+            return ExitCode::from(exit::FAILURE);
+        }
+    };
+    let code = tokio::select! {
+        code = serve(&hub, &config, &settings, gateway, listener, changes) => code,
+        signal = interrupted() => ExitCode::from(128 + signal),
+    };
+    hub.shutdown().await;
+    code
+}
+
+async fn serve(
+    hub: &Hub,
+    config: &crate::config::Config,
+    settings: &gateway::GatewaySettings,
+    gateway: Gateway,
+    listener: tokio::net::TcpListener,
+    changes: Changes,
+) -> ExitCode {
+    let aliases: Vec<String> = match &settings.connect {
+        Some(list) => list.iter().map(|a| a.as_str().to_string()).collect(),
+        None => config
+            .servers
+            .iter()
+            .map(|s| s.alias.as_str().to_string())
+            .collect(),
+    };
+    let reports = futures::future::join_all(aliases.iter().map(|a| hub.connect(a))).await;
+    for (alias, report) in aliases.iter().zip(reports) {
+        match report {
+            Ok(report) => {
+                eprint!("{}", render::pinned_note(alias, &report.pins));
+                match &report.outcome {
+                    Ok(_) => eprintln!("serve: `{alias}` connected"),
+                    Err(e) => eprint!("{}", render::connect_error(alias, e)),
+                }
+            }
+            Err(e) => eprintln!("serve: `{alias}`: {e}"),
+        }
+    }
+    for (client, alias, why) in gateway.rejections() {
+        eprintln!("serve: `{alias}` is not offered to client `{client}`: {why}");
+    }
+    let local = match listener.local_addr() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("mcp-harness: {e}");
+            return ExitCode::from(exit::FAILURE);
+        }
+    };
+    // Tests and scripts read this one line to learn the port.
+    super::out::println(&format!("listening on http://{local}{PATH}"));
+    match gateway
+        .serve(listener, changes, CancellationToken::new())
+        .await
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-harness: {e}");
+            ExitCode::from(exit::FAILURE)
+        }
+    }
+}
