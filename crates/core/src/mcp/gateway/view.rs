@@ -45,7 +45,7 @@ impl View {
             match outside_names(alias, &tools, settings, &view.tools) {
                 Ok(named) => view.tools.extend(named),
                 Err(why) => {
-                    view.rejected.insert(alias.clone(), why);
+                    view.rejected.insert(alias.clone(), why.to_string());
                 }
             }
         }
@@ -70,6 +70,22 @@ impl View {
     }
 }
 
+/// Why an alias's tools cannot be offered under outside names (the whole
+/// alias is held back).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum OutsideName {
+    #[error("the outside name `{0}` is not [A-Za-z0-9_-]")]
+    Invalid(String),
+    #[error("the outside name `{name}` is {len} characters, over [serve] max_name_len = {max}")]
+    TooLong {
+        name: String,
+        len: usize,
+        max: usize,
+    },
+    #[error("the outside name `{0}` is taken by another alias's tool ([serve] names = \"bare\")")]
+    Taken(String),
+}
+
 /// An alias's tools under their outside names, or why the whole alias is not
 /// offered (all or nothing, as a connection is: rule 3).
 fn outside_names(
@@ -77,7 +93,7 @@ fn outside_names(
     tools: &[&Arc<ExposedTool>],
     settings: &GatewaySettings,
     taken: &BTreeMap<String, Arc<ExposedTool>>,
-) -> Result<Vec<(String, Arc<ExposedTool>)>, String> {
+) -> Result<Vec<(String, Arc<ExposedTool>)>, OutsideName> {
     let own_prefix = format!("{EXPOSED_PREFIX}{}__", alias.normalized());
     let mut named: Vec<(String, Arc<ExposedTool>)> = Vec::with_capacity(tools.len());
     for tool in tools {
@@ -88,19 +104,17 @@ fn outside_names(
         .unwrap_or(&tool.name)
         .to_string();
         if !valid_name(&name) {
-            return Err(format!("the outside name `{name}` is not [A-Za-z0-9_-]"));
+            return Err(OutsideName::Invalid(name));
         }
         if name.len() > settings.max_name_len {
-            return Err(format!(
-                "the outside name `{name}` is {} characters, over [serve] max_name_len = {}",
-                name.len(),
-                settings.max_name_len
-            ));
+            return Err(OutsideName::TooLong {
+                len: name.len(),
+                name,
+                max: settings.max_name_len,
+            });
         }
         if taken.contains_key(&name) || named.iter().any(|(n, _)| *n == name) {
-            return Err(format!(
-                "the outside name `{name}` is taken by another alias's tool ([serve] names = \"bare\")"
-            ));
+            return Err(OutsideName::Taken(name));
         }
         named.push((name, Arc::clone(tool)));
     }
