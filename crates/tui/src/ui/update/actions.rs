@@ -238,6 +238,9 @@ fn conversation(state: &mut AppState, action: Action) -> Vec<Effect> {
                 return Vec::new();
             };
             let call_id = call.id.clone();
+            // The footer is the window's now: an older message would stay
+            // over its keys (and outlive it).
+            state.status = None;
             state.overlay = Some(Overlay::Explain {
                 call_id: call_id.clone(),
                 view: None,
