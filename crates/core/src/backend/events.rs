@@ -297,6 +297,9 @@ impl Backend {
         // its outcome carries.
         let approval = self.approvals.take_decided(&id);
         let decided = self.records.finished(&id, run, approval).or(approval);
+        if let (Some(store), Some(decided)) = (&self.store, decided) {
+            store.audit_decided(&id, decided.key(), decided.grant());
+        }
         self.send(BackendEvent::ToolCallFinished(outcome_view(
             id, run, decided,
         )));
