@@ -75,10 +75,13 @@ fn servers(state: &mut AppState, action: Action) -> Vec<Effect> {
             return Vec::new();
         }
         Action::Resources => {
+            // As for explain: the window's keys are the footer now.
+            state.status = None;
             state.overlay = Some(Overlay::Resources {
                 alias: alias.clone(),
                 view: None,
                 scroll: 0,
+                selected: 0,
             });
             Command::ListResources(alias)
         }
