@@ -257,7 +257,14 @@ mod tests {
         let scenario = Scenario::parse(DEMO_SCENARIO, "demo").unwrap();
         for turn in scenario.acts.iter().flat_map(|a| &a.turns) {
             let text = turn.text.to_lowercase();
-            for said in ["\n", "column", "on the right", "on the left", "at the top", "at the bottom"] {
+            for said in [
+                "\n",
+                "column",
+                "on the right",
+                "on the left",
+                "at the top",
+                "at the bottom",
+            ] {
                 assert!(!text.contains(said), "{said:?} in {:?}", turn.text);
             }
         }
