@@ -43,6 +43,27 @@ async fn status(handle: &mut BackendHandle, what: &str, pred: impl Fn(&str) -> b
     .unwrap_or_else(|_| panic!("no status: {what}"))
 }
 
+/// The first status message that satisfies `pred`, and the notices that came
+/// before it.
+async fn status_and_notices(
+    handle: &mut BackendHandle,
+    what: &str,
+    pred: impl Fn(&str) -> bool,
+) -> (String, Vec<String>) {
+    let mut notices = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match handle.events.recv().await.expect("events") {
+                BackendEvent::CommandResult(text) if pred(&text) => return (text, notices),
+                BackendEvent::Notice(text) => notices.push(text),
+                _ => {}
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no status: {what}"))
+}
+
 /// Waits for a view of `alias` that satisfies `pred`.
 async fn view_of(
     handle: &mut BackendHandle,
@@ -146,10 +167,16 @@ async fn a_rug_pull_is_refused_shown_as_a_diff_and_accepted_in_one_act() {
             seen: vec![change.new_sha256.clone()],
         })
         .unwrap();
-    let text = status(&mut handle, "the acceptance", |s| s.starts_with("accepted")).await;
+    let (text, notices) =
+        status_and_notices(&mut handle, "the acceptance", |s| s.starts_with("accepted")).await;
     assert!(
-        text.contains("accepted 1 definition of `demo_alpha`"),
+        text.contains("accepted 1 definition of `demo_alpha` (`lookup`), pinned in "),
         "{text}"
+    );
+    // One act, one notice: the result above says what was accepted.
+    assert!(
+        !notices.iter().any(|n| n.contains("accepted")),
+        "{notices:?}"
     );
     assert!(
         text.contains("connected `demo_alpha`: 5 tools exposed"),
@@ -211,6 +238,58 @@ async fn writing_a_policy_with_p_pins_the_tools_it_lists() {
         .cloned()
         .collect();
     assert_eq!(pinned, ["fail", "lookup", "reset", "set", "slow"]);
+    handle.commands.send(Command::Quit).unwrap();
+    let _ = tokio::time::timeout(Duration::from_secs(20), handle.task).await;
+    env.assert_no_leaks();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn p_on_tools_pinned_already_says_one_notice_without_pinned_0() {
+    let env = TestEnv::new();
+    let server = env.demo("demo_alpha", "alpha", &[]);
+    // A first session pins all five (trust on first use).
+    let mut handle = start(
+        &env,
+        &format!("{server}[servers.demo_alpha.tools]\n{POLICY}"),
+    );
+    handle
+        .commands
+        .send(Command::Connect("demo_alpha".into()))
+        .unwrap();
+    status(&mut handle, "connected", |s| s.starts_with("connected")).await;
+    handle.commands.send(Command::Quit).unwrap();
+    let _ = tokio::time::timeout(Duration::from_secs(20), handle.task).await;
+    assert_eq!(read_lock(&env).servers["demo_alpha"].len(), 5);
+    // The next one's policy misses `slow`: policy_mismatch, every tool pinned.
+    let policy = POLICY.replace("slow = \"allow\"\n", "");
+    let mut handle = start(
+        &env,
+        &format!("{server}[servers.demo_alpha.tools]\n{policy}"),
+    );
+    handle
+        .commands
+        .send(Command::Connect("demo_alpha".into()))
+        .unwrap();
+    // The connect's own result first.
+    status(&mut handle, "the refusal", |s| {
+        s.starts_with("`demo_alpha` policy_mismatch")
+    })
+    .await;
+    handle
+        .commands
+        .send(Command::WritePolicy("demo_alpha".into()))
+        .unwrap();
+    // The first message after `p` is its whole story: written, reconnected.
+    let text = status(&mut handle, "the policy's result", |_| true).await;
+    assert!(
+        text.starts_with("wrote [servers.demo_alpha.tools] to "),
+        "{text}"
+    );
+    assert!(
+        text.contains("connected `demo_alpha`: 5 tools exposed"),
+        "{text}"
+    );
+    assert!(!text.contains("pinned"), "nothing new was pinned: {text}");
     handle.commands.send(Command::Quit).unwrap();
     let _ = tokio::time::timeout(Duration::from_secs(20), handle.task).await;
     env.assert_no_leaks();

@@ -105,6 +105,14 @@ impl Store {
         }));
     }
 
+    /// Records how call `call` was decided, in the words of the call's row
+    /// (`approved_once`, `session_grant`, …), so a resumed session shows them.
+    pub(crate) fn audit_decided(&self, call: &CallId, decided: &str, grant: Option<u64>) {
+        self.audit(&json!({
+            "event": "decided", "call": call, "decided": decided, "grant": grant,
+        }));
+    }
+
     /// Records what belongs in the audit log among the MCP layer's events: every
     /// state change, registration, revocation (with its cause: a rejection after
     /// `tools/list_changed` says what changed) and tool-set replacement.

@@ -131,6 +131,11 @@ pub enum Command {
     Explain(CallId),
     /// List a connected server's resources (answered with `Resources`).
     ListResources(String),
+    /// Read one resource for the operator (Enter in the Resources window):
+    /// under its server's read policy (the key is the approval a `confirm`
+    /// read asks for; `deny` is refused before anything is sent). Answered
+    /// with `ServerContent`; the model does not get it.
+    ReadResource(ResourceRef),
     /// List a connected server's prompts (answered with `Prompts`).
     ListPrompts(String),
     /// End a session grant: its tool asks again.

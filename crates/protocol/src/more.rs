@@ -52,6 +52,49 @@ impl Decided {
             Decided::NotRun => "not run",
         }
     }
+
+    /// Its name in the audit log (`decided` records), which a resumed
+    /// session reads back with [`Decided::from_key`].
+    pub fn key(self) -> &'static str {
+        match self {
+            Decided::AllowedByPolicy => "allowed_by_policy",
+            Decided::ApprovedOnce => "approved_once",
+            Decided::ApprovedAlways(_) => "approved_always",
+            Decided::SessionGrant(_) => "session_grant",
+            Decided::DeniedByOperator => "denied_by_operator",
+            Decided::NotApproved => "not_approved",
+            Decided::DeniedByPolicy => "denied_by_policy",
+            Decided::RefusedBySchema => "refused_by_schema",
+            Decided::HeldByPin => "held_by_pin",
+            Decided::NotRun => "not_run",
+        }
+    }
+
+    /// The grant it names, if any.
+    pub fn grant(self) -> Option<GrantId> {
+        match self {
+            Decided::ApprovedAlways(id) | Decided::SessionGrant(id) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The decision a `key` names (`grant`: the grant's id, for the two that
+    /// name one).
+    pub fn from_key(key: &str, grant: GrantId) -> Option<Self> {
+        Some(match key {
+            "allowed_by_policy" => Decided::AllowedByPolicy,
+            "approved_once" => Decided::ApprovedOnce,
+            "approved_always" => Decided::ApprovedAlways(grant),
+            "session_grant" => Decided::SessionGrant(grant),
+            "denied_by_operator" => Decided::DeniedByOperator,
+            "not_approved" => Decided::NotApproved,
+            "denied_by_policy" => Decided::DeniedByPolicy,
+            "refused_by_schema" => Decided::RefusedBySchema,
+            "held_by_pin" => Decided::HeldByPin,
+            "not_run" => Decided::NotRun,
+            _ => return None,
+        })
+    }
 }
 
 /// One "approve always" of this session.

@@ -71,6 +71,9 @@ pub enum ContentSource {
     Resource { uri: String },
     /// `/alias:prompt`: a prompt's messages.
     Prompt { name: String },
+    /// A resource the operator read in the Resources window: for their eyes,
+    /// never sent to the model.
+    Read { uri: String },
 }
 
 /// One part of it: a label (`user`, `assistant`, a MIME type) and the text the

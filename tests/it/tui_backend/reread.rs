@@ -409,7 +409,7 @@ async fn a_new_policy_exposes_a_tool_only_pinned_and_revokes_what_it_no_longer_m
     handle.commands.send(Command::Refresh).unwrap();
     let pinned = said(
         &mut handle,
-        "pinned the definitions of 1 tools of `demo_alpha`",
+        "pinned the definitions of 1 tool of `demo_alpha`",
     )
     .await;
     assert!(pinned.contains("reset"), "{pinned}");

@@ -4,7 +4,7 @@
 
 use mcp_harness::backend;
 use mcp_harness::config::{self, ConfigSource};
-use mcp_harness::protocol::{BackendEvent, HistoryItem, Requester, Target};
+use mcp_harness::protocol::{BackendEvent, Decided, HistoryItem, Requester, Target};
 use mcp_harness::session::SessionOptions;
 
 use super::{next, stop};
@@ -81,6 +81,16 @@ async fn a_headless_run_comes_back_on_screen_with_its_calls_and_servers() {
         early.1.as_ref().unwrap().code.as_deref(),
         Some("mcp_unknown_tool")
     );
+    // Each row keeps its decision word (here from the run's own decisions).
+    let decided = |name: &str| {
+        calls
+            .iter()
+            .find(|c| c.0.name == name && c.1.as_ref().is_some_and(|o| o.ok))
+            .and_then(|c| c.1.as_ref().unwrap().decided)
+    };
+    assert_eq!(outcome.decided, Some(Decided::AllowedByPolicy));
+    assert_eq!(decided("mcp__demo_alpha__set"), Some(Decided::ApprovedOnce));
+    assert_eq!(early.1.as_ref().unwrap().decided, Some(Decided::NotRun));
     // The run closed its servers as it ended: they were connected.
     assert_eq!(connected, ["demo_alpha", "demo_beta"]);
     stop(handle).await;

@@ -204,3 +204,50 @@ async fn a_deny_read_policy_holds_against_the_operators_attachment() {
     stop(handle).await;
     env.assert_no_leaks();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_resources_window_reads_for_the_operator_alone_under_the_read_policy() {
+    let env = TestEnv::new();
+    let stub = ModelStub::start(vec![]).await;
+    // `confirm`: the operator's Enter is the approval; no prompt follows.
+    let mut handle = start(
+        &env,
+        &stub,
+        "[servers.demo_alpha.resources]\nread = \"confirm\"\n",
+    );
+    connect(&mut handle, "demo_alpha").await;
+    handle
+        .commands
+        .send(Command::ReadResource(attach("demo://demo-alpha/readme")))
+        .expect("send");
+    let read = content(&mut handle).await;
+    assert_eq!(read.error, None, "{read:?}");
+    assert!(
+        matches!(&read.source, ContentSource::Read { uri } if uri == "demo://demo-alpha/readme"),
+        "{read:?}"
+    );
+    assert!(
+        read.parts.iter().any(|p| p.text.contains("# demo-alpha")),
+        "{read:?}"
+    );
+    assert!(stub.requests().is_empty(), "the model gets none of it");
+    stop(handle).await;
+
+    let mut handle = start(
+        &env,
+        &stub,
+        "[servers.demo_alpha.resources]\nread = \"deny\"\n",
+    );
+    connect(&mut handle, "demo_alpha").await;
+    handle
+        .commands
+        .send(Command::ReadResource(attach("demo://demo-alpha/readme")))
+        .expect("send");
+    let denied = content(&mut handle).await;
+    let error = denied.error.clone().expect("denied");
+    assert!(error.starts_with("mcp_permission_denied"), "{error}");
+    assert!(error.contains("read = \"deny\""), "{error}");
+    assert!(denied.parts.is_empty(), "{denied:?}");
+    stop(handle).await;
+    env.assert_no_leaks();
+}

@@ -53,7 +53,8 @@ fn the_demo_waits_between_its_parts_and_enter_goes_on() {
     let tmux = Tmux::start(&env, &demo(&env), 120, 40);
     tmux.wait("the main screen", |s| s.contains("demo_alpha"));
     tmux.keys(&["go", "Enter"]);
-    let next_part = "Both servers publish a tool called";
+    // The first words of the next part: on one line at any width.
+    let next_part = "Now both are in my tool set";
     let screen = tmux.wait("the first pause", |s| {
         s.contains("replay paused: Enter goes on")
     });

@@ -61,6 +61,17 @@ impl Backend {
             Command::Approval { id, decision } => self.approvals.answer(id, decision),
             Command::Explain(id) => self.explain(&id),
             Command::ListResources(alias) => self.spawn_list_resources(alias),
+            Command::ReadResource(resource) => {
+                let (hub, sinks) = (
+                    self.hub.clone(),
+                    Sinks {
+                        events: self.events.clone(),
+                        store: self.store.clone(),
+                    },
+                );
+                self.jobs
+                    .spawn(async move { server_content::read(&hub, &sinks, resource).await });
+            }
             Command::ListPrompts(alias) => self.spawn_list_prompts(alias),
             Command::RevokeGrant(id) => self.revoke_grant(id),
             Command::SaveGrant(id) => self.save_grant(id),

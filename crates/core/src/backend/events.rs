@@ -198,21 +198,23 @@ impl Backend {
                     .map(|r| crate::sanitize::inert_line(&r.tool, 60))
                     .collect();
                 let text = match change {
-                    crate::mcp::PinChange::Created => format!(
-                        "pinned the definitions of {} tools of `{alias}` (first use): {}",
+                    crate::mcp::PinChange::Created => Some(format!(
+                        "pinned the definitions of {} tool{} of `{alias}` (first use): {}",
                         names.len(),
+                        if names.len() == 1 { "" } else { "s" },
                         names.join(", ")
-                    ),
-                    crate::mcp::PinChange::Accepted => format!(
-                        "accepted the definitions of `{alias}`: {}",
-                        names.join(", ")
-                    ),
-                    crate::mcp::PinChange::Violated => format!(
+                    )),
+                    // The operator's act (v then a, or p) says it in its own
+                    // result, with the reconnect: one notice, not two.
+                    crate::mcp::PinChange::Accepted => None,
+                    crate::mcp::PinChange::Violated => Some(format!(
                         "`{alias}` publishes tools that differ from their pins: {}",
                         names.join(", ")
-                    ),
+                    )),
                 };
-                self.send(BackendEvent::Notice(text));
+                if let Some(text) = text {
+                    self.send(BackendEvent::Notice(text));
+                }
             }
             McpEvent::Progress {
                 call,
@@ -295,6 +297,9 @@ impl Backend {
         // its outcome carries.
         let approval = self.approvals.take_decided(&id);
         let decided = self.records.finished(&id, run, approval).or(approval);
+        if let (Some(store), Some(decided)) = (&self.store, decided) {
+            store.audit_decided(&id, decided.key(), decided.grant());
+        }
         self.send(BackendEvent::ToolCallFinished(outcome_view(
             id, run, decided,
         )));

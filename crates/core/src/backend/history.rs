@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::agent::conversation::{Block, Message, ResultPart, Role};
 use crate::protocol::{
-    HistoryItem, PolicyEffect, Requester, Target, ToolCallView, ToolOutcomeView,
+    Decided, HistoryItem, PolicyEffect, Requester, Target, ToolCallView, ToolOutcomeView,
 };
 
 /// Entries shown at most (the newest); a longer session starts with a notice.
@@ -117,12 +117,23 @@ struct Audit {
     calls: HashMap<String, (Target, Option<PolicyEffect>)>,
     /// Elapsed ms and the server's words, by call id.
     results: HashMap<String, (u64, Option<String>)>,
+    /// How each call was decided (the row's word), by call id.
+    decided: HashMap<String, Decided>,
 }
 
 impl Audit {
     fn read(path: &Path) -> Self {
         let mut audit = Audit::default();
         for record in lines(path) {
+            if record["event"] == "decided"
+                && let Some(call) = record["call"].as_str()
+                && let Some(decided) = record["decided"].as_str().and_then(|key| {
+                    Decided::from_key(key, record["grant"].as_u64().unwrap_or_default())
+                })
+            {
+                audit.decided.insert(call.to_string(), decided);
+                continue;
+            }
             let Some(id) = record["id"].as_str() else {
                 continue;
             };
@@ -148,6 +159,12 @@ impl Audit {
                     let elapsed = record["elapsed"].as_u64().unwrap_or(0);
                     let output = record["server_output"].as_str().map(str::to_string);
                     audit.results.insert(id.to_string(), (elapsed, output));
+                    // A headless run writes no `decided` record: the call's
+                    // own decision says it in the same words (a TUI
+                    // session's `decided`, read later or earlier, wins).
+                    if let Some(decided) = record["decision"].as_str().and_then(from_decision) {
+                        audit.decided.entry(id.to_string()).or_insert(decided);
+                    }
                 }
                 _ => {}
             }
@@ -188,11 +205,25 @@ impl Audit {
             }),
             server_output,
             elapsed_ms,
-            decided: None,
+            decided: self.decided.get(id).copied(),
             // Not in the transcript: a resumed call shows its result only.
             dropped_nulls: Vec::new(),
         }
     }
+}
+
+/// A `tool_result`'s decision as the row's words (as the backend says them
+/// for a call without a prompt).
+fn from_decision(decision: &str) -> Option<Decided> {
+    Some(match decision {
+        "allow" => Decided::AllowedByPolicy,
+        "approved" => Decided::ApprovedOnce,
+        "denied" => Decided::NotApproved,
+        "denied_by_policy" => Decided::DeniedByPolicy,
+        "refused_by_schema" => Decided::RefusedBySchema,
+        "not_run" => Decided::NotRun,
+        _ => return None,
+    })
 }
 
 fn text(v: &Value) -> String {
@@ -216,4 +247,56 @@ fn lines(path: &Path) -> impl Iterator<Item = Value> {
         .into_iter()
         .flat_map(|f| BufReader::new(f).lines().map_while(Result::ok))
         .filter_map(|l| serde_json::from_str(&l).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(path: &Path, lines: &[Value]) {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(path, text).expect("write");
+    }
+
+    #[test]
+    fn a_resumed_call_keeps_the_word_its_row_had() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let call = |id: &str| {
+            serde_json::json!({"kind": "message", "agent": "lead", "message": {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": id, "name": "mcp__demo_alpha__set",
+                             "input": {"key": "k"}}]}})
+        };
+        let result = |id: &str| {
+            serde_json::json!({"kind": "message", "agent": "lead", "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": id,
+                             "content": [{"type": "text", "text": "ok"}], "is_error": false}]}})
+        };
+        write(
+            &dir.path().join("transcript.jsonl"),
+            &[call("c1"), result("c1"), call("c2"), result("c2")],
+        );
+        // The TUI's `decided` record says more than the result's own
+        // `approved` (a grant, not a prompt); without one, that word is used.
+        write(
+            &dir.path().join("audit.jsonl"),
+            &[
+                serde_json::json!({"event": "tool_result", "id": "c1", "decision": "approved", "elapsed": 3}),
+                serde_json::json!({"event": "decided", "call": "c1", "decided": "session_grant", "grant": 2}),
+                serde_json::json!({"event": "tool_result", "id": "c2", "decision": "approved", "elapsed": 3}),
+            ],
+        );
+        let decided: Vec<Option<Decided>> = read(dir.path())
+            .into_iter()
+            .filter_map(|item| match item {
+                HistoryItem::Call(call) => call.1.map(|o| o.decided),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            decided,
+            [Some(Decided::SessionGrant(2)), Some(Decided::ApprovedOnce)]
+        );
+    }
 }

@@ -94,11 +94,13 @@ impl Backend {
                 match crate::config::edit::write_policy(path, alias, &published, &spec.policy) {
                     Ok(policy) => {
                         let _ = self.hub.change_policy(alias, policy);
-                        self.pin_listed_and_reconnect(alias.to_string(), report.published);
-                        format!(
-                            "wrote [servers.{alias}.tools] to {}; pinning the tools it lists, reconnecting",
-                            path.display()
-                        )
+                        let wrote = format!("wrote [servers.{alias}.tools] to {}", path.display());
+                        // Its result is the one notice of this act.
+                        return self.pin_listed_and_reconnect(
+                            alias.to_string(),
+                            report.published,
+                            wrote,
+                        );
                     }
                     Err(e) => e.to_string(),
                 }

@@ -52,12 +52,22 @@ impl Backend {
         self.jobs.spawn(async move {
             let text = match hub.accept_pins(&alias, &report.published).await {
                 Ok(accepted) => {
-                    let count =
-                        accepted.changed.len() + accepted.renamed.len() + accepted.added.len();
+                    let names: Vec<String> = accepted
+                        .changed
+                        .iter()
+                        .chain(&accepted.renamed)
+                        .map(|c| c.tool.clone())
+                        .chain(accepted.added.iter().cloned())
+                        .map(|n| format!("`{}`", crate::sanitize::inert_line(&n, 60)))
+                        .collect();
+                    let count = names.len();
                     let connected = connect(&hub, &alias, true).await;
+                    // The one notice of this act: what was pinned, where, and
+                    // how the reconnect went.
                     format!(
-                        "accepted {count} definition{} of `{alias}` (pinned in {}); {connected}",
+                        "accepted {count} definition{} of `{alias}` ({}), pinned in {}; {connected}",
                         if count == 1 { "" } else { "s" },
+                        names.join(", "),
                         accepted.location
                     )
                 }
@@ -67,21 +77,29 @@ impl Backend {
         });
     }
 
-    /// After `p` wrote a policy: pins the tools it lists that have no pin yet
-    /// (a changed definition keeps its old pin and its own review), then
-    /// reconnects.
+    /// After `p` wrote a policy (`wrote`: where, said first): pins the tools
+    /// it lists that have no pin yet (a changed definition keeps its old pin
+    /// and its own review), then reconnects; one notice says all of it.
     pub(super) fn pin_listed_and_reconnect(
         &mut self,
         alias: String,
         published: Arc<[PublishedTool]>,
+        wrote: String,
     ) {
         let (hub, events) = (self.hub.clone(), self.events.clone());
         self.jobs.spawn(async move {
             let pinned = match hub.pin_unpinned(&alias, &published).await {
-                Ok(pinned) => format!("pinned {} new tool definitions", pinned.len()),
-                Err(e) => format!("pinned nothing ({e})"),
+                // Nothing new to pin is not news: no "pinned 0".
+                Ok(pinned) if pinned.is_empty() => String::new(),
+                Ok(pinned) => format!(
+                    "pinned {} new tool definition{} (first use); ",
+                    pinned.len(),
+                    if pinned.len() == 1 { "" } else { "s" }
+                ),
+                Err(e) => format!("pinned nothing ({e}); "),
             };
-            let text = format!("`{alias}`: {pinned}; {}", connect(&hub, &alias, true).await);
+            let connected = connect(&hub, &alias, true).await;
+            let text = format!("{wrote}; {pinned}{connected}");
             let _ = events.send(BackendEvent::CommandResult(text));
         });
     }

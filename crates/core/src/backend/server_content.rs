@@ -12,8 +12,8 @@ use crate::agent::conversation::{Block, ResultPart};
 use crate::agent::toolbox::{self, ToolRun};
 use crate::mcp::{CallId, CallIdentity, FlagApprover, Hub, Requester, ToolError};
 use crate::protocol::{
-    BackendEvent, ContentPart, ContentSource, MAX_ATTACHED, PromptUse, ServerContentView,
-    UserMessage,
+    BackendEvent, ContentPart, ContentSource, MAX_ATTACHED, PromptUse, ResourceRef,
+    ServerContentView, UserMessage,
 };
 use crate::sanitize::for_model_line;
 use crate::store::Store;
@@ -86,6 +86,23 @@ pub async fn message(
         sinks.show(view, &format!("resource {mention}"));
     }
     Some(blocks)
+}
+
+/// A resource the operator reads in the Resources window: shown to them,
+/// never to the model. Their key is the approval a `confirm` read asks for; a
+/// `deny` is refused before anything is sent.
+pub async fn read(hub: &Hub, sinks: &Sinks, r: ResourceRef) {
+    let approver = FlagApprover { approve: true };
+    let call = CallIdentity::new(CallId::mint("read"), Requester::Operator);
+    let run = toolbox::from_mcp(hub.read_resource(&r.alias, &r.uri, &approver, &call).await);
+    let what = format!(
+        "resource {} (read in the Resources window)",
+        for_model_line(&format!("@{}:{}", r.alias, r.uri), 600)
+    );
+    sinks.show(
+        view(&r.alias, ContentSource::Read { uri: r.uri }, run),
+        &what,
+    );
 }
 
 /// The blocks a prompt puts in the conversation: its messages, as one user

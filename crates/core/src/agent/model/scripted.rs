@@ -249,4 +249,24 @@ mod tests {
             "an act ends with a text-only turn"
         );
     }
+
+    #[test]
+    fn the_demo_narration_reads_the_same_at_every_width() {
+        // The TUI wraps it to the pane, and at 80 columns the panes are tabs:
+        // no line breaks of its own, no column counts, no "on the right".
+        let scenario = Scenario::parse(DEMO_SCENARIO, "demo").unwrap();
+        for turn in scenario.acts.iter().flat_map(|a| &a.turns) {
+            let text = turn.text.to_lowercase();
+            for said in [
+                "\n",
+                "column",
+                "on the right",
+                "on the left",
+                "at the top",
+                "at the bottom",
+            ] {
+                assert!(!text.contains(said), "{said:?} in {:?}", turn.text);
+            }
+        }
+    }
 }

@@ -31,7 +31,7 @@ impl ServerContentCell {
     pub fn lines(&self, width: usize) -> Vec<Line<'static>> {
         let view = &self.view;
         let (what, name) = match &view.source {
-            ContentSource::Resource { uri } => ("resource", uri),
+            ContentSource::Resource { uri } | ContentSource::Read { uri } => ("resource", uri),
             ContentSource::Prompt { name } => ("prompt", name),
         };
         let (icon, tag, style) = match (&view.error, &view.source) {
@@ -39,6 +39,9 @@ impl ServerContentCell {
                 ("⇠", "server content, untrusted", theme::untrusted())
             }
             (None, ContentSource::Prompt { .. }) => ("⇠", "the server's words", theme::untrusted()),
+            // Read in the Resources window: the model never gets it.
+            (None, ContentSource::Read { .. }) => ("⇠", "for you only", theme::untrusted()),
+            (Some(_), ContentSource::Read { .. }) => ("✗", "not read", theme::error()),
             (Some(_), _) => ("✗", "not included", theme::error()),
         };
         let mut lines = vec![Line::from(vec![

@@ -159,6 +159,16 @@ pub(super) fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<
         } else {
             COLLAPSED_RESULT_LINES
         };
+        let (note, result) = harness_note(result);
+        // The harness's note on a cut result (where the whole of it is saved)
+        // comes first: a collapsed row shows only a result's first lines.
+        if let Some(note) = note {
+            lines.extend(
+                wrapped(note, width.saturating_sub(4))
+                    .into_iter()
+                    .map(|l| Line::styled(format!("  │ {l}"), theme::warn())),
+            );
+        }
         let all = wrapped(result, width.saturating_sub(4));
         let result_style = if matches!(call.status, CallStatus::Failed { .. }) {
             theme::error()
@@ -181,6 +191,15 @@ pub(super) fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<
         lines.extend(server_output(server, width, call.expanded));
     }
     lines
+}
+
+/// A result's last line when the harness wrote it (`[mcp-harness: …]`: the
+/// result was cut, and where all of it is), apart from the server's text.
+fn harness_note(result: &str) -> (Option<&str>, &str) {
+    match result.rsplit_once('\n') {
+        Some((body, last)) if last.starts_with("[mcp-harness: ") => (Some(last), body),
+        _ => (None, result),
+    }
 }
 
 fn decision_style(decided: Decided) -> Style {

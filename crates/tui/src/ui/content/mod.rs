@@ -16,7 +16,7 @@ use super::theme;
 use crate::protocol::{PinStatus, ToolView};
 
 pub use lists::{registry_empty, registry_header, servers_lines};
-pub use windows::{explain_lines, resources_lines, rules_lines};
+pub use windows::{RESOURCE_ROWS_FROM, explain_lines, resources_lines, rules_lines};
 
 /// The scopes in the order help lists them.
 const HELP_ORDER: [Scope; 19] = [

@@ -7,6 +7,7 @@ use crate::ui::keymap::Scope;
 use crate::ui::keymap::keys_of;
 use crate::ui::sanitize::{line, name, wrapped};
 use crate::ui::state::AppState;
+use crate::ui::text::fit;
 use crate::ui::theme;
 
 /// Which local rule decided a call, one rule per paragraph.
@@ -136,9 +137,17 @@ fn grant_row(grant: &GrantView, width: usize) -> Vec<Span<'static>> {
     ]
 }
 
+/// The line of the Resources window where its first resource's row is.
+pub const RESOURCE_ROWS_FROM: usize = 4;
+
 /// A server's resources: URI, name, MIME type and size per row (server text,
-/// each cell one inert line), then its templates, and the read policy.
-pub fn resources_lines(view: Option<&ResourcesView>, width: usize) -> Vec<Line<'static>> {
+/// each cell one inert line; `selected` is the one Enter reads), then its
+/// templates, and the read policy.
+pub fn resources_lines(
+    view: Option<&ResourcesView>,
+    selected: usize,
+    width: usize,
+) -> Vec<Line<'static>> {
     let Some(view) = view else {
         return vec![Line::styled("asking the server…", theme::dim())];
     };
@@ -153,47 +162,63 @@ pub fn resources_lines(view: Option<&ResourcesView>, width: usize) -> Vec<Line<'
             view.alias
         )),
     ])];
+    lines.push(Line::styled(
+        fit(
+            "Enter reads the selected resource for you (the model does not get it)",
+            width,
+        ),
+        theme::dim(),
+    ));
     let size = |n: Option<u64>| n.map_or_else(|| "-".to_string(), crate::ui::text::bytes);
     let uri_width = (width / 2).max(12);
     let name_width = (width / 5).max(8);
     let mime_width = (width / 6).max(6);
-    let mut section = |title: String, rows: &[crate::protocol::ResourceRow], sized: bool| {
-        lines.push(Line::raw(""));
-        lines.push(Line::styled(title, theme::strong()));
-        for r in rows {
-            let mut spans = vec![
-                Span::raw(format!("{:<uri_width$} ", name(&r.uri, uri_width))),
-                Span::styled(
-                    format!("{:<name_width$} ", name(&r.name, name_width)),
-                    theme::accent(),
-                ),
-                Span::styled(
-                    format!(
-                        "{:<mime_width$}",
-                        line(r.mime.as_deref().unwrap_or("-"), mime_width)
+    let mut section =
+        |title: String, rows: &[crate::protocol::ResourceRow], selected: Option<usize>| {
+            lines.push(Line::raw(""));
+            lines.push(Line::styled(title, theme::strong()));
+            for (i, r) in rows.iter().enumerate() {
+                let mut spans = vec![
+                    Span::raw(format!("{:<uri_width$} ", name(&r.uri, uri_width))),
+                    Span::styled(
+                        format!("{:<name_width$} ", name(&r.name, name_width)),
+                        theme::accent(),
                     ),
-                    theme::dim(),
-                ),
-            ];
-            if sized {
+                    Span::styled(
+                        format!(
+                            "{:<mime_width$}",
+                            line(r.mime.as_deref().unwrap_or("-"), mime_width)
+                        ),
+                        theme::dim(),
+                    ),
+                ];
+                // Templates have no size (and need arguments: not read here).
+                let Some(selected) = selected else {
+                    lines.push(Line::from(spans));
+                    continue;
+                };
                 spans.push(Span::raw(format!(" {:>8}", size(r.size))));
+                let row = Line::from(spans);
+                lines.push(if i == selected {
+                    row.style(theme::selected())
+                } else {
+                    row
+                });
             }
-            lines.push(Line::from(spans));
-        }
-    };
+        };
     section(
         format!(
             "{} resources (URI, name, MIME type, size)",
             view.resources.len()
         ),
         &view.resources,
-        true,
+        Some(selected),
     );
     if !view.templates.is_empty() {
         section(
             format!("{} templates", view.templates.len()),
             &view.templates,
-            false,
+            None,
         );
     }
     if view.malformed > 0 {

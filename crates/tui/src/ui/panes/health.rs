@@ -39,12 +39,17 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     ]));
     let Some(h) = &server.health else {
         let what = match server.state {
-            AliasStatus::Connecting => "connecting…",
-            AliasStatus::Disconnected => "not connected — c in Servers (2) connects it",
-            _ => "no connection was made: the reason is in Servers (2)",
+            AliasStatus::Connecting => "connecting…".to_string(),
+            AliasStatus::Disconnected => "not connected — c in Servers (2) connects it".into(),
+            // It answered, then a local rule refused what it publishes.
+            AliasStatus::Rejected => format!(
+                "connected, then refused: {} — the reason is in Servers (2)",
+                server.code.as_deref().unwrap_or("a local rule")
+            ),
+            _ => "no connection was made: the reason is in Servers (2)".into(),
         };
         lines.extend(
-            wrapped(what, width)
+            wrapped(&what, width)
                 .into_iter()
                 .map(|l| Line::styled(l, theme::dim())),
         );

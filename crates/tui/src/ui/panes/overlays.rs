@@ -78,9 +78,10 @@ pub fn draw(frame: &mut Frame, state: &AppState, overlay: &Overlay) {
             alias,
             view,
             scroll,
+            selected,
         } => {
             let width = area.width.saturating_sub(2) as usize;
-            let lines = resources_lines(view.as_ref(), width);
+            let lines = resources_lines(view.as_ref(), *selected, width);
             let max = max_scroll(area, lines.len());
             (format!("Resources · {alias}"), lines, (*scroll).min(max))
         }

@@ -9,7 +9,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::protocol::PinStatus;
+use crate::protocol::{AliasStatus, PinStatus};
 use crate::ui::content::{registry_empty, registry_header};
 use crate::ui::layout::registry_geometry;
 use crate::ui::rows::{ARROW, EFFECT_WIDTH, RegistryRow};
@@ -268,6 +268,8 @@ fn pins_summary(state: &AppState) -> String {
         count(PinStatus::Changed),
     );
     match (changed, new) {
+        // A refused alias runs nothing: its pins matching is no all-clear.
+        (0, 0) if server.state == AliasStatus::Rejected => String::new(),
         (0, 0) if pinned > 0 => " · ✓ pinned".into(),
         (0, 0) => String::new(),
         (0, new) => format!(" · + {new} unpinned"),

@@ -53,6 +53,8 @@ pub enum Overlay {
         alias: String,
         view: Option<ResourcesView>,
         scroll: u16,
+        /// The resource Enter reads (an index into `view.resources`).
+        selected: usize,
     },
     /// A sign-in waiting for the browser.
     SignIn(Box<SignInWindow>),

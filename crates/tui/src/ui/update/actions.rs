@@ -75,10 +75,13 @@ fn servers(state: &mut AppState, action: Action) -> Vec<Effect> {
             return Vec::new();
         }
         Action::Resources => {
+            // As for explain: the window's keys are the footer now.
+            state.status = None;
             state.overlay = Some(Overlay::Resources {
                 alias: alias.clone(),
                 view: None,
                 scroll: 0,
+                selected: 0,
             });
             Command::ListResources(alias)
         }
@@ -238,6 +241,9 @@ fn conversation(state: &mut AppState, action: Action) -> Vec<Effect> {
                 return Vec::new();
             };
             let call_id = call.id.clone();
+            // The footer is the window's now: an older message would stay
+            // over its keys (and outlive it).
+            state.status = None;
             state.overlay = Some(Overlay::Explain {
                 call_id: call_id.clone(),
                 view: None,

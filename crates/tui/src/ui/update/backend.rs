@@ -359,6 +359,8 @@ fn resumed(state: &mut AppState, history: Vec<HistoryItem>, connected: Vec<Strin
                 if let Some(o) = outcome {
                     cell.result = Some(o.text);
                     cell.server_output = o.server_output;
+                    // The row's decision word, as the audit log kept it.
+                    cell.decided = o.decided;
                 }
                 Cell::ToolCall(Box::new(cell))
             }

@@ -9,10 +9,15 @@ use crate::ui::state::{AppState, Cell, Overlay};
 
 pub fn resources(state: &mut AppState, view: ResourcesView) {
     if let Some(Overlay::Resources {
-        alias, view: shown, ..
+        alias,
+        view: shown,
+        selected,
+        ..
     }) = &mut state.overlay
         && *alias == view.alias
     {
+        // A new listing may be shorter: the selection stays on a row.
+        *selected = (*selected).min(view.resources.len().saturating_sub(1));
         *shown = Some(view.clone());
     }
     let opened = opened(state, &view.alias);

@@ -30,6 +30,7 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
                     .saturating_add_signed(step.signum() as isize)
                     .min(last);
             }
+            Some(Overlay::Resources { .. }) => select_resource(state, step),
             _ => scroll(state, step),
         }
         return Vec::new();
@@ -96,6 +97,7 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
                 return vec![Effect::Send(Command::SaveGrant(id))];
             }
         }
+        (Some(Action::Read), Some(Overlay::Resources { .. })) => return read_resource(state),
         (Some(Action::Submit), Some(Overlay::CallTool(editor))) => {
             return submit((**editor).clone(), state);
         }
@@ -146,10 +148,13 @@ fn scroll(state: &mut AppState, step: i32) {
             let width = area.width.saturating_sub(2) as usize;
             max_scroll(area, content::explain_lines(view.as_ref(), width).len())
         }
-        Some(Overlay::Resources { view, .. }) => {
+        Some(Overlay::Resources { view, selected, .. }) => {
             let area = overlay_area(state.area);
             let width = area.width.saturating_sub(2) as usize;
-            max_scroll(area, content::resources_lines(view.as_ref(), width).len())
+            max_scroll(
+                area,
+                content::resources_lines(view.as_ref(), *selected, width).len(),
+            )
         }
         Some(Overlay::PinDiff {
             alias, confirming, ..
@@ -176,6 +181,75 @@ fn scroll(state: &mut AppState, step: i32) {
             .clamp(0, i32::from(max));
         *scroll = u16::try_from(next).unwrap_or(max);
     }
+}
+
+/// Moves the Resources window's selection by one row (`step`'s sign), and
+/// scrolls so the selected row is in sight.
+fn select_resource(state: &mut AppState, step: i32) {
+    let area = overlay_area(state.area);
+    let width = area.width.saturating_sub(2) as usize;
+    let height = usize::from(area.height.saturating_sub(2)).max(1);
+    let Some(Overlay::Resources {
+        view,
+        scroll,
+        selected,
+        ..
+    }) = &mut state.overlay
+    else {
+        return;
+    };
+    let count = view.as_ref().map_or(0, |v| v.resources.len());
+    *selected = selected
+        .saturating_add_signed(step.signum() as isize)
+        .min(count.saturating_sub(1));
+    let total = content::resources_lines(view.as_ref(), *selected, width).len();
+    let at = content::RESOURCE_ROWS_FROM + *selected;
+    let top = usize::from(*scroll);
+    let top = if at < top {
+        at
+    } else if at >= top + height {
+        at + 1 - height
+    } else {
+        top
+    };
+    // Near the top, the window's head stays in sight.
+    let top = if at < height { 0 } else { top };
+    *scroll = u16::try_from(top.min(total.saturating_sub(height))).unwrap_or(u16::MAX);
+}
+
+/// Enter in the Resources window: reads the selected resource for the
+/// operator; under a `deny` read policy, says so and sends nothing.
+fn read_resource(state: &mut AppState) -> Vec<Effect> {
+    let Some(Overlay::Resources {
+        alias,
+        view,
+        selected,
+        ..
+    }) = &state.overlay
+    else {
+        return Vec::new();
+    };
+    let (alias, selected) = (alias.clone(), *selected);
+    let Some(view) = view else {
+        state.say("the listing has not come yet");
+        return Vec::new();
+    };
+    if view.read == crate::protocol::PolicyEffect::Deny {
+        state.say(format!(
+            "reading is denied by local policy ([servers.{alias}.resources] read = \"deny\"): nothing was read"
+        ));
+        return Vec::new();
+    }
+    let Some(resource) = view.resources.get(selected) else {
+        state.say(format!("`{alias}` lists no resource to read"));
+        return Vec::new();
+    };
+    let uri = resource.uri.clone();
+    // What it reads shows in the conversation, behind this window.
+    state.overlay = None;
+    vec![Effect::Send(Command::ReadResource(
+        crate::protocol::ResourceRef { alias, uri },
+    ))]
 }
 
 /// Opens the diff view of `alias`'s changed definitions, if it has any.

@@ -185,6 +185,31 @@ fn hints_follow_the_selections_state() {
 }
 
 #[test]
+fn explain_takes_the_footer_from_an_older_message() {
+    let mut s = connected();
+    backend(
+        &mut s,
+        BackendEvent::ToolCallStarted(call_started("c7", "mcp__demo_alpha__lookup")),
+    );
+    s.focus = Focus::Conversation;
+    // A message from before (here: e on no call) is still up when e opens it.
+    s.cells.push(Cell::Notice("a notice".into()));
+    update(&mut s, key(KeyCode::Char('G')));
+    update(&mut s, key(KeyCode::Down));
+    update(&mut s, key(KeyCode::Char('e')));
+    assert!(s.status.is_some(), "e on a notice says what e is for");
+    update(&mut s, key(KeyCode::Up));
+    update(&mut s, key(KeyCode::Char('e')));
+    assert!(matches!(s.overlay, Some(Overlay::Explain { .. })));
+    assert_eq!(
+        s.status, None,
+        "the window's keys are the footer, not the old message"
+    );
+    update(&mut s, key(KeyCode::Esc));
+    assert_eq!(s.status, None, "and it does not come back when it closes");
+}
+
+#[test]
 fn explain_asks_the_backend_about_the_selected_call_and_shows_its_answer() {
     let mut s = connected();
     backend(

@@ -90,6 +90,33 @@ fn the_registry_marks_the_changed_tool_and_says_how_to_review_it() {
 }
 
 #[test]
+fn a_refused_alias_whose_pins_match_is_not_called_pinned() {
+    // demo_beta refused for its policy, every tool it publishes pinned.
+    let mut servers = servers_at(Instant::now());
+    servers[1].published = Arc::from(
+        servers[1]
+            .published
+            .iter()
+            .cloned()
+            .map(|mut t| {
+                t.pin = PinStatus::Pinned;
+                t
+            })
+            .collect::<Vec<_>>(),
+    );
+    let mut s = session();
+    update(&mut s, views(servers));
+    s.focus = Focus::Servers;
+    s.selected_server = 1;
+    let screen = screen_text(&mut s, (120, 40));
+    assert!(screen.contains("Registry v4 · demo_beta ─"), "{screen}");
+    assert!(!screen.contains("✓ pinned"), "{screen}");
+    // Health says it answered, then a local rule refused it.
+    assert!(screen.contains("connected, then refused:"), "{screen}");
+    assert!(screen.contains("policy_mismatch — the reason"), "{screen}");
+}
+
+#[test]
 fn v_shows_the_diff_a_asks_n_goes_back_y_accepts_what_was_shown() {
     let mut s = refused_session();
     assert!(key(&mut s, KeyCode::Char('v')).is_empty());

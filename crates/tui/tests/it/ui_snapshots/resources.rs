@@ -4,7 +4,10 @@
 //! `list_changed` of that server asks again, Esc closes.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use mcp_harness::protocol::{BackendEvent, Command, PolicyEffect, ResourceRow, ResourcesView};
+use mcp_harness::protocol::{
+    BackendEvent, Command, ContentPart, ContentSource, PolicyEffect, ResourceRef, ResourceRow,
+    ResourcesView, ServerContentView,
+};
 use mcp_harness::ui::msg::{Effect, Msg};
 use mcp_harness::ui::state::{AppState, Focus, Overlay};
 use mcp_harness::ui::update::update;
@@ -121,4 +124,83 @@ fn an_error_is_the_harness_words_and_a_disconnected_server_is_not_asked() {
     backend(&mut s, BackendEvent::Resources(failed));
     assert!(screen_text(&mut s, (80, 24)).contains("offers no resources"));
     assert!(matches!(s.overlay, Some(Overlay::Resources { .. })));
+}
+
+#[test]
+fn enter_reads_the_selected_resource_for_the_operator() {
+    let (mut s, _) = open();
+    backend(&mut s, BackendEvent::Resources(listing()));
+    let key = |s: &mut AppState, code| update(s, Msg::Key(KeyEvent::from(code)));
+    // ↓ selects (never past the last resource: templates need arguments).
+    for _ in 0..5 {
+        assert!(key(&mut s, KeyCode::Down).is_empty());
+    }
+    assert!(matches!(
+        s.overlay,
+        Some(Overlay::Resources { selected: 2, .. })
+    ));
+    key(&mut s, KeyCode::Up);
+    let effects = key(&mut s, KeyCode::Enter);
+    assert_eq!(
+        effects,
+        vec![Effect::Send(Command::ReadResource(ResourceRef {
+            alias: "demo_alpha".into(),
+            uri: "demo://demo-alpha/table".into(),
+        }))]
+    );
+    // What it read comes into the conversation, behind the window.
+    assert!(s.overlay.is_none());
+    backend(
+        &mut s,
+        BackendEvent::ServerContent(ServerContentView {
+            alias: "demo_alpha".into(),
+            source: ContentSource::Read {
+                uri: "demo://demo-alpha/table".into(),
+            },
+            parts: vec![ContentPart {
+                label: "text".into(),
+                text: "{\"apple\": \"red\"}".into(),
+            }],
+            error: None,
+            server_output: None,
+        }),
+    );
+    let screen = screen_text(&mut s, (120, 40));
+    assert!(
+        screen.contains("⇠ demo_alpha · resource  for you only"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn enter_under_a_deny_read_policy_reads_nothing_and_says_why() {
+    let (mut s, _) = open();
+    let mut denied = listing();
+    denied.read = PolicyEffect::Deny;
+    backend(&mut s, BackendEvent::Resources(denied));
+    let effects = update(&mut s, Msg::Key(KeyEvent::from(KeyCode::Enter)));
+    assert!(effects.is_empty(), "{effects:?}");
+    let said = s
+        .status
+        .as_ref()
+        .map(|(t, _)| t.clone())
+        .unwrap_or_default();
+    assert!(
+        said.contains("denied by local policy ([servers.demo_alpha.resources] read = \"deny\")"),
+        "{said}"
+    );
+}
+
+#[test]
+fn the_window_takes_the_footer_from_an_older_message() {
+    let mut s = session();
+    s.focus = Focus::Servers;
+    s.selected_server = 0;
+    s.say("connected `demo_alpha`: 5 tools exposed");
+    update(
+        &mut s,
+        Msg::Key(KeyEvent::new(KeyCode::Char('R'), KeyModifiers::SHIFT)),
+    );
+    assert!(matches!(s.overlay, Some(Overlay::Resources { .. })));
+    assert_eq!(s.status, None);
 }

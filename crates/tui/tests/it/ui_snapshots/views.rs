@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use crossterm::event::KeyCode;
 use mcp_harness::protocol::{
-    BackendEvent, Decided, ExplainView, GrantView, HistoryItem, Requester, Rule, Views, Withdrawal,
+    BackendEvent, Decided, ExplainView, GrantView, HistoryItem, PolicyEffect, Requester, Rule,
+    Views, Withdrawal,
 };
 use mcp_harness::ui::msg::Msg;
 use mcp_harness::ui::state::{AppState, Focus, Overlay};
@@ -132,10 +133,26 @@ fn a_resumed_session() {
     let s = session();
     let mut call = call_started("r1", "mcp__demo_alpha__lookup");
     call.by = Requester::Lead;
-    let outcome = match finished("r1", true, "apple = red (demo-alpha)", None, None) {
+    let mut outcome = match finished("r1", true, "apple = red (demo-alpha)", None, None) {
         BackendEvent::ToolCallFinished(o) => o,
         _ => unreachable!(),
     };
+    // What the audit log kept: each row keeps its decision word.
+    outcome.decided = Some(Decided::AllowedByPolicy);
+    let mut granted = call_started("r2", "mcp__demo_alpha__set");
+    granted.effect = Some(PolicyEffect::Confirm);
+    // A long result, cut: the harness's note (where all of it is) ends it.
+    let cut = format!(
+        "{}\n[mcp-harness: the result has 300000 bytes of text; 8000 are shown \
+         (max_result_bytes). All of it is saved as results/r2.txt; read_result \
+         {{\"call_id\": \"r2\", \"offset\": 8000}} reads on from where this stops.]",
+        crate::fixtures::long_text(12)
+    );
+    let mut granted_outcome = match finished("r2", true, &cut, None, None) {
+        BackendEvent::ToolCallFinished(o) => o,
+        _ => unreachable!(),
+    };
+    granted_outcome.decided = Some(Decided::SessionGrant(1));
     let mut fresh = AppState::new(s.now);
     fresh.session = s.session.clone();
     update(&mut fresh, crate::fixtures::views(servers()));
@@ -149,6 +166,7 @@ fn a_resumed_session() {
                     text: "Asking demo_alpha.".into(),
                 },
                 HistoryItem::Call(Box::new((call, Some(outcome)))),
+                HistoryItem::Call(Box::new((granted, Some(granted_outcome)))),
                 HistoryItem::Assistant {
                     agent: Requester::Lead,
                     text: "Red.".into(),
