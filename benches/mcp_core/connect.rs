@@ -104,9 +104,15 @@ pub async fn connect_ratios(tools: usize, distinct: bool) {
         "one shared schema"
     };
     let median = |v: &[Duration]| stats(v.to_vec()).median;
-    let (a, b, c) = (median(&ours.wall), median(&with_pins.wall), median(&raw.wall));
+    let (a, b, c) = (
+        median(&ours.wall),
+        median(&with_pins.wall),
+        median(&raw.wall),
+    );
     let r = |x: Duration, y: Duration| x.as_secs_f64() / y.as_secs_f64();
-    println!("{tools} tools, 100 per page, {kind}: the whole connect, {ROUNDS} rounds after {WARM_UP} warm-ups");
+    println!(
+        "{tools} tools, 100 per page, {kind}: the whole connect, {ROUNDS} rounds after {WARM_UP} warm-ups"
+    );
     println!(
         "  (h) Hub::connect pin=off median {:>10}  (p) pinned median {:>10}  (r) bare rmcp median {:>10}",
         ms(a),

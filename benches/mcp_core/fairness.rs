@@ -54,7 +54,12 @@ pub async fn fairness() {
     let snapshot = hub.snapshot();
     // Warm up the fast path.
     fast_rate(&hub, &snapshot, 2_000).await;
-    let kinds = [Beside::Nothing, Beside::Slow, Beside::Nothing, Beside::Flood];
+    let kinds = [
+        Beside::Nothing,
+        Beside::Slow,
+        Beside::Nothing,
+        Beside::Flood,
+    ];
     let mut rates: Vec<(Beside, f64, usize)> = Vec::new();
     for _round in 0..ROUNDS {
         for beside in kinds {
@@ -111,9 +116,7 @@ pub async fn fairness() {
     println!(
         "fairness: {IN_FLIGHT} calls in flight to a fast server ({FAST_CALLS} calls a round, {ROUNDS} rounds of each)"
     );
-    println!(
-        "  alone                                                median {alone:>8.0} calls/s"
-    );
+    println!("  alone                                                median {alone:>8.0} calls/s");
     println!(
         "  beside {IN_FLIGHT} calls in flight of 2 s each to another server median {slow:>8.0} calls/s   ratio {:.3}  (target ≥ 0.9)",
         slow / alone

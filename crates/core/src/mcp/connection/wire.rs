@@ -135,19 +135,17 @@ where
                 method: None,
                 error: None,
             }) = serde_json::from_slice::<Frame>(line)
-        {
-            if self
+            && self
                 .raw_ids
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&id)
-            {
-                return Some(JsonRpcMessage::Response(JsonRpcResponse {
-                    jsonrpc: JsonRpcVersion2_0,
-                    id,
-                    result: ServerResult::CustomResult(CustomResult(result)),
-                }));
-            }
+        {
+            return Some(JsonRpcMessage::Response(JsonRpcResponse {
+                jsonrpc: JsonRpcVersion2_0,
+                id,
+                result: ServerResult::CustomResult(CustomResult(result)),
+            }));
         }
         match serde_json::from_slice::<ServerJsonRpcMessage>(line) {
             Ok(message) => {
