@@ -3,7 +3,9 @@
 //!
 //! `cargo bench --bench mcp_core` — needs the release demo server, which cargo
 //! builds for benches. Prints medians, p99 and ratios. `BENCH_ONLY=large` runs
-//! only the 10,000-tool listing (for profiling it with perf); `eras` (a call on
+//! only the 10,000-tool listing (for profiling it with perf); `connect`
+//! (the whole connect vs a bare rmcp client, with and without pins),
+//! `fairness` (a fast server's rate beside a slow one), `eras` (a call on
 //! each protocol revision and a raw rmcp call), `pins` and `telemetry` run only
 //! that part.
 
@@ -17,8 +19,12 @@ use mcp_harness::config::{self, ConfigSource};
 use mcp_harness::mcp::{EventSink, FlagApprover, Hub, McpEvent, Vars, bench};
 use serde_json::json;
 
+#[path = "mcp_core/connect.rs"]
+mod connect;
 #[path = "mcp_core/eras.rs"]
 mod eras;
+#[path = "mcp_core/fairness.rs"]
+mod fairness;
 #[path = "mcp_core/large.rs"]
 mod large;
 #[path = "mcp_core/pins.rs"]
@@ -295,6 +301,21 @@ fn main() {
     runtime.block_on(async {
         if only == "large" {
             large_server(10_000, false).await;
+            return;
+        }
+        if only == "connect" {
+            for (tools, distinct) in [
+                (1_000, false),
+                (10_000, false),
+                (1_000, true),
+                (10_000, true),
+            ] {
+                connect::connect_ratios(tools, distinct).await;
+            }
+            return;
+        }
+        if only == "fairness" {
+            fairness::fairness().await;
             return;
         }
         if only == "eras" {

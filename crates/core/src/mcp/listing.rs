@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use rmcp::model::{CustomResult, ServerResult};
 use serde_json::{Value, json};
 
 use super::connection::{Connection, RequestError};
@@ -42,21 +41,14 @@ pub async fn list_tools(
             Some(c) => json!({ "cursor": c }),
             None => json!({}),
         };
-        let (result, raw) = conn
+        // The raw answer is what the server published; rmcp's typed one may
+        // lack fields (`execution`) or, over HTTP on 2026-07-28, whole tools.
+        let raw = conn
             .request_raw("tools/list", params, conn.call_timeout())
             .await
             .map_err(|e| request_failed(e, "tools/list"))?;
-        // The raw answer is what the server published; rmcp's typed one may
-        // lack fields (`execution`) or, over HTTP on 2026-07-28, whole tools.
-        let (page_tools, next) = match &raw {
-            Some(raw) => parse_raw_page(raw, page)?,
-            None => parse_page(result, page)?,
-        };
-        if let Some(page_ttl) = raw
-            .as_ref()
-            .and_then(|r| r.get("ttlMs"))
-            .and_then(Value::as_u64)
-        {
+        let (page_tools, next) = parse_raw_page(&raw, page)?;
+        if let Some(page_ttl) = raw.get("ttlMs").and_then(Value::as_u64) {
             ttl = Some(ttl.map_or(page_ttl, |t| t.min(page_ttl)));
         }
         let page_start = tools.len();
@@ -107,19 +99,6 @@ pub async fn list_tools(
 
 type ParsedPage = (Vec<Result<PublishedTool, DefinitionError>>, Option<String>);
 
-fn parse_page(result: ServerResult, page: usize) -> Result<ParsedPage, ConnectError> {
-    match result {
-        // The typed parse succeeded: every tool is well-formed.
-        ServerResult::ListToolsResult(list) => {
-            let tools = list.tools.into_iter().map(|t| Ok(from_rmcp(t))).collect();
-            Ok((tools, list.next_cursor))
-        }
-        // Something in the page did not fit the typed model: parse by hand to say what.
-        ServerResult::CustomResult(CustomResult(raw)) => parse_raw_page(&raw, page),
-        _ => Err(malformed_page(page, "the result has no `tools` array")),
-    }
-}
-
 fn parse_raw_page(raw: &Value, page: usize) -> Result<ParsedPage, ConnectError> {
     let Some(items) = raw.get("tools").and_then(Value::as_array) else {
         return Err(malformed_page(page, "the result has no `tools` array"));
@@ -135,22 +114,6 @@ fn parse_raw_page(raw: &Value, page: usize) -> Result<ParsedPage, ConnectError> 
         .map(|(index, item)| PublishedTool::from_json(item, Position { page, index }))
         .collect();
     Ok((tools, next))
-}
-
-fn from_rmcp(tool: rmcp::model::Tool) -> PublishedTool {
-    PublishedTool {
-        name: tool.name.into_owned(),
-        title: tool.title,
-        description: tool.description.map(|d| d.into_owned()),
-        input_schema: std::sync::Arc::new(Value::Object(std::sync::Arc::unwrap_or_clone(
-            tool.input_schema,
-        ))),
-        output_schema: tool
-            .output_schema
-            .map(|s| std::sync::Arc::new(Value::Object(std::sync::Arc::unwrap_or_clone(s)))),
-        annotations: tool.annotations.and_then(|a| serde_json::to_value(a).ok()),
-        task_support: Default::default(),
-    }
 }
 
 fn check_duplicates(tools: &[PublishedTool]) -> Result<(), ConnectError> {

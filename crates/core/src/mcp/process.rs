@@ -31,6 +31,11 @@ const SHIM_HANDSHAKE: Duration = Duration::from_secs(20);
 
 static SUPERVISOR: OnceLock<PathBuf> = OnceLock::new();
 
+/// Held while a shim is spawned with its end of the control socket inheritable,
+/// and while a server is spawned directly, so that no server or shim started
+/// meanwhile inherits another shim's socket.
+static SPAWNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Starts every stdio server under `exe __shim` from now on: `exe` must be an
 /// mcp-harness binary (the binary passes `/proc/self/exe`; tests pass the built
 /// binary). Without it, servers are spawned directly: their own process group
@@ -81,7 +86,10 @@ impl ServerProcess {
                 let mut command = command_for(&spec.command, spec);
                 command.args(&spec.args).kill_on_drop(true);
                 die_with_parent(&mut command, Signal::SIGKILL, None);
-                let child = command.spawn()?;
+                let child = {
+                    let _one = SPAWNING.lock().unwrap_or_else(|e| e.into_inner());
+                    command.spawn()?
+                };
                 let pid = child
                     .id()
                     .ok_or_else(|| io::Error::other("child exited before it had a pid"))?;
@@ -222,12 +230,24 @@ async fn spawn_supervised(
         .arg(fd.to_string())
         .arg(&spec.command)
         .args(&spec.args);
-    // The shim's parent-death signal is one it handles (by killing its subtree),
-    // unlike SIGKILL, which would leave the server's descendants behind.
-    die_with_parent(&mut command, Signal::SIGHUP, Some(fd));
-    let mut child = command.spawn()?;
-    // Only the shim may hold its end: our copy would keep the socket open.
-    drop(theirs);
+    // No `pre_exec` here: without one, std starts the child with posix_spawn
+    // (a vfork) instead of fork, which copies the page tables of the whole
+    // harness — milliseconds for a harness holding thousands of tools, on
+    // every connect. The shim sets its own parent-death signal (SIGHUP, which
+    // it handles by killing its subtree) and sees our end of the socket close
+    // if we died before it could. The socket's end is handed over by clearing
+    // its close-on-exec flag while no other server is being spawned.
+    let mut child = {
+        let _one = SPAWNING.lock().unwrap_or_else(|e| e.into_inner());
+        nix::fcntl::fcntl(
+            &theirs,
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+        )?;
+        let spawned = command.spawn();
+        // Only the shim may hold its end: our copy would keep the socket open.
+        drop(theirs);
+        spawned?
+    };
     ours.set_nonblocking(true)?;
     let ours = tokio::net::UnixStream::from_std(ours)?;
     let mut reader = tokio::io::BufReader::new(ours);

@@ -118,6 +118,11 @@ fn supervise(
 ) -> std::io::Result<WaitStatus> {
     // Not for the server: it must not inherit (or hold open) the control socket.
     fcntl(ctrl.as_fd(), FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC))?;
+    // The harness spawns us without a `pre_exec` (see `process.rs`): the
+    // parent-death signal is ours to set. Had the harness died before this, its
+    // end of the control socket is closed already and the loop below stops at once.
+    #[cfg(target_os = "linux")]
+    nix::sys::prctl::set_pdeathsig(Signal::SIGHUP)?;
     #[cfg(target_os = "linux")]
     nix::sys::prctl::set_child_subreaper(true)?;
     let mut mask = SigSet::empty();

@@ -225,10 +225,10 @@ async fn get(
     let params = json!({ "taskId": id });
     match shape {
         Shape::Experimental => {
-            let (typed, raw) = conn
+            let raw = conn
                 .request_raw("tasks/get", params, conn.call_timeout())
                 .await?;
-            Ok((raw.unwrap_or_else(|| exchange::raw(typed)), None))
+            Ok((raw, None))
         }
         Shape::Extension => {
             let answer = conn

@@ -36,6 +36,7 @@ mod probe;
 mod request;
 pub mod tasks;
 pub mod watchdog;
+mod wire;
 
 pub use outcome::{AuthDenial, Endpoint, RequestError, ServerIdentity};
 

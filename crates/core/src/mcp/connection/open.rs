@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::sync::{mpsc, watch};
 
@@ -115,8 +114,9 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
                 state: p.limits.max_request_state_bytes,
             };
             let stdout = Gate::new(stdout, Lexer::new(caps, Arc::clone(&spills)));
-            let transport = AsyncRwTransport::new_client(stdout, pipes.stdin)
-                .with_max_line_length(p.spec.max_message_bytes);
+            // Answers to raw requests are parsed once, as JSON (see `wire`).
+            let transport =
+                super::wire::StdioWire::new(stdout, pipes.stdin, p.spec.max_message_bytes);
             let probe_window = p.limits.discover_timeout.min(timeout / 2);
             let negotiation = negotiate::over_stdio(transport, plan, &parts, probe_window);
             let negotiation = tokio::time::timeout(timeout, negotiation);

@@ -136,14 +136,16 @@ impl Connection {
         self.ended_error()
     }
 
-    /// [`Self::request`], also returning the answer's `result` exactly as the
-    /// server sent it (when the transport saw it; see `rawtap`).
+    /// [`Self::request`]'s answer as the JSON the server sent: over stdio a raw
+    /// request's result is parsed once, as JSON (see `wire`); over HTTP the
+    /// transport's copy of the answer (see `rawtap`) stands in for rmcp's
+    /// typed one, which may lack fields.
     pub(in crate::mcp) async fn request_raw(
         &self,
         method: &str,
         params: Value,
         timeout: Duration,
-    ) -> Result<(ServerResult, Option<Value>), RequestError> {
+    ) -> Result<Value, RequestError> {
         let _armed = self.tap.arm();
         let id = std::sync::Mutex::new(None);
         let result = self
@@ -151,11 +153,14 @@ impl Connection {
                 *id.lock().unwrap_or_else(|e| e.into_inner()) = Some(sent.clone());
             })
             .await?;
-        let raw = id
+        if let ServerResult::CustomResult(CustomResult(raw)) = result {
+            return Ok(raw);
+        }
+        let tapped = id
             .into_inner()
             .unwrap_or_else(|e| e.into_inner())
             .and_then(|id| self.tap.result_for(&id));
-        Ok((result, raw))
+        Ok(tapped.unwrap_or_else(|| super::raw(result)))
     }
 
     /// Why a request cannot be answered on an ended connection: the sign-in
