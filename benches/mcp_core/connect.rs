@@ -49,20 +49,20 @@ pub async fn connect_ratios(tools: usize, distinct: bool) {
     let dir = tempfile::tempdir().expect("temp dir");
     let lock = dir.path().join("mcp-harness.lock");
     let hub = |pin: PinMode| {
-        let hub = Hub::new(
+        let hub = Hub::builder(
             vec![ServerSpec {
                 pin,
                 ..spec.clone()
             }],
             limits.clone(),
             Vars::new(PathBuf::from(BIN)),
-            Vec::new(),
             EventSink::discard(),
         );
         if pin != PinMode::Off {
-            hub.set_pin_book(PinBook::file(lock.clone()));
+            hub.pin_book(PinBook::file(lock.clone())).build()
+        } else {
+            hub.build()
         }
-        hub
     };
     let (off, pinned) = (hub(PinMode::Off), hub(PinMode::Tofu));
     let mcp_harness::mcp::TransportSpec::Stdio { command, args, .. } = &spec.transport else {
