@@ -4,11 +4,21 @@
 
 use std::process::Stdio;
 
+/// Why no browser was opened; the URL is shown either way.
+#[derive(Debug, thiserror::Error)]
+pub enum BrowserError {
+    #[error("no browser here (no $BROWSER, no display); open the URL elsewhere")]
+    NoBrowser,
+    #[error("could not start `{program}` ({source}); open the URL yourself")]
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
+}
+
 /// Tries to open `url`; says why not (no display, no opener) otherwise.
-pub fn open(url: &str) -> Result<(), String> {
-    let (program, args) = opener().ok_or_else(|| {
-        "no browser here (no $BROWSER, no display); open the URL elsewhere".to_string()
-    })?;
+pub fn open(url: &str) -> Result<(), BrowserError> {
+    let (program, args) = opener().ok_or(BrowserError::NoBrowser)?;
     let mut command = tokio::process::Command::new(&program);
     command
         .args(args)
@@ -24,9 +34,7 @@ pub fn open(url: &str) -> Result<(), String> {
             });
             Ok(())
         }
-        Err(e) => Err(format!(
-            "could not start `{program}` ({e}); open the URL yourself"
-        )),
+        Err(source) => Err(BrowserError::Spawn { program, source }),
     }
 }
 

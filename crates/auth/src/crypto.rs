@@ -66,6 +66,32 @@ impl JwtAlg {
     }
 }
 
+/// Why a signing key could not be loaded, made or used; each says what to do
+/// where there is something to do.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("not a PEM private key")]
+    NotPem,
+    #[error("not a P-256 key usable for ES256 ({0})")]
+    NotP256(ring::error::KeyRejected),
+    #[error(
+        "an \"EC PRIVATE KEY\" (SEC1) file; convert it to PKCS#8 with \
+         `openssl pkcs8 -topk8 -nocrypt -in KEY -out KEY.p8`"
+    )]
+    Sec1,
+    #[error("not an RSA key usable for RS256 ({0})")]
+    NotRsa(ring::error::KeyRejected),
+    #[error("a key of another type than {0} needs")]
+    OtherType(&'static str),
+    /// A stored P-256 key that no longer loads.
+    #[error("{0}")]
+    Rejected(ring::error::KeyRejected),
+    #[error("{0}")]
+    Generate(ring::error::Unspecified),
+    #[error("{0} signing failed")]
+    Signing(&'static str),
+}
+
 /// A private key able to sign JWTs. Its bytes never leave this type.
 pub enum Signer {
     Es256(EcdsaKeyPair),
@@ -83,9 +109,8 @@ impl std::fmt::Debug for Signer {
 
 impl Signer {
     /// From a PEM private key: PKCS#8 for ES256 (P-256), PKCS#8 or PKCS#1 for RS256.
-    pub fn from_pem(pem: &[u8], alg: JwtAlg) -> Result<Self, String> {
-        let der =
-            PrivateKeyDer::from_pem_slice(pem).map_err(|_| "not a PEM private key".to_string())?;
+    pub fn from_pem(pem: &[u8], alg: JwtAlg) -> Result<Self, KeyError> {
+        let der = PrivateKeyDer::from_pem_slice(pem).map_err(|_| KeyError::NotPem)?;
         let rng = SystemRandom::new();
         match (alg, &der) {
             (JwtAlg::Es256, PrivateKeyDer::Pkcs8(k)) => EcdsaKeyPair::from_pkcs8(
@@ -94,43 +119,39 @@ impl Signer {
                 &rng,
             )
             .map(Signer::Es256)
-            .map_err(|e| format!("not a P-256 key usable for ES256 ({e})")),
-            (JwtAlg::Es256, PrivateKeyDer::Sec1(_)) => Err(
-                "an \"EC PRIVATE KEY\" (SEC1) file; convert it to PKCS#8 with \
-                 `openssl pkcs8 -topk8 -nocrypt -in KEY -out KEY.p8`"
-                    .into(),
-            ),
+            .map_err(KeyError::NotP256),
+            (JwtAlg::Es256, PrivateKeyDer::Sec1(_)) => Err(KeyError::Sec1),
             (JwtAlg::Rs256, PrivateKeyDer::Pkcs8(k)) => {
                 RsaKeyPair::from_pkcs8(k.secret_pkcs8_der())
                     .map(Signer::Rs256)
-                    .map_err(|e| format!("not an RSA key usable for RS256 ({e})"))
+                    .map_err(KeyError::NotRsa)
             }
             (JwtAlg::Rs256, PrivateKeyDer::Pkcs1(k)) => RsaKeyPair::from_der(k.secret_pkcs1_der())
                 .map(Signer::Rs256)
-                .map_err(|e| format!("not an RSA key usable for RS256 ({e})")),
-            (alg, _) => Err(format!("a key of another type than {} needs", alg.as_str())),
+                .map_err(KeyError::NotRsa),
+            (alg, _) => Err(KeyError::OtherType(alg.as_str())),
         }
     }
 
     /// A fresh P-256 key (DPoP proofs, RFC 9449) and its PKCS#8 form, to be
     /// kept with the token it is bound to.
-    pub fn generate_es256() -> Result<(Self, Vec<u8>), String> {
+    pub fn generate_es256() -> Result<(Self, Vec<u8>), KeyError> {
         let rng = SystemRandom::new();
         let alg = &signature::ECDSA_P256_SHA256_FIXED_SIGNING;
-        let doc = EcdsaKeyPair::generate_pkcs8(alg, &rng).map_err(|e| e.to_string())?;
+        let doc = EcdsaKeyPair::generate_pkcs8(alg, &rng).map_err(KeyError::Generate)?;
         let signer = Self::es256_from_pkcs8(doc.as_ref())?;
         Ok((signer, doc.as_ref().to_vec()))
     }
 
     /// A P-256 key from its PKCS#8 DER form.
-    pub fn es256_from_pkcs8(der: &[u8]) -> Result<Self, String> {
+    pub fn es256_from_pkcs8(der: &[u8]) -> Result<Self, KeyError> {
         EcdsaKeyPair::from_pkcs8(
             &signature::ECDSA_P256_SHA256_FIXED_SIGNING,
             der,
             &SystemRandom::new(),
         )
         .map(Signer::Es256)
-        .map_err(|e| e.to_string())
+        .map_err(KeyError::Rejected)
     }
 
     pub fn alg(&self) -> JwtAlg {
@@ -153,7 +174,7 @@ impl Signer {
     }
 
     /// A compact JWS of `claims` with `header` (to which `alg` is added).
-    pub fn sign_jwt(&self, mut header: Value, claims: &Value) -> Result<String, String> {
+    pub fn sign_jwt(&self, mut header: Value, claims: &Value) -> Result<String, KeyError> {
         header["alg"] = json!(self.alg().as_str());
         let input = format!(
             "{}.{}",
@@ -165,7 +186,7 @@ impl Signer {
             Signer::Es256(pair) => pair
                 .sign(&rng, input.as_bytes())
                 .map(|s| s.as_ref().to_vec())
-                .map_err(|_| "ES256 signing failed".to_string())?,
+                .map_err(|_| KeyError::Signing("ES256"))?,
             Signer::Rs256(pair) => {
                 let mut out = vec![0u8; pair.public().modulus_len()];
                 pair.sign(
@@ -174,7 +195,7 @@ impl Signer {
                     input.as_bytes(),
                     &mut out,
                 )
-                .map_err(|_| "RS256 signing failed".to_string())?;
+                .map_err(|_| KeyError::Signing("RS256"))?;
                 out
             }
         };

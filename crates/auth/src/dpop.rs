@@ -32,8 +32,9 @@ impl std::fmt::Debug for Dpop {
 impl Dpop {
     /// A fresh ES256 key (the algorithm the authorization server must list).
     pub fn generate() -> Result<Self, OAuthError> {
-        let (signer, pkcs8) =
-            Signer::generate_es256().map_err(|problem| OAuthError::Crypto { problem })?;
+        let (signer, pkcs8) = Signer::generate_es256().map_err(|e| OAuthError::Crypto {
+            problem: e.to_string(),
+        })?;
         Self::with(signer, pkcs8)
     }
 
@@ -43,7 +44,7 @@ impl Dpop {
         let pkcs8 = URL_SAFE_NO_PAD
             .decode(kept.expose())
             .map_err(|_| crypto("a stored DPoP key is damaged".into()))?;
-        let signer = Signer::es256_from_pkcs8(&pkcs8).map_err(crypto)?;
+        let signer = Signer::es256_from_pkcs8(&pkcs8).map_err(|e| crypto(e.to_string()))?;
         Self::with(signer, pkcs8)
     }
 
@@ -88,7 +89,9 @@ impl Dpop {
         }
         self.signer
             .sign_jwt(json!({"typ": "dpop+jwt", "jwk": self.jwk}), &claims)
-            .map_err(|problem| OAuthError::Crypto { problem })
+            .map_err(|e| OAuthError::Crypto {
+                problem: e.to_string(),
+            })
     }
 
     /// Keeps a `DPoP-Nonce` a server sent, for its origin.

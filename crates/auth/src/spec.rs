@@ -219,8 +219,8 @@ fn load_key(source: &KeySource, alg: JwtAlg) -> Result<Signer, OAuthError> {
             })?,
         ),
     };
-    Signer::from_pem(&pem, alg).map_err(|problem| OAuthError::Key {
+    Signer::from_pem(&pem, alg).map_err(|e| OAuthError::Key {
         path: label,
-        problem,
+        problem: e.to_string(),
     })
 }

@@ -160,7 +160,9 @@ pub(super) fn authenticate(
             });
             let assertion = signer
                 .sign_jwt(json!({"typ": "JWT"}), &claims)
-                .map_err(|problem| OAuthError::Crypto { problem })?;
+                .map_err(|e| OAuthError::Crypto {
+                    problem: e.to_string(),
+                })?;
             form.push(("client_id", auth.client_id.to_string()));
             form.push((
                 "client_assertion_type",

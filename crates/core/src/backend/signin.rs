@@ -71,7 +71,7 @@ impl UserAgent for TuiSignIn {
                 alias: p.alias.to_string(),
                 url: p.url.to_string(),
                 redirect: redirect.to_string(),
-                browser: browser::open(p.url.as_str()).err(),
+                browser: browser::open(p.url.as_str()).err().map(|e| e.to_string()),
             }));
             let outcome = loop {
                 tokio::select! {
