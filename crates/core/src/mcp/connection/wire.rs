@@ -123,11 +123,7 @@ where
     /// The message in `line`, or `None` to skip it.
     fn decode(&mut self, line: &[u8]) -> Option<ServerJsonRpcMessage> {
         let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-        let waiting = !self
-            .raw_ids
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_empty();
+        let waiting = !self.ids().is_empty();
         if waiting
             && let Ok(Frame {
                 id: Some(id),
@@ -135,11 +131,7 @@ where
                 method: None,
                 error: None,
             }) = serde_json::from_slice::<Frame>(line)
-            && self
-                .raw_ids
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&id)
+            && self.ids().remove(&id)
         {
             return Some(JsonRpcMessage::Response(JsonRpcResponse {
                 jsonrpc: JsonRpcVersion2_0,
@@ -176,10 +168,13 @@ where
     }
 
     fn forget(&self, id: &RequestId) {
-        self.raw_ids
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(id);
+        self.ids().remove(id);
+    }
+
+    /// The ids of raw requests whose answers are still due (a poisoned lock
+    /// is taken as it is: a set of ids has no invariant to break).
+    fn ids(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
+        self.raw_ids.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// What rmcp answers to well-formed JSON that is no message: "Invalid request".
@@ -209,10 +204,7 @@ where
             JsonRpcMessage::Request(request)
                 if matches!(request.request, ClientRequest::CustomRequest(_)) =>
             {
-                self.raw_ids
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(request.id.clone());
+                self.ids().insert(request.id.clone());
             }
             JsonRpcMessage::Notification(n) => {
                 if let ClientNotification::CancelledNotification(c) = &n.notification

@@ -95,41 +95,19 @@ pub(super) fn check_origin(headers: &HeaderMap) -> Result<(), Refusal> {
     }
 }
 
+/// An origin is `scheme://host[:port]` and nothing else; it passes when its
+/// host is loopback as OAuth counts it (127.0.0.0/8, ::1, `localhost`).
 fn loopback_origin(origin: &str) -> bool {
-    let Some(rest) = origin
-        .strip_prefix("http://")
-        .or_else(|| origin.strip_prefix("https://"))
-    else {
+    let Ok(url) = url::Url::parse(origin) else {
         return false;
     };
-    // An origin is scheme://host[:port], nothing after.
-    if rest.contains(['/', '?', '#', '@']) {
-        return false;
-    }
-    let host = if let Some(v6) = rest.strip_prefix('[') {
-        match v6.split_once(']') {
-            Some((host, port)) if port.is_empty() || valid_port(port) => host,
-            _ => return false,
-        }
-    } else {
-        match rest.split_once(':') {
-            Some((host, port)) if valid_port(port) => host,
-            Some(_) => return false,
-            None => rest,
-        }
-    };
-    if host.eq_ignore_ascii_case("localhost") {
-        return true;
-    }
-    host.parse::<std::net::IpAddr>()
-        .is_ok_and(|ip| ip.is_loopback())
-}
-
-fn valid_port(port: &str) -> bool {
-    port.strip_prefix(':')
-        .unwrap_or(port)
-        .parse::<u16>()
-        .is_ok()
+    matches!(url.scheme(), "http" | "https")
+        && url.username().is_empty()
+        && url.password().is_none()
+        && url.path() == "/"
+        && url.query().is_none()
+        && url.fragment().is_none()
+        && crate::mcp::auth::origin::is_loopback(&url)
 }
 
 /// Which client opened which session.
