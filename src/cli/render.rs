@@ -55,7 +55,8 @@ pub fn definition_changes(changes: &[crate::mcp::DefinitionChange]) -> String {
                 short(&change.new_sha256)
             ),
         };
-        for line in change.diff.lines() {
+        let diff = crate::protocol::diff::narrowed(&change.diff, crate::mcp::pins::diff::CONTEXT);
+        for line in diff.lines() {
             let _ = writeln!(out, "    {line}");
         }
     }

@@ -3,6 +3,7 @@
 //! channel). Nothing else crosses: the UI knows this module and its own state
 //! only.
 
+pub mod diff;
 mod kinds;
 mod more;
 mod offered;

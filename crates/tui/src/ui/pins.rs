@@ -17,12 +17,58 @@ pub fn reviewable(server: &ServerView) -> bool {
     server.pins_refused
 }
 
-/// The diff view of `alias`, at this width.
+/// Context lines around a change that the window keeps however short it is.
+const LEAST_CONTEXT: usize = 3;
+
+/// The diff view of `alias`, at this width, in a window `height` lines high:
+/// each definition whole when that fits, else with as much context around
+/// each change as fits (never less than [`LEAST_CONTEXT`] lines: then it
+/// scrolls).
 pub fn diff_lines(
     state: &AppState,
     alias: &str,
     confirming: bool,
     width: usize,
+    height: usize,
+) -> Vec<Line<'static>> {
+    let at = |radius| view_lines(state, alias, confirming, width, radius);
+    let whole = at(usize::MAX);
+    if whole.len() <= height {
+        return whole;
+    }
+    // The line count grows with the radius: the largest radius that fits.
+    let (mut fits, mut over) = (LEAST_CONTEXT, longest_diff(state, alias));
+    if at(fits).len() > height {
+        return at(fits);
+    }
+    while over - fits > 1 {
+        let mid = fits + (over - fits) / 2;
+        if at(mid).len() <= height {
+            fits = mid;
+        } else {
+            over = mid;
+        }
+    }
+    at(fits)
+}
+
+/// Lines in the longest diff of `alias`: no context radius needs more.
+fn longest_diff(state: &AppState, alias: &str) -> usize {
+    state
+        .servers
+        .iter()
+        .find(|s| s.alias == alias)
+        .and_then(|s| s.pin_changes.iter().map(|c| c.diff.lines().count()).max())
+        .unwrap_or(0)
+        .max(LEAST_CONTEXT + 1)
+}
+
+fn view_lines(
+    state: &AppState,
+    alias: &str,
+    confirming: bool,
+    width: usize,
+    radius: usize,
 ) -> Vec<Line<'static>> {
     let Some(server) = state.servers.iter().find(|s| s.alias == alias) else {
         return vec![Line::styled(
@@ -76,7 +122,8 @@ pub fn diff_lines(
                 theme::dim(),
             ),
         ]));
-        for diff_line in change.diff.lines() {
+        let diff = crate::protocol::diff::narrowed(&change.diff, radius);
+        for diff_line in diff.lines() {
             let style = match diff_line.chars().next() {
                 Some('+') => theme::ok(),
                 Some('-') => theme::error(),

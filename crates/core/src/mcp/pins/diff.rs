@@ -1,21 +1,28 @@
 //! A definition change as the operator reads it: a unified diff of the
 //! pretty-printed definitions, every line inert and every hidden character
 //! made visible as `<U+XXXX>`, and what invisible tag characters spell.
+//!
+//! The diff carries the whole definition as context: who shows it narrows it
+//! to the room it has ([`crate::protocol::diff::narrowed`]), the diff
+//! window to its height, `check` to [`CONTEXT`] lines.
 
 use serde_json::Value;
 use similar::TextDiff;
 
-/// Lines of context around each change.
-const CONTEXT: usize = 3;
+/// Lines of context around each change where the room is a terminal's
+/// scrollback (`check`, `pin`).
+pub const CONTEXT: usize = 3;
 
 /// A unified diff from `old` to `new` (canonical or any JSON text of a
-/// definition), empty when they are the same JSON value.
+/// definition) with every unchanged line as context, empty when they are the
+/// same JSON value.
 pub fn unified(old: &str, new: &str) -> String {
     let (old, new) = (pretty(old), pretty(new));
+    let whole = old.lines().count().max(new.lines().count());
     let diff = TextDiff::from_lines(&old, &new);
     let text = diff
         .unified_diff()
-        .context_radius(CONTEXT)
+        .context_radius(whole)
         .header("pinned", "published")
         .to_string();
     let mut out = String::with_capacity(text.len());
@@ -103,6 +110,32 @@ mod tests {
             !diff.chars().any(crate::sanitize::hidden::is_invisible),
             "{diff}"
         );
+    }
+
+    #[test]
+    fn narrowed_to_three_lines_the_diff_is_the_usual_unified_diff() {
+        let old = serde_json::json!({
+            "description": "Look up a key.",
+            "inputSchema": {"type": "object", "properties": {
+                "a": {"type": "string"}, "b": {"type": "string"}, "c": {"type": "string"},
+                "d": {"type": "string"}, "e": {"type": "string"}, "f": {"type": "string"},
+                "g": {"type": "string"}, "h": {"type": "string"}}},
+            "name": "lookup"
+        });
+        let mut new = old.clone();
+        new["description"] = "Look up a key, then reset.".into();
+        new["inputSchema"]["properties"]["h"] = serde_json::json!({"type": "integer"});
+        let whole = unified(&old.to_string(), &new.to_string());
+        let (old, new) = (pretty(&old.to_string()), pretty(&new.to_string()));
+        let usual = TextDiff::from_lines(&old, &new)
+            .unified_diff()
+            .context_radius(CONTEXT)
+            .header("pinned", "published")
+            .to_string();
+        assert_eq!(usual.matches("@@ -").count(), 2, "{usual}");
+        assert_eq!(crate::protocol::diff::narrowed(&whole, CONTEXT), usual);
+        assert_eq!(whole.matches("@@ -").count(), 1, "{whole}");
+        assert!(whole.contains("\n   \"name\": \"lookup\"\n"), "{whole}");
     }
 
     #[test]

@@ -40,7 +40,8 @@ pub fn draw(frame: &mut Frame, state: &AppState, overlay: &Overlay) {
             confirming,
         } => {
             let width = area.width.saturating_sub(2) as usize;
-            let lines = crate::ui::pins::diff_lines(state, alias, *confirming, width);
+            let height = area.height.saturating_sub(2) as usize;
+            let lines = crate::ui::pins::diff_lines(state, alias, *confirming, width, height);
             let max = max_scroll(area, lines.len());
             (
                 format!("Changed definitions · {alias}"),

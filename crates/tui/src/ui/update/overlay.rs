@@ -161,9 +161,10 @@ fn scroll(state: &mut AppState, step: i32) {
         }) => {
             let area = overlay_area(state.area);
             let width = area.width.saturating_sub(2) as usize;
+            let height = area.height.saturating_sub(2) as usize;
             max_scroll(
                 area,
-                pins::diff_lines(state, alias, *confirming, width).len(),
+                pins::diff_lines(state, alias, *confirming, width, height).len(),
             )
         }
         _ => return,

@@ -199,3 +199,71 @@ fn a_server_not_refused_for_its_definitions_has_no_diff() {
         .unwrap_or_default();
     assert!(status.contains("nothing to review"), "{status}");
 }
+
+/// A long definition changed in one property, sent with every line as
+/// context (as the backend does): the window shows the context its height
+/// holds around the change, and the whole definition when it fits.
+#[test]
+fn the_diff_window_shows_as_much_context_as_its_height_holds() {
+    let properties = 60;
+    let mut diff = format!(
+        "--- pinned\n+++ published\n@@ -1,{0} +1,{0} @@\n {{\n",
+        properties + 2
+    );
+    for i in 0..properties {
+        if i == 30 {
+            diff.push_str("-  \"p30\": \"string\",\n+  \"p30\": \"integer\",\n");
+        } else {
+            diff.push_str(&format!("   \"p{i:02}\": \"string\",\n"));
+        }
+    }
+    diff.push_str(" }\n");
+    let mut servers = rug_pulled();
+    let mut change = servers[1].pin_changes[0].clone();
+    change.diff = diff;
+    servers[1].pin_changes = Arc::from(vec![change]);
+    let mut s = session();
+    update(&mut s, views(servers));
+    s.focus = Focus::Servers;
+    s.selected_server = 1;
+    key(&mut s, KeyCode::Char('v'));
+
+    // 40 rows: a window of 36, about 30 for the diff: ten and more lines of
+    // context on each side of the change, not the usual three.
+    let screen = screen_text(&mut s, (120, 40));
+    assert!(screen.contains("+  \"p30\": \"integer\","), "{screen}");
+    for near in ["p20", "p26", "p34", "p40"] {
+        assert!(screen.contains(&format!("\"{near}\"")), "{near}:\n{screen}");
+    }
+    assert!(!screen.contains("\"p05\""), "{screen}");
+    // The keys: once in the window (they fit without scrolling), once in the footer.
+    assert_eq!(screen.matches("a accept").count(), 2, "{screen}");
+    assert!(
+        screen.contains("@@ -"),
+        "the hunk header says where it starts:\n{screen}"
+    );
+
+    // 90 rows: the whole definition, first line to last.
+    let screen = screen_text(&mut s, (120, 90));
+    for line in ["\"p00\"", "\"p59\"", "@@ -1,62 +1,62 @@"] {
+        assert!(screen.contains(line), "{line}:\n{screen}");
+    }
+
+    // 16 rows: three lines of context at least, and the window scrolls.
+    let screen = screen_text(&mut s, (120, 16));
+    assert_eq!(
+        screen.matches("a accept").count(),
+        1,
+        "only the footer's:\n{screen}"
+    );
+    assert!(
+        screen.contains("@@ -29,7 +29,7 @@"),
+        "three lines of context:\n{screen}"
+    );
+    key(&mut s, KeyCode::PageDown);
+    key(&mut s, KeyCode::PageDown);
+    let screen = screen_text(&mut s, (120, 16));
+    for near in ["p27", "p33"] {
+        assert!(screen.contains(&format!("\"{near}\"")), "{near}:\n{screen}");
+    }
+}
