@@ -107,6 +107,9 @@ pub async fn run(config: Option<PathBuf>, args: RunArgs) -> ExitCode {
     drop(session.lead);
     drop(session.hub);
     let mut out = printer.await.unwrap_or_default();
+    if let Some(store) = &session.store {
+        store.flush();
+    }
     let id = session.store.as_ref().map(|s| s.id().to_string());
     if json_mode {
         out.line(&out_json::to_line(

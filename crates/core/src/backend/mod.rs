@@ -337,6 +337,9 @@ impl Backend {
         self.jobs.abort_all();
         while self.jobs.join_next().await.is_some() {}
         self.hub.shutdown().await;
+        if let Some(store) = &self.store {
+            store.flush();
+        }
         self.send(BackendEvent::Stopped);
     }
 }

@@ -1,12 +1,14 @@
 //! The session on disk: a transcript (every message of every agent, notices) and
 //! an audit log (connects, disconnects, revocations with cause, every tool call,
 //! approvals and denials), as JSON lines in the data dir, one folder per session,
-//! written as things happen so a crash loses nothing already shown.
+//! handed to one writer thread as things happen ([`writer`]), so a crash loses
+//! nothing already shown and no caller waits on the disk.
+
+mod writer;
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -15,13 +17,13 @@ use crate::agent::conversation::{Message, Role};
 use crate::agent::events::{AgentEvent, AgentId};
 use crate::agent::runner::Journal;
 use crate::mcp::{CallId, McpEvent, Requester};
+use writer::{Log, Writer};
 
 /// One session's files.
 pub struct Store {
     id: String,
     dir: PathBuf,
-    transcript: Mutex<File>,
-    audit: Mutex<File>,
+    writer: Writer,
 }
 
 /// A session read back for `--resume`.
@@ -74,8 +76,7 @@ impl Store {
         crate::private_dir::create_dir(&dir)?;
         let append = |name: &str| crate::private_dir::append(&dir.join(name));
         Ok(Self {
-            transcript: Mutex::new(append("transcript.jsonl")?),
-            audit: Mutex::new(append("audit.jsonl")?),
+            writer: Writer::start(append("transcript.jsonl")?, append("audit.jsonl")?)?,
             id,
             dir,
         })
@@ -87,6 +88,13 @@ impl Store {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Returns once every record handed over so far is written: a command
+    /// calls it before it exits (on Ctrl-C and SIGTERM too), since the store
+    /// may outlive the command in a task the runtime abandons.
+    pub fn flush(&self) {
+        self.writer.flush();
     }
 
     /// Records an approval decision about call `call`.
@@ -164,7 +172,7 @@ impl Store {
                 json!(Requester::Client(record.client.to_string()).record_label()),
             );
         }
-        self.audit(&line);
+        self.writer.line(Log::Audit, line);
     }
 
     /// Records server content the operator brought in (an attached resource, a
@@ -174,41 +182,28 @@ impl Store {
     }
 
     fn audit(&self, record: &impl Serialize) {
-        write_line(&self.audit, record);
+        self.writer.line(Log::Audit, to_value(record));
     }
 }
 
 impl Journal for Store {
     fn message(&self, agent: &AgentId, message: &Message) {
-        write_line(
-            &self.transcript,
-            &json!({"kind": "message", "agent": agent, "message": message}),
+        self.writer.line(
+            Log::Transcript,
+            json!({"kind": "message", "agent": agent, "message": message}),
         );
     }
 
     fn notice(&self, agent: &AgentId, text: &str) {
-        write_line(
-            &self.transcript,
-            &json!({"kind": "notice", "agent": agent, "text": text}),
+        self.writer.line(
+            Log::Transcript,
+            json!({"kind": "notice", "agent": agent, "text": text}),
         );
     }
 }
 
-/// One line with a timestamp, written and flushed at once. A full disk loses the
-/// line (logged), never the session.
-fn write_line(file: &Mutex<File>, record: &impl Serialize) {
-    let mut value = serde_json::to_value(record).unwrap_or(Value::Null);
-    if let Value::Object(map) = &mut value {
-        map.insert("ts".into(), Value::String(chrono::Utc::now().to_rfc3339()));
-    }
-    // C1 controls and bidi characters as `\uXXXX`: `cat`-ing a log cannot
-    // drive a terminal.
-    let mut line = crate::sanitize::json::to_log_line(&value);
-    line.push('\n');
-    let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
-    if let Err(e) = file.write_all(line.as_bytes()).and_then(|()| file.flush()) {
-        tracing::warn!("cannot write the session file: {e}");
-    }
+fn to_value(record: &impl Serialize) -> Value {
+    serde_json::to_value(record).unwrap_or(Value::Null)
 }
 
 fn newest(sessions: &Path) -> std::io::Result<Option<String>> {
@@ -365,6 +360,7 @@ mod tests {
             },
             version: 4,
         });
+        store.flush();
         let lines: Vec<Value> = lines(&store.dir().join("audit.jsonl")).unwrap().collect();
         assert_eq!(lines[0]["event"], "tools_changed");
         assert_eq!(lines[0]["changed"], json!(["mcp__a__lookup"]));
