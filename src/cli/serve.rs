@@ -1,14 +1,16 @@
-//! `mcp-harness serve --http ADDR`: the headless gateway. Connects the
-//! configured aliases (or `[serve] connect`), then offers their exposed tools
-//! to outside hosts over Streamable HTTP at `/mcp` on loopback, every call
-//! through the hub's call path as the client's (`mcp::gateway`). `confirm` is
-//! decided by `--approve`. Runs until Ctrl-C or SIGTERM.
+//! `mcp-harness serve --http ADDR | --stdio`: the headless gateway. Connects
+//! the configured aliases (or `[serve] connect`), then offers their exposed
+//! tools to outside hosts over Streamable HTTP at `/mcp` on loopback, or to the
+//! one host that spawned it over stdio, every call through the hub's call path
+//! as the client's (`mcp::gateway`). `confirm` is decided by `--approve`. Runs
+//! until Ctrl-C or SIGTERM (or, over stdio, until the host closes stdin).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
+use futures::FutureExt as _;
 use tokio_util::sync::CancellationToken;
 
 use super::run::Approve;
@@ -20,11 +22,23 @@ use crate::session::SessionEvent;
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Serve MCP over Streamable HTTP at http://ADDR/mcp (a loopback address) [default: [serve] listen]
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
     pub http: Option<SocketAddr>,
+    /// Serve one client on stdin/stdout, for hosts that spawn their servers (stdout carries MCP only)
+    #[arg(long)]
+    pub stdio: bool,
+    /// With --stdio: the [serve.clients.NAME] profile of the host [default: `stdio`, which sees every alias]
+    #[arg(long, value_name = "NAME", requires = "stdio")]
+    pub client: Option<String>,
     /// How to decide outside calls of tools whose local policy is "confirm"
     #[arg(long, value_enum, default_value_t = Approve::Never)]
     pub approve: Approve,
+}
+
+/// Where outside clients come in.
+enum Door {
+    Http(SocketAddr),
+    Stdio(Option<String>),
 }
 
 pub async fn run(config: Option<std::path::PathBuf>, args: ServeArgs) -> ExitCode {
@@ -33,14 +47,21 @@ pub async fn run(config: Option<std::path::PathBuf>, args: ServeArgs) -> ExitCod
         Err(code) => return code,
     };
     let settings = config.serve.clone();
-    let Some(addr) = args.http.or(settings.listen) else {
-        eprintln!("mcp-harness: serve needs --http ADDR (or [serve] listen = \"127.0.0.1:PORT\")");
-        return ExitCode::from(exit::USAGE);
+    let door = if args.stdio {
+        Door::Stdio(args.client.clone())
+    } else {
+        let Some(addr) = args.http.or(settings.listen) else {
+            eprintln!(
+                "mcp-harness: serve needs --http ADDR (or [serve] listen = \"127.0.0.1:PORT\"), or --stdio"
+            );
+            return ExitCode::from(exit::USAGE);
+        };
+        if !addr.ip().is_loopback() {
+            eprintln!("mcp-harness: {}", gateway::GatewayError::NotLoopback(addr));
+            return ExitCode::from(exit::USAGE);
+        }
+        Door::Http(addr)
     };
-    if !addr.ip().is_loopback() {
-        eprintln!("mcp-harness: {}", gateway::GatewayError::NotLoopback(addr));
-        return ExitCode::from(exit::USAGE);
-    }
     // The session's audit log: connects, revocations and every outside call.
     let store = match crate::logging::data_dir().map(|d| crate::store::Store::create(&d)) {
         Some(Ok(store)) => Some(Arc::new(store)),
@@ -78,15 +99,55 @@ pub async fn run(config: Option<std::path::PathBuf>, args: ServeArgs) -> ExitCod
         Approve::Never => ApproveMode::Never,
         Approve::Always => ApproveMode::Always,
     };
-    let gateway = match Gateway::new(hub.clone(), settings.clone(), approve, audit, |var| {
-        std::env::var(var).ok()
-    }) {
-        Ok(g) => g,
-        Err(e) => {
-            eprintln!("mcp-harness: {e}");
-            return ExitCode::from(exit::USAGE);
+    let served = match door {
+        Door::Http(addr) => {
+            let tokens = |var: &str| std::env::var(var).ok();
+            match Gateway::new(hub.clone(), settings.clone(), approve, audit, tokens) {
+                Ok(gateway) => http(&hub, &config, &settings, gateway, addr, changes).boxed(),
+                Err(e) => {
+                    eprintln!("mcp-harness: {e}");
+                    return ExitCode::from(exit::USAGE);
+                }
+            }
+        }
+        Door::Stdio(client) => {
+            match Gateway::for_stdio(
+                hub.clone(),
+                settings.clone(),
+                approve,
+                audit,
+                client.as_deref(),
+            ) {
+                Ok((gateway, client)) => {
+                    stdio(&hub, &config, &settings, gateway, client, changes).boxed()
+                }
+                Err(e) => {
+                    eprintln!("mcp-harness: {e}");
+                    return ExitCode::from(exit::USAGE);
+                }
+            }
         }
     };
+    let code = tokio::select! {
+        code = served => code,
+        signal = interrupted() => ExitCode::from(128 + signal),
+    };
+    hub.shutdown().await;
+    // Every call answered is in the audit log before the process ends.
+    if let Some(store) = &store {
+        store.flush();
+    }
+    code
+}
+
+async fn http(
+    hub: &Hub,
+    config: &crate::config::Config,
+    settings: &gateway::GatewaySettings,
+    gateway: Gateway,
+    addr: SocketAddr,
+    changes: Changes,
+) -> ExitCode {
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(l) => l,
         Err(e) => {
@@ -94,22 +155,60 @@ pub async fn run(config: Option<std::path::PathBuf>, args: ServeArgs) -> ExitCod
             return ExitCode::from(exit::FAILURE);
         }
     };
-    let code = tokio::select! {
-        code = serve(&hub, &config, &settings, gateway, listener, changes) => code,
-        signal = interrupted() => ExitCode::from(128 + signal),
+    connect_all(hub, config, settings, &gateway).await;
+    let local = match listener.local_addr() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("mcp-harness: {e}");
+            return ExitCode::from(exit::FAILURE);
+        }
     };
-    hub.shutdown().await;
-    code
+    // Tests and scripts read this one line to learn the port.
+    super::out::println(&format!("listening on http://{local}{PATH}"));
+    match gateway
+        .serve(listener, changes, CancellationToken::new())
+        .await
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-harness: {e}");
+            ExitCode::from(exit::FAILURE)
+        }
+    }
 }
 
-async fn serve(
+/// Over stdio every word for a person goes to stderr: stdout is the host's
+/// MCP stream.
+async fn stdio(
     hub: &Hub,
     config: &crate::config::Config,
     settings: &gateway::GatewaySettings,
     gateway: Gateway,
-    listener: tokio::net::TcpListener,
+    client: String,
     changes: Changes,
 ) -> ExitCode {
+    connect_all(hub, config, settings, &gateway).await;
+    eprintln!("serve: client `{client}` on stdio");
+    match gateway
+        .serve_stdio(client, changes, CancellationToken::new())
+        .await
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-harness: {e}");
+            ExitCode::from(exit::FAILURE)
+        }
+    }
+}
+
+/// Connects the aliases `[serve] connect` names (or every configured one)
+/// and says on stderr how each went and what is not offered to whom.
+async fn connect_all(
+    hub: &Hub,
+    config: &crate::config::Config,
+    settings: &gateway::GatewaySettings,
+    gateway: &Gateway,
+) {
     let aliases: Vec<String> = match &settings.connect {
         Some(list) => list.iter().map(|a| a.as_str().to_string()).collect(),
         None => config
@@ -133,24 +232,5 @@ async fn serve(
     }
     for (client, alias, why) in gateway.rejections() {
         eprintln!("serve: `{alias}` is not offered to client `{client}`: {why}");
-    }
-    let local = match listener.local_addr() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("mcp-harness: {e}");
-            return ExitCode::from(exit::FAILURE);
-        }
-    };
-    // Tests and scripts read this one line to learn the port.
-    super::out::println(&format!("listening on http://{local}{PATH}"));
-    match gateway
-        .serve(listener, changes, CancellationToken::new())
-        .await
-    {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("mcp-harness: {e}");
-            ExitCode::from(exit::FAILURE)
-        }
     }
 }

@@ -20,7 +20,7 @@ const TOKEN_B: &str = "token-for-ci-9876543210";
 
 /// Two demo servers (alpha: set/reset confirm; beta: reset deny) and two
 /// clients: `claude` sees both, `ci` only demo_alpha.
-fn config(env: &TestEnv) -> std::path::PathBuf {
+pub(crate) fn config(env: &TestEnv) -> std::path::PathBuf {
     let policy = |reset: &str| {
         format!(
             "[{{ALIAS}}.tools]\nlookup = \"allow\"\nset = \"confirm\"\nreset = \"{reset}\"\nfail = \"allow\"\nslow = \"allow\"\n"
@@ -102,7 +102,7 @@ impl Drop for Gateway {
 }
 
 /// The TypeScript SDK's client, one command at a time.
-struct TsClient {
+pub(crate) struct TsClient {
     child: Child,
     stdin: ChildStdin,
     answers: Receiver<String>,
@@ -110,6 +110,36 @@ struct TsClient {
 
 impl TsClient {
     fn start(interop: &Interop, url: &str, token: Option<&str>, origin: Option<&str>) -> Self {
+        Self::spawn(interop, url, token, origin, None)
+    }
+
+    /// The client spawning `mcp-harness serve --stdio FLAGS` with `env`'s
+    /// config and dirs, as a host does.
+    pub(crate) fn stdio(interop: &Interop, env: &TestEnv, flags: &[&str]) -> Self {
+        let config = env.path("config.toml");
+        let mut args = vec!["--config", config.to_str().unwrap(), "serve", "--stdio"];
+        args.extend_from_slice(flags);
+        let dir = env.path("");
+        let spawn = json!({
+            "command": crate::common::BIN,
+            "args": args,
+            "env": {
+                "XDG_CONFIG_HOME": dir.join("xdg-config"),
+                "XDG_DATA_HOME": dir.join("xdg-data"),
+                "HOME": dir,
+            },
+            "stderr": env.path("serve.stderr"),
+        });
+        Self::spawn(interop, "stdio", None, None, Some(spawn.to_string()))
+    }
+
+    fn spawn(
+        interop: &Interop,
+        url: &str,
+        token: Option<&str>,
+        origin: Option<&str>,
+        stdio: Option<String>,
+    ) -> Self {
         let driver = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/it/fixtures/serve_client.mjs");
         let sdk = interop
@@ -120,6 +150,9 @@ impl TsClient {
         command.arg(token.unwrap_or(""));
         if let Some(origin) = origin {
             command.arg(origin);
+        }
+        if let Some(spawn) = stdio {
+            command.env("MCPH_STDIO_SPAWN", spawn);
         }
         let mut child = command
             .stdin(Stdio::piped())
@@ -136,7 +169,7 @@ impl TsClient {
         }
     }
 
-    fn ask(&mut self, command: Value) -> Value {
+    pub(crate) fn ask(&mut self, command: Value) -> Value {
         writeln!(self.stdin, "{command}").unwrap();
         self.stdin.flush().unwrap();
         let line = self
@@ -146,11 +179,11 @@ impl TsClient {
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
     }
 
-    fn connect(&mut self) -> Value {
+    pub(crate) fn connect(&mut self) -> Value {
         self.ask(json!({"op": "connect"}))
     }
 
-    fn names(&mut self) -> Vec<String> {
+    pub(crate) fn names(&mut self) -> Vec<String> {
         let listed = self.ask(json!({"op": "list"}));
         let tools = listed["tools"]
             .as_array()
@@ -161,7 +194,7 @@ impl TsClient {
             .collect()
     }
 
-    fn call(&mut self, name: &str, arguments: Value) -> Value {
+    pub(crate) fn call(&mut self, name: &str, arguments: Value) -> Value {
         let answer = self.ask(json!({"op": "call", "name": name, "arguments": arguments}));
         answer
             .get("result")
@@ -191,7 +224,7 @@ fn lines_of(stream: impl std::io::Read + Send + 'static) -> Receiver<String> {
 
 /// The envelope of a refused or failed call: `isError`, its text the same
 /// JSON as its `structuredContent`.
-fn envelope(result: &Value) -> &Value {
+pub(crate) fn envelope(result: &Value) -> &Value {
     assert_eq!(result["isError"], true, "{result}");
     let structured = &result["structuredContent"];
     let text = result["content"][0]["text"].as_str().expect("a text block");
@@ -227,7 +260,7 @@ fn post_list(url: &str, token: &str, session: &str) -> u16 {
 }
 
 /// Every `client_call` record of the session's audit log.
-fn client_calls(env: &TestEnv) -> Vec<Value> {
+pub(crate) fn client_calls(env: &TestEnv) -> Vec<Value> {
     let sessions = env.path("xdg-data/mcp-harness/sessions");
     let mut records = Vec::new();
     for session in std::fs::read_dir(&sessions)
@@ -673,4 +706,39 @@ fn serve_withdraws_a_rug_pulled_definition_and_tells_the_client() {
     assert_eq!(envelope(&again)["code"], "mcp_unknown_tool", "{again}");
     gateway.stop();
     env.assert_no_leaks();
+}
+
+/// Audit records go to one writer thread in batches: a SIGTERM right after
+/// the last answer still finds every answered call in the audit log.
+#[cfg_attr(
+    mcph_no_interop,
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
+)]
+#[test]
+fn every_answered_call_is_audited_when_serve_is_stopped_right_after() {
+    let interop = Interop::get();
+    let env = TestEnv::new();
+    config(&env);
+    let gateway = Gateway::start(&env);
+    let mut claude = TsClient::start(&interop, &gateway.url, Some(TOKEN_A), None);
+    assert_eq!(claude.connect()["ok"], true);
+    let calls = 400;
+    let burst = claude.ask(json!({
+        "op": "burst", "name": "demo_alpha__lookup", "arguments": {"key": "apple"},
+        "count": calls, "in_flight": 16,
+    }));
+    assert_eq!(burst["ok"], calls, "{burst}");
+    // No pause: the signal lands while the last records may still be queued.
+    gateway.stop();
+    let audited = client_calls(&env);
+    let lookups: Vec<&Value> = audited
+        .iter()
+        .filter(|r| r["tool"] == "demo_alpha__lookup" && r["decision"] == "allow")
+        .collect();
+    assert_eq!(lookups.len(), calls, "audited: {}", audited.len());
+    let ids: std::collections::HashSet<&str> = lookups
+        .iter()
+        .map(|r| r["call"].as_str().expect("a call id"))
+        .collect();
+    assert_eq!(ids.len(), calls, "one record per call, each its own id");
 }

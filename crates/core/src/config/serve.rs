@@ -110,11 +110,18 @@ pub(super) fn serve(
                     .into(),
             ));
         }
-        let Some(token_env) = client.token_env.filter(|v| !v.trim().is_empty()) else {
-            return Err((
-                at("token_env"),
-                "missing: the environment variable that holds this client's bearer token".into(),
-            ));
+        // Without one the client comes in over stdio only (`serve --stdio
+        // --client NAME`): the host that spawns the harness is its proof.
+        let token_env = match client.token_env {
+            Some(var) if var.trim().is_empty() => {
+                return Err((
+                    at("token_env"),
+                    "empty: name the environment variable that holds this client's bearer \
+                     token, or leave the key out for a client that comes in over stdio only"
+                        .into(),
+                ));
+            }
+            other => other,
         };
         let servers = client
             .servers
@@ -148,16 +155,21 @@ mod tests {
     }
 
     #[test]
-    fn the_example_config_has_a_gateway_with_one_client() {
+    fn the_example_config_has_a_gateway_with_an_http_and_a_stdio_client() {
         let text = include_str!("../../../../config.example.toml");
         let config = parse(text, ConfigSource::File("config.example.toml".into())).unwrap();
         let serve = &config.serve;
         assert_eq!(serve.listen, Some("127.0.0.1:8765".parse().unwrap()));
         assert_eq!(serve.names, Naming::Prefixed);
         assert_eq!(serve.max_name_len, 64);
-        assert_eq!(serve.clients.len(), 1);
+        assert_eq!(serve.clients.len(), 2);
         assert_eq!(serve.clients[0].name, "claude-code");
-        assert_eq!(serve.clients[0].token_env, "CLAUDE_CODE_TOKEN");
+        assert_eq!(
+            serve.clients[0].token_env.as_deref(),
+            Some("CLAUDE_CODE_TOKEN")
+        );
+        assert_eq!(serve.clients[1].name, "cursor");
+        assert_eq!(serve.clients[1].token_env, None);
     }
 
     #[test]
@@ -183,7 +195,7 @@ mod tests {
         assert_eq!(path.as_deref(), Some("serve.clients.c.token"));
         assert!(message.contains("environment variable"), "{message}");
         assert!(!message.contains("s3cret-value"), "{message}");
-        let (path, _) = error_of("[serve.clients.c]\nservers = [\"a\"]\n");
+        let (path, _) = error_of("[serve.clients.c]\ntoken_env = \" \"\n");
         assert_eq!(path.as_deref(), Some("serve.clients.c.token_env"));
     }
 

@@ -30,19 +30,26 @@ use crate::protocol::{CallId, Requester};
 #[derive(Clone)]
 pub(super) struct GatewayHandler {
     pub(super) shared: Arc<Shared>,
+    /// Over stdio, the one client (its host spawned the harness); over HTTP
+    /// `None`: each request's client is the one the front door let in.
+    pub(super) stdio_client: Option<String>,
 }
 
-/// The profile the front door found for this request.
-fn client_of<'a>(
-    shared: &'a Shared,
-    extensions: &rmcp::model::Extensions,
-) -> Result<&'a ClientProfile, McpError> {
-    let name = extensions
-        .get::<http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<AuthedClient>())
-        .map(|c| c.0.as_str());
-    name.and_then(|name| shared.settings.clients.iter().find(|c| c.name == name))
-        .ok_or_else(|| McpError::invalid_request("no authenticated client", None))
+impl GatewayHandler {
+    /// The profile of who asks: the stdio client, or the one the front door
+    /// found for this request.
+    fn client_of(&self, extensions: &rmcp::model::Extensions) -> Result<&ClientProfile, McpError> {
+        let name = match &self.stdio_client {
+            Some(name) => Some(name.as_str()),
+            None => extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<AuthedClient>())
+                .map(|c| c.0.as_str()),
+        };
+        let clients = &self.shared.settings.clients;
+        name.and_then(|name| clients.iter().find(|c| c.name == name))
+            .ok_or_else(|| McpError::invalid_request("no authenticated client", None))
+    }
 }
 
 impl ServerHandler for GatewayHandler {
@@ -59,7 +66,7 @@ impl ServerHandler for GatewayHandler {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // The session's peer, kept to tell this client when its tool set changes.
-        if let Ok(client) = client_of(&self.shared, &context.extensions) {
+        if let Ok(client) = self.client_of(&context.extensions) {
             self.shared.peers.add(&client.name, context.peer);
         }
     }
@@ -69,7 +76,7 @@ impl ServerHandler for GatewayHandler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let client = client_of(&self.shared, &context.extensions)?;
+        let client = self.client_of(&context.extensions)?;
         let view = View::of(&self.shared.hub.snapshot(), &self.shared.settings, client);
         let tools = view
             .tools
@@ -96,7 +103,7 @@ impl ServerHandler for GatewayHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let client = client_of(&self.shared, &context.extensions)?;
+        let client = self.client_of(&context.extensions)?;
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
         Ok(self.call(client, &request.name, arguments).await.into())
     }

@@ -2,7 +2,8 @@
 //! hosts, offering exactly what passed the exposure pipeline, per client, and
 //! sending every call through the hub's one call path. Over Streamable HTTP at
 //! `/mcp` on loopback, behind a front door (`door.rs`) that wants a client's
-//! bearer token and a loopback `Origin`.
+//! bearer token and a loopback `Origin`; or over stdio for the one client
+//! whose host spawned the harness.
 //!
 //! - `settings.rs`: `[serve]` as data; `view.rs`: one client's tool set and its
 //!   outside names; `handler.rs`: rmcp's server side, calling `Hub::call_as`;
@@ -43,6 +44,8 @@ pub use view::valid_name;
 
 /// The one route.
 pub const PATH: &str = "/mcp";
+/// The profile of `serve --stdio` without `--client`.
+pub const STDIO_CLIENT: &str = "stdio";
 /// Changes that come together (a disconnect revokes, then the state moves)
 /// reach clients as one notification.
 const DEBOUNCE: Duration = Duration::from_millis(50);
@@ -139,8 +142,12 @@ pub struct Gateway {
 /// Why the gateway cannot start.
 #[derive(Debug, thiserror::Error)]
 pub enum GatewayError {
-    #[error("no client is configured: add a [serve.clients.NAME] table with token_env = \"VAR\"")]
+    #[error(
+        "no client can come in over HTTP: add a [serve.clients.NAME] table with token_env = \"VAR\""
+    )]
     NoClients,
+    #[error("no client `{0}` is configured: add a [serve.clients.{0}] table (known: {1})")]
+    UnknownClient(String, String),
     #[error(
         "client `{client}`: the environment variable {var} (its token_env) is not set or empty"
     )]
@@ -158,20 +165,64 @@ impl Gateway {
         audit: AuditHook,
         tokens: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, GatewayError> {
-        if settings.clients.is_empty() {
-            return Err(GatewayError::NoClients);
-        }
         let mut keys = Vec::new();
+        // A client without a token_env comes in over stdio only.
         for client in &settings.clients {
-            let token = tokens(&client.token_env)
+            let Some(var) = &client.token_env else {
+                continue;
+            };
+            let token = tokens(var)
                 .filter(|t| !t.trim().is_empty())
                 .ok_or_else(|| GatewayError::MissingToken {
                     client: client.name.clone(),
-                    var: client.token_env.clone(),
+                    var: var.clone(),
                 })?;
             keys.push(door::Key::new(&client.name, token.trim()));
         }
-        Ok(Self {
+        if keys.is_empty() {
+            return Err(GatewayError::NoClients);
+        }
+        Ok(Self::with(hub, settings, approve, audit, keys))
+    }
+
+    /// A gateway for the one client on stdio: the profile `client` names, or
+    /// without a name the `stdio` profile, which sees every alias unless the
+    /// config has a `[serve.clients.stdio]`. Returns the client's name too.
+    pub fn for_stdio(
+        hub: Hub,
+        mut settings: GatewaySettings,
+        approve: ApproveMode,
+        audit: AuditHook,
+        client: Option<&str>,
+    ) -> Result<(Self, String), GatewayError> {
+        let name = client.unwrap_or(STDIO_CLIENT).to_string();
+        if !settings.clients.iter().any(|c| c.name == name) {
+            if client.is_some() {
+                let known: Vec<&str> = settings.clients.iter().map(|c| c.name.as_str()).collect();
+                let known = if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                };
+                return Err(GatewayError::UnknownClient(name, known));
+            }
+            settings.clients.push(ClientProfile {
+                name: name.clone(),
+                token_env: None,
+                servers: None,
+            });
+        }
+        Ok((Self::with(hub, settings, approve, audit, Vec::new()), name))
+    }
+
+    fn with(
+        hub: Hub,
+        settings: GatewaySettings,
+        approve: ApproveMode,
+        audit: AuditHook,
+        keys: Vec<door::Key>,
+    ) -> Self {
+        Self {
             shared: Arc::new(Shared {
                 hub,
                 settings,
@@ -180,7 +231,7 @@ impl Gateway {
                 peers: Peers::default(),
             }),
             keys: Arc::new(keys),
-        })
+        }
     }
 
     /// Per client, the aliases connected now that its profile would see but
@@ -217,6 +268,7 @@ impl Gateway {
         let config = StreamableHttpServerConfig::default().with_cancellation_token(rmcp_stop);
         let handler = handler::GatewayHandler {
             shared: Arc::clone(&self.shared),
+            stdio_client: None,
         };
         let service: StreamableHttpService<handler::GatewayHandler, LocalSessionManager> =
             StreamableHttpService::new(
@@ -242,6 +294,47 @@ impl Gateway {
         .await;
         Ok(())
     }
+}
+
+impl Gateway {
+    /// Serves `client` on the process's stdin and stdout until the host closes
+    /// stdin or `stop`; tells it of changes `changes` reports. Nothing else may
+    /// write to stdout meanwhile.
+    pub async fn serve_stdio(
+        self,
+        client: String,
+        changes: Changes,
+        stop: CancellationToken,
+    ) -> Result<(), StdioError> {
+        use rmcp::ServiceExt as _;
+        let handler = handler::GatewayHandler {
+            shared: Arc::clone(&self.shared),
+            stdio_client: Some(client),
+        };
+        let notifier = tokio::spawn(notify_changes(Arc::clone(&self.shared), changes));
+        let served = match handler
+            .serve_with_ct(rmcp::transport::io::stdio(), stop)
+            .await
+        {
+            Ok(running) => running
+                .waiting()
+                .await
+                .map(|_| ())
+                .map_err(StdioError::Ended),
+            Err(e) => Err(StdioError::Handshake(e.to_string())),
+        };
+        notifier.abort();
+        served
+    }
+}
+
+/// Why a stdio session ended badly.
+#[derive(Debug, thiserror::Error)]
+pub enum StdioError {
+    #[error("the client's handshake failed: {0}")]
+    Handshake(String),
+    #[error("the session's task ended abnormally: {0}")]
+    Ended(tokio::task::JoinError),
 }
 
 async fn front_door(

@@ -50,8 +50,9 @@ pub enum Naming {
 pub struct ClientProfile {
     /// The name the audit log and the approvals use.
     pub name: String,
-    /// The environment variable that holds its bearer token (never the file).
-    pub token_env: String,
+    /// The environment variable that holds its bearer token (never the
+    /// file); `None`: the client comes in over stdio only.
+    pub token_env: Option<String>,
     /// `servers`: the aliases it sees and may call (`None`: all).
     pub servers: Option<Vec<ServerAlias>>,
 }
