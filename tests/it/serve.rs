@@ -742,3 +742,51 @@ fn every_answered_call_is_audited_when_serve_is_stopped_right_after() {
         .collect();
     assert_eq!(ids.len(), calls, "one record per call, each its own id");
 }
+
+/// `max_tools` refuses to serve more, never cuts: an alias whose tools would
+/// bring the client over its cap is not offered at all (and cannot be
+/// called), said at start; another client without a cap sees everything.
+#[cfg_attr(
+    mcph_no_interop,
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
+)]
+#[test]
+fn a_client_over_its_max_tools_is_refused_whole_aliases_never_a_cut_list() {
+    let interop = Interop::get();
+    let env = TestEnv::new();
+    let tools = "lookup = \"allow\"\nset = \"confirm\"\nreset = \"confirm\"\nfail = \"allow\"\nslow = \"allow\"\n";
+    env.config(&format!(
+        "{}[servers.a.tools]\n{tools}{}[servers.demo_beta.tools]\n{tools}\
+         [serve.clients.claude]\ntoken_env = \"MCPH_TEST_TOKEN_A\"\n\
+         [serve.clients.ci]\ntoken_env = \"MCPH_TEST_TOKEN_B\"\nmax_tools = 6\n",
+        env.demo("a", "alpha", &[]),
+        env.demo("demo_beta", "beta", &[]),
+    ));
+    let gateway = Gateway::start(&env);
+    // `a` (5 tools) fits in 6; demo_beta's would make 9: not offered to ci.
+    let mut ci = TsClient::start(&interop, &gateway.url, Some(TOKEN_B), None);
+    assert_eq!(ci.connect()["ok"], true);
+    let mut names = ci.names();
+    names.sort();
+    assert_eq!(
+        names,
+        ["a__fail", "a__lookup", "a__reset", "a__set", "a__slow"]
+    );
+    let refused = ci.call("demo_beta__lookup", json!({"key": "lima"}));
+    assert_eq!(envelope(&refused)["code"], "mcp_unknown_tool", "{refused}");
+    let mut claude = TsClient::start(&interop, &gateway.url, Some(TOKEN_A), None);
+    assert_eq!(claude.connect()["ok"], true);
+    let claude_names = claude.names();
+    assert!(
+        claude_names.len() > 6 && claude_names.contains(&"demo_beta__lookup".to_string()),
+        "{claude_names:?}"
+    );
+    gateway.stop();
+    let stderr = std::fs::read_to_string(env.path("serve.stderr")).unwrap();
+    assert!(
+        stderr.contains("`demo_beta` is not offered to client `ci`: its ")
+            && stderr.contains("over its max_tools = 6 (5 offered already)"),
+        "{stderr}"
+    );
+    env.assert_no_leaks();
+}

@@ -28,6 +28,7 @@ pub(super) struct RawClient {
     /// A token written into the file is refused with a message, not ignored.
     token: Option<toml::Value>,
     servers: Option<Vec<String>>,
+    max_tools: Option<usize>,
 }
 
 /// Validates the table against the configured aliases: `Err((key, message))`
@@ -127,10 +128,14 @@ pub(super) fn serve(
             .servers
             .map(|list| known(&list, &at("servers")))
             .transpose()?;
+        if client.max_tools == Some(0) {
+            return Err((at("max_tools"), "must be at least 1".into()));
+        }
         clients.push(ClientProfile {
             name,
             token_env,
             servers,
+            max_tools: client.max_tools,
         });
     }
     Ok(GatewaySettings {
@@ -223,6 +228,11 @@ mod tests {
                 "[serve.clients.c]\ntoken_env = \"T\"\nservers = [\"zz\"]\n",
                 "serve.clients.c.servers",
                 "known: a",
+            ),
+            (
+                "[serve.clients.c]\ntoken_env = \"T\"\nmax_tools = 0\n",
+                "serve.clients.c.max_tools",
+                "at least 1",
             ),
             (
                 "[serve.clients.\"a b\"]\ntoken_env = \"T\"\n",

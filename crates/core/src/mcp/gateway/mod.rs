@@ -210,6 +210,7 @@ impl Gateway {
                 name: name.clone(),
                 token_env: None,
                 servers: None,
+                max_tools: None,
             });
         }
         Ok((Self::with(hub, settings, approve, audit, Vec::new()), name))

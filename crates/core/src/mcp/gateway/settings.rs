@@ -55,6 +55,9 @@ pub struct ClientProfile {
     pub token_env: Option<String>,
     /// `servers`: the aliases it sees and may call (`None`: all).
     pub servers: Option<Vec<ServerAlias>>,
+    /// `max_tools`: the most tools it is offered (hosts cap their tool lists:
+    /// Cursor 80, VS Code 128); an alias that would pass it is not offered.
+    pub max_tools: Option<usize>,
 }
 
 impl ClientProfile {

@@ -18,7 +18,7 @@ pub struct View {
     /// Outside name → the exposed tool it stands for.
     pub tools: BTreeMap<String, Arc<ExposedTool>>,
     /// Aliases this client would see but whose tools break the gateway's
-    /// naming rules (why, in the harness's words).
+    /// naming rules or its `max_tools` (why, in the harness's words).
     pub rejected: BTreeMap<ServerAlias, String>,
 }
 
@@ -41,8 +41,22 @@ impl View {
             }
         }
         let mut view = View::default();
+        // Aliases in name order: which one a cap leaves out does not depend
+        // on which connected first.
         for (alias, tools) in by_alias {
-            match outside_names(alias, &tools, settings, &view.tools) {
+            let named =
+                outside_names(alias, &tools, settings, &view.tools).and_then(|named| match client
+                    .max_tools
+                {
+                    Some(max) if view.tools.len() + named.len() > max => Err(NotOffered::OverCap {
+                        count: named.len(),
+                        client: client.name.clone(),
+                        offered: view.tools.len(),
+                        max,
+                    }),
+                    _ => Ok(named),
+                });
+            match named {
                 Ok(named) => view.tools.extend(named),
                 Err(why) => {
                     view.rejected.insert(alias.clone(), why.to_string());
@@ -70,10 +84,10 @@ impl View {
     }
 }
 
-/// Why an alias's tools cannot be offered under outside names (the whole
+/// Why an alias's tools are not offered to a client (the whole
 /// alias is held back).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-enum OutsideName {
+enum NotOffered {
     #[error("the outside name `{0}` is not [A-Za-z0-9_-]")]
     Invalid(String),
     #[error("the outside name `{name}` is {len} characters, over [serve] max_name_len = {max}")]
@@ -84,6 +98,16 @@ enum OutsideName {
     },
     #[error("the outside name `{0}` is taken by another alias's tool ([serve] names = \"bare\")")]
     Taken(String),
+    /// Not a name: the client's cap. Refused whole, never cut to fit.
+    #[error(
+        "its {count} tools would bring client `{client}` over its max_tools = {max} ({offered} offered already)"
+    )]
+    OverCap {
+        count: usize,
+        client: String,
+        offered: usize,
+        max: usize,
+    },
 }
 
 /// An alias's tools under their outside names, or why the whole alias is not
@@ -93,7 +117,7 @@ fn outside_names(
     tools: &[&Arc<ExposedTool>],
     settings: &GatewaySettings,
     taken: &BTreeMap<String, Arc<ExposedTool>>,
-) -> Result<Vec<(String, Arc<ExposedTool>)>, OutsideName> {
+) -> Result<Vec<(String, Arc<ExposedTool>)>, NotOffered> {
     let own_prefix = format!("{EXPOSED_PREFIX}{}__", alias.normalized());
     let mut named: Vec<(String, Arc<ExposedTool>)> = Vec::with_capacity(tools.len());
     for tool in tools {
@@ -104,17 +128,17 @@ fn outside_names(
         .unwrap_or(&tool.name)
         .to_string();
         if !valid_name(&name) {
-            return Err(OutsideName::Invalid(name));
+            return Err(NotOffered::Invalid(name));
         }
         if name.len() > settings.max_name_len {
-            return Err(OutsideName::TooLong {
+            return Err(NotOffered::TooLong {
                 len: name.len(),
                 name,
                 max: settings.max_name_len,
             });
         }
         if taken.contains_key(&name) || named.iter().any(|(n, _)| *n == name) {
-            return Err(OutsideName::Taken(name));
+            return Err(NotOffered::Taken(name));
         }
         named.push((name, Arc::clone(tool)));
     }
