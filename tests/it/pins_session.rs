@@ -145,6 +145,33 @@ async fn a_definition_changed_on_a_signal_revokes_an_idle_connection() {
     .await;
 }
 
+/// SIGUSR1 sent to the shim (the process above the server, with the
+/// server's command line after `__shim`) reaches the server, as if sent to
+/// it: the shim neither dies of it nor swallows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_signal_sent_to_the_shim_reaches_the_server() {
+    rug_pull_revokes(&["--fault", "mutate-on-signal"], async |env, _| {
+        let server = server_pid(env);
+        let stat = std::fs::read_to_string(format!("/proc/{server}/stat")).unwrap();
+        let shim: i32 = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|ppid| ppid.parse().ok())
+            .expect("the server's parent");
+        let cmdline = std::fs::read(format!("/proc/{shim}/cmdline")).unwrap();
+        assert!(
+            String::from_utf8_lossy(&cmdline).contains("__shim"),
+            "the server's parent is the shim"
+        );
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(shim),
+            nix::sys::signal::Signal::SIGUSR1,
+        )
+        .unwrap();
+    })
+    .await;
+}
+
 #[test]
 fn run_json_and_the_audit_log_report_pins_and_the_revocation() {
     let env = TestEnv::new();

@@ -41,12 +41,16 @@ use nix::unistd::{Pid, getpid, getppid};
 pub const SHIM_ARG: &str = "__shim";
 
 /// Signals the shim handles through its signalfd instead of dying of them.
-const HANDLED: [Signal; 5] = [
+/// SIGUSR1 and SIGUSR2 are passed on to the server: a person who signals the
+/// process above the server (it carries the server's command line) meant it.
+const HANDLED: [Signal; 7] = [
     Signal::SIGCHLD,
     Signal::SIGHUP,
     Signal::SIGTERM,
     Signal::SIGINT,
     Signal::SIGQUIT,
+    Signal::SIGUSR1,
+    Signal::SIGUSR2,
 ];
 
 /// Entry point: `__shim CTRL_FD COMMAND [ARGS…]` (from `main`, before anything else:
@@ -168,6 +172,9 @@ fn drain_signals(signals: &SignalFd, server: Pid, status: &mut Option<WaitStatus
     while let Ok(Some(info)) = signals.read_signal() {
         match Signal::try_from(info.ssi_signo as i32) {
             Ok(Signal::SIGCHLD) => stop |= reap(server, status),
+            Ok(user @ (Signal::SIGUSR1 | Signal::SIGUSR2)) => {
+                let _ = kill(server, user);
+            }
             Ok(_) => stop = true,
             Err(_) => {}
         }
