@@ -48,6 +48,9 @@ pub struct Cli {
     /// TUI: continue an earlier session (the newest one, or ID); MCP connections are not restored
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
+    /// TUI: serve MCP at http://ADDR/mcp too, as the control room where you approve outside clients' calls [default ADDR: [serve] listen]
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
+    pub serve: Option<String>,
     /// Trust on first use in this config's lock file even for aliases pinned in another lock the harness knows (the default config's): for a copied config you mean to pin afresh
     #[arg(long, global = true)]
     pub accept_new_lock: bool,
@@ -156,15 +159,44 @@ async fn dispatch(cli: Cli) -> ExitCode {
                 ExitCode::from(exit::FAILURE)
             }
         },
-        None => tui(cli.config, cli.resume).await,
+        None => tui(cli.config, cli.resume, cli.serve).await,
     }
 }
 
 /// The full-screen TUI.
-async fn tui(config: Option<PathBuf>, resume: Option<String>) -> ExitCode {
+async fn tui(config: Option<PathBuf>, resume: Option<String>, serve: Option<String>) -> ExitCode {
     let config = match load_config(config) {
         Ok(c) => c,
         Err(code) => return code,
+    };
+    // `--serve` alone: the config's `[serve] listen`.
+    let serve = match serve.as_deref() {
+        None => None,
+        Some("") => match config.serve.listen {
+            Some(addr) => Some(addr),
+            None => {
+                eprintln!(
+                    "mcp-harness: --serve needs an address (--serve 127.0.0.1:PORT) or [serve] listen in the config"
+                );
+                return ExitCode::from(exit::USAGE);
+            }
+        },
+        Some(text) => match text.parse::<std::net::SocketAddr>() {
+            Ok(addr) if addr.ip().is_loopback() => Some(addr),
+            Ok(addr) => {
+                eprintln!(
+                    "mcp-harness: {}",
+                    crate::mcp::gateway::GatewayError::NotLoopback(addr)
+                );
+                return ExitCode::from(exit::USAGE);
+            }
+            Err(_) => {
+                eprintln!(
+                    "mcp-harness: --serve {text}: not an address: give IP:PORT, e.g. 127.0.0.1:8765"
+                );
+                return ExitCode::from(exit::USAGE);
+            }
+        },
     };
     let options = crate::session::SessionOptions {
         resume: resume.map(|id| (!id.is_empty()).then_some(id)),
@@ -172,7 +204,7 @@ async fn tui(config: Option<PathBuf>, resume: Option<String>) -> ExitCode {
         workspace: None,
         data_dir: None,
     };
-    let backend = match crate::backend::spawn(config, options) {
+    let backend = match crate::backend::spawn_with(config, options, serve) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("mcp-harness: {e}");

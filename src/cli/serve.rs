@@ -15,7 +15,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::run::Approve;
 use super::{exit, interrupted, load_config, render};
-use crate::mcp::gateway::{self, ApproveMode, AuditHook, Changes, Gateway, PATH};
+use crate::mcp::gateway::{
+    self, ApproveMode, Changes, ClientCallRecord, Gateway, GatewayApprover, PATH, Watcher,
+};
 use crate::mcp::{EventSink, Hub};
 use crate::session::SessionEvent;
 
@@ -88,21 +90,17 @@ pub async fn run(config: Option<std::path::PathBuf>, args: ServeArgs) -> ExitCod
         hub = hub.results_dir(store.dir().join("results"));
     }
     let hub = hub.build();
-    let audit: AuditHook = match &store {
-        Some(store) => {
-            let store = Arc::clone(store);
-            Arc::new(move |record| store.audit_client_call(record))
-        }
-        None => Arc::new(|_| {}),
-    };
-    let approve = match args.approve {
-        Approve::Never => ApproveMode::Never,
-        Approve::Always => ApproveMode::Always,
-    };
+    let watcher: Arc<dyn Watcher> = Arc::new(Audit(store.clone()));
+    let approver = Arc::new(GatewayApprover {
+        mode: match args.approve {
+            Approve::Never => ApproveMode::Never,
+            Approve::Always => ApproveMode::Always,
+        },
+    });
     let served = match door {
         Door::Http(addr) => {
             let tokens = |var: &str| std::env::var(var).ok();
-            match Gateway::new(hub.clone(), settings.clone(), approve, audit, tokens) {
+            match Gateway::new(hub.clone(), settings.clone(), approver, watcher, tokens) {
                 Ok(gateway) => http(&hub, &config, &settings, gateway, addr, changes).boxed(),
                 Err(e) => {
                     eprintln!("mcp-harness: {e}");
@@ -114,8 +112,8 @@ pub async fn run(config: Option<std::path::PathBuf>, args: ServeArgs) -> ExitCod
             match Gateway::for_stdio(
                 hub.clone(),
                 settings.clone(),
-                approve,
-                audit,
+                approver,
+                watcher,
                 client.as_deref(),
             ) {
                 Ok((gateway, client)) => {
@@ -232,5 +230,16 @@ async fn connect_all(
     }
     for (client, alias, why) in gateway.rejections() {
         eprintln!("serve: `{alias}` is not offered to client `{client}`: {why}");
+    }
+}
+
+/// Headless, an outside call is heard of only by the audit log.
+struct Audit(Option<Arc<crate::store::Store>>);
+
+impl Watcher for Audit {
+    fn finished(&self, record: &ClientCallRecord<'_>, _: &crate::mcp::CallOutcome) {
+        if let Some(store) = &self.0 {
+            store.audit_client_call(record);
+        }
     }
 }

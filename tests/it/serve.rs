@@ -109,7 +109,12 @@ pub(crate) struct TsClient {
 }
 
 impl TsClient {
-    fn start(interop: &Interop, url: &str, token: Option<&str>, origin: Option<&str>) -> Self {
+    pub(crate) fn start(
+        interop: &Interop,
+        url: &str,
+        token: Option<&str>,
+        origin: Option<&str>,
+    ) -> Self {
         Self::spawn(interop, url, token, origin, None)
     }
 

@@ -5,6 +5,7 @@
 //! lines stay lines. (Every way of ending the TUI is in tui_exits.rs.)
 
 mod config;
+mod control_room;
 mod scale;
 
 use crate::common::TestEnv;

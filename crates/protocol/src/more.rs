@@ -111,6 +111,9 @@ pub struct GrantView {
     pub given_at: String,
     /// Calls it approved since (the first, asked, one not counted).
     pub uses: u64,
+    /// The outside client it holds for (the gateway's); `None`: the
+    /// session's own agents and the operator.
+    pub client: Option<String>,
 }
 
 /// Which local rule a line of an explanation is about.

@@ -26,8 +26,10 @@ use crate::protocol::{
 enum Identity {
     /// A built-in tool (its definition is the harness's own).
     Builtin(String),
-    /// An exposed MCP tool, as defined on one connection.
+    /// An exposed MCP tool, as defined on one connection, for one outside
+    /// client or (`None`) the session's own requesters.
     Mcp {
+        client: Option<String>,
         connection: ConnectionId,
         name: String,
         description: Option<String>,
@@ -47,6 +49,7 @@ impl Identity {
                 description,
                 schema,
                 effect,
+                ..
             } => snapshot.resolve(name).is_some_and(|t| {
                 t.connection_id() == *connection
                     && t.description == *description
@@ -120,6 +123,11 @@ impl Approvals {
         let identity = match &request.alias {
             None => Some(Identity::Builtin(request.tool.clone())),
             Some(_) => snapshot.resolve(&request.tool).map(|t| Identity::Mcp {
+                // An outside client's "always" holds for that client alone.
+                client: match &request.requester {
+                    crate::protocol::Requester::Client(name) => Some(name.clone()),
+                    _ => None,
+                },
                 connection: t.connection_id(),
                 name: t.name.clone(),
                 description: t.description.clone(),
@@ -202,6 +210,10 @@ impl Approvals {
                 remote_name: pending.remote_name.clone(),
                 given_at: chrono::Utc::now().format("%H:%M:%S UTC").to_string(),
                 uses: 0,
+                client: match &identity {
+                    Identity::Mcp { client, .. } => client.clone(),
+                    Identity::Builtin(_) => None,
+                },
             },
             identity,
         });

@@ -16,6 +16,7 @@ mod pins;
 mod records;
 mod reload;
 mod rules;
+mod serve;
 mod server_content;
 mod signin;
 mod views;
@@ -54,6 +55,16 @@ pub struct BackendHandle {
 
 /// Starts the session and the backend task.
 pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, SetupError> {
+    spawn_with(config, options, None)
+}
+
+/// Starts the session and the backend task, serving MCP at `serve` too (the
+/// control room: `mcp-harness --serve ADDR`).
+pub fn spawn_with(
+    config: Config,
+    options: SessionOptions,
+    serve: Option<std::net::SocketAddr>,
+) -> Result<BackendHandle, SetupError> {
     let (events, events_rx) = unbounded_channel();
     let (commands, commands_rx) = unbounded_channel();
     let (inbound, inbound_rx) = unbounded_channel();
@@ -62,9 +73,16 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
     let elicitor = Arc::new(elicitor::TuiElicitor::new(events.clone()));
     // The session's events and its approval prompts share one channel: a
     // prompt is read after the event of the call that asks.
+    let changes = crate::mcp::gateway::Changes::default();
     let sink = {
-        let inbound = inbound.clone();
-        move |event| drop(inbound.send(Inbound::Session(event)))
+        let (inbound, changes) = (inbound.clone(), changes.clone());
+        move |event| {
+            // The gateway re-lists for its clients once the registry moved.
+            if let SessionEvent::Mcp(event) = &event {
+                changes.event(event);
+            }
+            drop(inbound.send(Inbound::Session(event)))
+        }
     };
     // A server asking for input gets a form; one asking for a sign-in gets the
     // sign-in window (when the operator asks).
@@ -140,7 +158,8 @@ pub fn spawn(config: Config, options: SessionOptions) -> Result<BackendHandle, S
         commands: commands_rx,
         inbound: inbound_rx,
     };
-    let task = tokio::spawn(backend.run(info, resumed, channels));
+    let serve = serve.map(|addr| (addr, changes));
+    let task = tokio::spawn(backend.run(info, resumed, channels, serve));
     Ok(BackendHandle {
         commands,
         events: events_rx,
@@ -158,7 +177,9 @@ pub enum Inbound {
     Asked(Asked),
     /// The asker of prompt `id` stopped waiting (answered, timed out, cancelled).
     Settled(ApprovalId),
-    /// A hand-made call ended.
+    /// An outside client's call started (the control room's gateway).
+    ClientCall(serve::ClientCall),
+    /// A call the backend made or watched (by hand, an outside client's) ended.
     HandCallDone { id: CallId, run: ToolRun },
     /// The turn is over: the Lead is back (after every event of the turn).
     TurnOver(Box<Lead>, TurnEnd),
@@ -222,8 +243,17 @@ type Turn = JoinHandle<()>;
 type Resumed = (Vec<crate::protocol::HistoryItem>, Vec<String>);
 
 impl Backend {
-    async fn run(mut self, info: SessionInfo, resumed: Option<Resumed>, mut ch: Channels) {
+    async fn run(
+        mut self,
+        info: SessionInfo,
+        resumed: Option<Resumed>,
+        mut ch: Channels,
+        serve: Option<(std::net::SocketAddr, crate::mcp::gateway::Changes)>,
+    ) {
         self.send(BackendEvent::Started(info));
+        if let Some((addr, changes)) = serve {
+            self.serve(addr, changes).await;
+        }
         if let Some((history, connected)) = resumed {
             self.send(BackendEvent::Resumed { history, connected });
         }
@@ -304,6 +334,7 @@ impl Backend {
             Inbound::Session(event) => self.session_event(event),
             Inbound::Asked(asked) => self.approvals.ask(asked, &self.hub.snapshot()),
             Inbound::Settled(id) => self.approvals.settled(id),
+            Inbound::ClientCall(call) => self.client_call(call),
             Inbound::HandCallDone { id, run } => self.call_finished(id, &run),
             Inbound::TurnOver(lead, end) => self.turn_done(*lead, end),
             Inbound::ConfigTouched => self.reread_config(reload::Moment::Touched),

@@ -22,8 +22,8 @@ use super::super::names::EXPOSED_PREFIX;
 use super::super::observe::Decision;
 use super::settings::{ClientProfile, Naming};
 use super::view::{View, valid_name};
-use super::{AuthedClient, ClientCallRecord, Shared};
-use crate::mcp::call::CallIdentity;
+use super::{AuthedClient, ClientCallRecord, ClientCallStart, Shared};
+use crate::mcp::call::{CallIdentity, CallOutcome};
 use crate::protocol::{CallId, Requester};
 
 /// One per session (rmcp makes one per session); they all share the gateway.
@@ -125,18 +125,31 @@ impl GatewayHandler {
             // without saying whether another client's alias has such a tool.
             None => self.internal_name(client, &view, name),
         };
+        shared.watcher.started(&ClientCallStart {
+            call: &call.id,
+            client: &client.name,
+            tool: name,
+            exposed: exposed.as_deref(),
+            arguments: &arguments,
+        });
         let internal = exposed.clone();
-        let (result, decision, alias) = match exposed {
+        let (mut outcome, alias) = match exposed {
             Some(exposed) => {
                 let outcome = shared
                     .hub
-                    .call_as(&snapshot, &exposed, arguments, &shared.approver, &call)
+                    .call_as(
+                        &snapshot,
+                        &exposed,
+                        arguments,
+                        shared.approver.as_ref(),
+                        &call,
+                    )
                     .await;
                 let alias = snapshot
                     .resolve(&exposed)
                     .map(|t| t.alias.as_str().to_string())
                     .or_else(|| outcome.result.as_ref().err().and_then(|e| e.alias.clone()));
-                (outcome.result, outcome.decision, alias)
+                (outcome, alias)
             }
             None => {
                 let error = ToolError::new(
@@ -151,10 +164,18 @@ impl GatewayHandler {
                         client.name
                     ),
                 );
-                (Err(error), Decision::NotRun, None)
+                let outcome = CallOutcome {
+                    id: call.id.clone(),
+                    result: Err(error),
+                    decision: Decision::NotRun,
+                    server_output: None,
+                    elapsed: std::time::Duration::ZERO,
+                    dropped_nulls: Vec::new(),
+                };
+                (outcome, None)
             }
         };
-        let result = result.map_err(|mut error| {
+        outcome.result = outcome.result.map_err(|mut error| {
             // The outside name, not the harness's internal one (the message is
             // the harness's own text, so the swap cannot touch a server's words).
             if let Some(internal) = &internal {
@@ -163,15 +184,16 @@ impl GatewayHandler {
             error.tool = Some(name.to_string()).filter(|n| valid_name(n));
             error
         });
-        (shared.audit)(&ClientCallRecord {
+        let record = ClientCallRecord {
             call: &call.id,
             client: &client.name,
             tool: name,
             alias: alias.as_deref(),
-            decision,
-            outcome: result.as_ref().err(),
-        });
-        match result {
+            decision: outcome.decision.clone(),
+            outcome: outcome.result.as_ref().err(),
+        };
+        shared.watcher.finished(&record, &outcome);
+        match outcome.result {
             Ok(output) => {
                 let content = output.content.into_iter().map(content_block).collect();
                 let mut result = CallToolResult::success(content);

@@ -31,6 +31,8 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use super::approver::Approver;
+use super::call::CallOutcome;
 use super::envelope::ToolError;
 use super::events::McpEvent;
 use super::hub::Hub;
@@ -81,15 +83,34 @@ fn decision_label<S: serde::Serializer>(d: &Decision, s: S) -> Result<S::Ok, S::
     })
 }
 
-/// Where the records of outside calls go (the session's audit log).
-pub type AuditHook = Arc<dyn Fn(&ClientCallRecord<'_>) + Send + Sync>;
+/// One outside call as it starts: before the call path, so a prompt it
+/// causes comes after it.
+#[derive(Debug)]
+pub struct ClientCallStart<'a> {
+    pub call: &'a CallId,
+    pub client: &'a str,
+    /// The outside name the client called.
+    pub tool: &'a str,
+    /// The exposed tool it stands for, when there is one.
+    pub exposed: Option<&'a str>,
+    pub arguments: &'a serde_json::Value,
+}
+
+/// Who hears of outside calls: the session's audit log headless; in the
+/// control room the conversation too.
+pub trait Watcher: Send + Sync {
+    fn started(&self, _call: &ClientCallStart<'_>) {}
+    /// The call ended: `record` for the audit log, `outcome` as the hub gave
+    /// it (the error already in the client's names).
+    fn finished(&self, record: &ClientCallRecord<'_>, outcome: &CallOutcome);
+}
 
 /// What every session's handler shares.
 pub(crate) struct Shared {
     hub: Hub,
     settings: GatewaySettings,
-    approver: GatewayApprover,
-    audit: AuditHook,
+    approver: Arc<dyn Approver>,
+    watcher: Arc<dyn Watcher>,
     peers: Peers,
 }
 
@@ -161,8 +182,8 @@ impl Gateway {
     pub fn new(
         hub: Hub,
         settings: GatewaySettings,
-        approve: ApproveMode,
-        audit: AuditHook,
+        approver: Arc<dyn Approver>,
+        watcher: Arc<dyn Watcher>,
         tokens: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, GatewayError> {
         let mut keys = Vec::new();
@@ -182,7 +203,7 @@ impl Gateway {
         if keys.is_empty() {
             return Err(GatewayError::NoClients);
         }
-        Ok(Self::with(hub, settings, approve, audit, keys))
+        Ok(Self::with(hub, settings, approver, watcher, keys))
     }
 
     /// A gateway for the one client on stdio: the profile `client` names, or
@@ -191,8 +212,8 @@ impl Gateway {
     pub fn for_stdio(
         hub: Hub,
         mut settings: GatewaySettings,
-        approve: ApproveMode,
-        audit: AuditHook,
+        approver: Arc<dyn Approver>,
+        watcher: Arc<dyn Watcher>,
         client: Option<&str>,
     ) -> Result<(Self, String), GatewayError> {
         let name = client.unwrap_or(STDIO_CLIENT).to_string();
@@ -213,22 +234,25 @@ impl Gateway {
                 max_tools: None,
             });
         }
-        Ok((Self::with(hub, settings, approve, audit, Vec::new()), name))
+        Ok((
+            Self::with(hub, settings, approver, watcher, Vec::new()),
+            name,
+        ))
     }
 
     fn with(
         hub: Hub,
         settings: GatewaySettings,
-        approve: ApproveMode,
-        audit: AuditHook,
+        approver: Arc<dyn Approver>,
+        watcher: Arc<dyn Watcher>,
         keys: Vec<door::Key>,
     ) -> Self {
         Self {
             shared: Arc::new(Shared {
                 hub,
                 settings,
-                approver: GatewayApprover { mode: approve },
-                audit,
+                approver,
+                watcher,
                 peers: Peers::default(),
             }),
             keys: Arc::new(keys),
@@ -372,10 +396,13 @@ async fn front_door(
         .handle(Request::from_parts(parts, body.boxed()))
         .await;
     sessions.opened(&client, &request_headers, response.headers());
-    if is_delete && response.status().is_success() {
+    let (mut parts, body) = response.into_parts();
+    if is_delete && parts.status.is_success() {
         sessions.closed(&request_headers);
+        // rmcp answers 202; a client that ends its session wants 200 or 204
+        // (the Python SDK warns "Session termination failed: 202" otherwise).
+        parts.status = StatusCode::NO_CONTENT;
     }
-    let (parts, body) = response.into_parts();
     hyper::Response::from_parts(parts, body.map_err(|never| match never {}).boxed())
 }
 

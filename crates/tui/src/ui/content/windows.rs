@@ -118,7 +118,10 @@ pub fn rules_lines(
 }
 
 fn grant_row(grant: &GrantView, width: usize) -> Vec<Span<'static>> {
-    let source = grant.alias.clone().unwrap_or_else(|| "built-in".into());
+    let mut source = grant.alias.clone().unwrap_or_else(|| "built-in".into());
+    if let Some(client) = &grant.client {
+        source = format!("{source} · for client {client} only");
+    }
     let uses = match grant.uses {
         0 => "not used since".to_string(),
         1 => "used once since".to_string(),

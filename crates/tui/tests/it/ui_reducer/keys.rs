@@ -247,6 +247,7 @@ fn rules_revoke_a_grant_and_save_one_after_a_confirmation() {
         remote_name: Some("set".into()),
         given_at: "12:00:00 UTC".into(),
         uses: 2,
+        client: None,
     };
     update(
         &mut s,

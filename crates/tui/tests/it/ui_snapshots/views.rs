@@ -44,6 +44,7 @@ fn grants(s: &mut AppState) {
         remote_name: tool.rsplit("__").next().map(Into::into),
         given_at: "12:01:00 UTC".into(),
         uses,
+        client: None,
     };
     update(
         s,

@@ -1,0 +1,162 @@
+//! The control room: the TUI serving MCP (`mcp-harness --serve ADDR`) beside
+//! its own session. Outside clients get the gateway of `mcp-harness serve` on
+//! this session's hub; their `confirm` calls open the same approval prompt as
+//! the Lead's (the client named as who asks), and each of their calls shows in
+//! the conversation as a call by that client, counted in Health and explained
+//! like any other.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use super::{Backend, Inbound, convert};
+use crate::agent::toolbox::from_mcp;
+use crate::mcp::gateway::{
+    Changes, ClientCallRecord, ClientCallStart, Gateway, GatewayError, PATH, Watcher,
+};
+use crate::mcp::{CallId, CallOutcome, Requester};
+use crate::protocol::{BackendEvent, Target, ToolCallView};
+use crate::store::Store;
+
+use super::records::CallRecord;
+
+/// An outside call, as the backend loop hears of it.
+pub struct ClientCall {
+    pub id: CallId,
+    pub client: String,
+    /// The outside name the client called.
+    pub name: String,
+    pub exposed: Option<String>,
+    pub arguments: Value,
+}
+
+/// Tells the backend loop of every outside call, on the channel the approval
+/// prompts take (so a call's row comes before its prompt), and audits it.
+struct Watch {
+    inbound: UnboundedSender<Inbound>,
+    store: Option<Arc<Store>>,
+}
+
+impl Watcher for Watch {
+    fn started(&self, call: &ClientCallStart<'_>) {
+        let _ = self.inbound.send(Inbound::ClientCall(ClientCall {
+            id: call.call.clone(),
+            client: call.client.to_string(),
+            name: call.tool.to_string(),
+            exposed: call.exposed.map(str::to_string),
+            arguments: call.arguments.clone(),
+        }));
+    }
+
+    fn finished(&self, record: &ClientCallRecord<'_>, outcome: &CallOutcome) {
+        if let Some(store) = &self.store {
+            store.audit_client_call(record);
+        }
+        let _ = self.inbound.send(Inbound::HandCallDone {
+            id: record.call.clone(),
+            run: from_mcp(outcome.clone()),
+        });
+    }
+}
+
+impl Backend {
+    /// Serves MCP at `addr` for as long as the session runs, and says where
+    /// (or why it cannot: the TUI runs on without it).
+    pub(super) async fn serve(&mut self, addr: SocketAddr, changes: Changes) {
+        if let Err(e) = self.start_serving(addr, changes).await {
+            self.send(BackendEvent::Error(format!(
+                "not serving MCP at {addr}: {e}; the session runs on without the gateway"
+            )));
+        }
+    }
+
+    async fn start_serving(&mut self, addr: SocketAddr, changes: Changes) -> Result<(), String> {
+        if !addr.ip().is_loopback() {
+            return Err(GatewayError::NotLoopback(addr).to_string());
+        }
+        let settings = self.config.serve.clone();
+        let watcher = Arc::new(Watch {
+            inbound: self.inbound.clone(),
+            store: self.store.clone(),
+        });
+        let gateway = Gateway::new(
+            self.hub.clone(),
+            settings.clone(),
+            Arc::clone(&self.approver),
+            watcher,
+            |var| std::env::var(var).ok(),
+        )
+        .map_err(|e| e.to_string())?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("cannot listen there ({e})"))?;
+        let local = listener.local_addr().map_err(|e| e.to_string())?;
+        let clients: Vec<String> = settings
+            .clients
+            .iter()
+            .filter(|c| c.token_env.is_some())
+            .map(|c| format!("`{}`", c.name))
+            .collect();
+        self.send(BackendEvent::Notice(format!(
+            "serving MCP at http://{local}{PATH} to {}: their calls show here, and their \
+             confirm calls wait for you",
+            clients.join(", ")
+        )));
+        // Aborted with the backend's other jobs at shutdown, before the hub
+        // closes: no client is answered by a hub that is going.
+        self.jobs.spawn(async move {
+            if let Err(e) = gateway
+                .serve(listener, changes, CancellationToken::new())
+                .await
+            {
+                tracing::warn!("the gateway stopped: {e}");
+            }
+        });
+        Ok(())
+    }
+
+    /// An outside client's call started: a row by that client.
+    pub(super) fn client_call(&mut self, call: ClientCall) {
+        let origin = call.exposed.as_deref().and_then(|exposed| {
+            self.hub
+                .snapshot()
+                .resolve(exposed)
+                .map(|t| (t.alias.to_string(), t.remote_name.clone(), t.effect))
+        });
+        if let Some((alias, ..)) = &origin {
+            self.calls.insert(call.id.clone(), alias.clone());
+        }
+        self.records.started(
+            &call.id,
+            CallRecord {
+                name: call.exposed.clone().unwrap_or_else(|| call.name.clone()),
+                alias: origin.as_ref().map(|(a, ..)| a.clone()),
+                remote_name: origin.as_ref().map(|(_, r, _)| r.clone()),
+                builtin: false,
+                effect: origin.as_ref().map(|(.., e)| *e),
+                at: chrono::Utc::now().format("%H:%M:%S UTC").to_string(),
+                decided: None,
+                code: None,
+                message: None,
+                schema_errors: Vec::new(),
+                elapsed_ms: None,
+            },
+        );
+        self.send(BackendEvent::ToolCallStarted(ToolCallView {
+            id: call.id,
+            by: Requester::Client(call.client),
+            name: call.name,
+            target: origin
+                .as_ref()
+                .map_or(Target::Unknown, |(a, r, _)| Target::Mcp {
+                    alias: a.clone(),
+                    remote_name: r.clone(),
+                }),
+            effect: origin.as_ref().map(|(_, _, e)| convert::effect(*e)),
+            arguments: call.arguments,
+        }));
+    }
+}
