@@ -189,7 +189,7 @@ impl GatewayHandler {
             client: &client.name,
             tool: name,
             alias: alias.as_deref(),
-            decision: outcome.decision.clone(),
+            decision: outcome.decision,
             outcome: outcome.result.as_ref().err(),
         };
         shared.watcher.finished(&record, &outcome);
