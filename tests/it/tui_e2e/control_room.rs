@@ -83,10 +83,10 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
 
     // `confirm`: the call waits for the operator's key.
     let asking = set_in_background(client, "green");
-    let screen = tmux.wait("the prompt naming the client, armed", |s| armed(s));
+    let screen = tmux.wait("the prompt naming the client, armed", armed);
     assert!(screen.contains("requested by client claude"), "{screen}");
     tmux.keys(&["y"]);
-    let (mut client, approved) = asking.join().unwrap();
+    let (client, approved) = asking.join().unwrap();
     assert_eq!(approved["isError"], false, "{approved}");
     assert!(
         approved.to_string().contains("stored apple = green"),
@@ -95,9 +95,9 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
 
     // Denied: the client gets the local envelope, in its own names.
     let asking = set_in_background(client, "blue");
-    tmux.wait("the second prompt, armed", |s| armed(s));
+    tmux.wait("the second prompt, armed", armed);
     tmux.keys(&["n"]);
-    let (mut client, denied) = asking.join().unwrap();
+    let (client, denied) = asking.join().unwrap();
     let e = envelope(&denied);
     assert_eq!(e["code"], "mcp_permission_denied", "{denied}");
     assert!(
@@ -111,7 +111,7 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
     // "Always" holds for this client alone: its next call runs without a
     // prompt, another client's still asks.
     let asking = set_in_background(client, "pink");
-    tmux.wait("the third prompt, armed", |s| armed(s));
+    tmux.wait("the third prompt, armed", armed);
     tmux.keys(&["a"]);
     let (mut client, always) = asking.join().unwrap();
     assert_eq!(always["isError"], false, "{always}");
@@ -120,7 +120,7 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
     let mut ci = TsClient::start(&interop, &url, Some(CI_TOKEN), None);
     assert_eq!(ci.connect()["ok"], true);
     let asking = set_in_background(ci, "grey");
-    let screen = tmux.wait("ci's own prompt, armed", |s| armed(s));
+    let screen = tmux.wait("ci's own prompt, armed", armed);
     assert!(screen.contains("requested by client ci"), "{screen}");
     tmux.keys(&["n"]);
     let (_ci, refused) = asking.join().unwrap();
