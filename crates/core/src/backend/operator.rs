@@ -116,43 +116,13 @@ impl Backend {
     pub(super) fn manual_call(&mut self, name: String, arguments: serde_json::Value) {
         let call = CallIdentity::new(CallId::mint("operator"), Requester::Operator);
         let id = call.id.clone();
-        let origin = self
-            .hub
-            .snapshot()
-            .resolve(&name)
-            .map(|t| (t.alias.to_string(), t.remote_name.clone(), t.effect));
-        if let Some((alias, ..)) = &origin {
-            self.calls.insert(id.clone(), alias.clone());
-        }
-        self.records.started(
+        self.mcp_call_started(
             &id,
-            CallRecord {
-                name: name.clone(),
-                alias: origin.as_ref().map(|(a, ..)| a.clone()),
-                remote_name: origin.as_ref().map(|(_, r, _)| r.clone()),
-                builtin: false,
-                effect: origin.as_ref().map(|(.., e)| *e),
-                at: chrono::Utc::now().format("%H:%M:%S UTC").to_string(),
-                decided: None,
-                code: None,
-                message: None,
-                schema_errors: Vec::new(),
-                elapsed_ms: None,
-            },
+            Requester::Operator,
+            name.clone(),
+            Some(&name),
+            arguments.clone(),
         );
-        self.send(BackendEvent::ToolCallStarted(ToolCallView {
-            id: id.clone(),
-            by: Requester::Operator,
-            name: name.clone(),
-            target: origin
-                .as_ref()
-                .map_or(Target::Unknown, |(a, r, _)| Target::Mcp {
-                    alias: a.clone(),
-                    remote_name: r.clone(),
-                }),
-            effect: origin.as_ref().map(|(_, _, e)| convert::effect(*e)),
-            arguments: arguments.clone(),
-        }));
         let (hub, inbound, cancel, approver) = (
             self.hub.clone(),
             self.inbound.clone(),
@@ -174,6 +144,58 @@ impl Backend {
             };
             let _ = inbound.send(Inbound::HandCallDone { id, run });
         });
+    }
+
+    /// An MCP call the backend makes or watches (by hand, an outside
+    /// client's) started: remembered for Health and "explain", and shown as
+    /// `by`'s row under the name `shown`. `exposed` is the registry's name of
+    /// the tool, when it has one.
+    pub(super) fn mcp_call_started(
+        &mut self,
+        id: &CallId,
+        by: Requester,
+        shown: String,
+        exposed: Option<&str>,
+        arguments: serde_json::Value,
+    ) {
+        let origin = exposed.and_then(|exposed| {
+            self.hub
+                .snapshot()
+                .resolve(exposed)
+                .map(|t| (t.alias.to_string(), t.remote_name.clone(), t.effect))
+        });
+        if let Some((alias, ..)) = &origin {
+            self.calls.insert(id.clone(), alias.clone());
+        }
+        self.records.started(
+            id,
+            CallRecord {
+                name: exposed.unwrap_or(&shown).to_string(),
+                alias: origin.as_ref().map(|(a, ..)| a.clone()),
+                remote_name: origin.as_ref().map(|(_, r, _)| r.clone()),
+                builtin: false,
+                effect: origin.as_ref().map(|(.., e)| *e),
+                at: chrono::Utc::now().format("%H:%M:%S UTC").to_string(),
+                decided: None,
+                code: None,
+                message: None,
+                schema_errors: Vec::new(),
+                elapsed_ms: None,
+            },
+        );
+        self.send(BackendEvent::ToolCallStarted(ToolCallView {
+            id: id.clone(),
+            by,
+            name: shown,
+            target: origin
+                .as_ref()
+                .map_or(Target::Unknown, |(a, r, _)| Target::Mcp {
+                    alias: a.clone(),
+                    remote_name: r.clone(),
+                }),
+            effect: origin.as_ref().map(|(_, _, e)| convert::effect(*e)),
+            arguments,
+        }));
     }
 
     /// A result of the operator's command (the UI puts it in the status bar

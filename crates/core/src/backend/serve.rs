@@ -12,16 +12,14 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::{Backend, Inbound, convert};
+use super::{Backend, Inbound};
 use crate::agent::toolbox::from_mcp;
 use crate::mcp::gateway::{
     Changes, ClientCallRecord, ClientCallStart, Gateway, GatewayError, PATH, Watcher,
 };
 use crate::mcp::{CallId, CallOutcome, Requester};
-use crate::protocol::{BackendEvent, Target, ToolCallView};
+use crate::protocol::BackendEvent;
 use crate::store::Store;
-
-use super::records::CallRecord;
 
 /// An outside call, as the backend loop hears of it.
 pub struct ClientCall {
@@ -120,43 +118,12 @@ impl Backend {
 
     /// An outside client's call started: a row by that client.
     pub(super) fn client_call(&mut self, call: ClientCall) {
-        let origin = call.exposed.as_deref().and_then(|exposed| {
-            self.hub
-                .snapshot()
-                .resolve(exposed)
-                .map(|t| (t.alias.to_string(), t.remote_name.clone(), t.effect))
-        });
-        if let Some((alias, ..)) = &origin {
-            self.calls.insert(call.id.clone(), alias.clone());
-        }
-        self.records.started(
+        self.mcp_call_started(
             &call.id,
-            CallRecord {
-                name: call.exposed.clone().unwrap_or_else(|| call.name.clone()),
-                alias: origin.as_ref().map(|(a, ..)| a.clone()),
-                remote_name: origin.as_ref().map(|(_, r, _)| r.clone()),
-                builtin: false,
-                effect: origin.as_ref().map(|(.., e)| *e),
-                at: chrono::Utc::now().format("%H:%M:%S UTC").to_string(),
-                decided: None,
-                code: None,
-                message: None,
-                schema_errors: Vec::new(),
-                elapsed_ms: None,
-            },
+            Requester::Client(call.client),
+            call.name,
+            call.exposed.as_deref(),
+            call.arguments,
         );
-        self.send(BackendEvent::ToolCallStarted(ToolCallView {
-            id: call.id,
-            by: Requester::Client(call.client),
-            name: call.name,
-            target: origin
-                .as_ref()
-                .map_or(Target::Unknown, |(a, r, _)| Target::Mcp {
-                    alias: a.clone(),
-                    remote_name: r.clone(),
-                }),
-            effect: origin.as_ref().map(|(_, _, e)| convert::effect(*e)),
-            arguments: call.arguments,
-        }));
     }
 }
