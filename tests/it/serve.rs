@@ -266,6 +266,11 @@ fn post_list(url: &str, token: &str, session: &str) -> u16 {
 
 /// Every `client_call` record of the session's audit log.
 pub(crate) fn client_calls(env: &TestEnv) -> Vec<Value> {
+    audit_records(env, "client_call")
+}
+
+/// Every record of the sessions' audit logs whose `event` is `event`.
+pub(crate) fn audit_records(env: &TestEnv, event: &str) -> Vec<Value> {
     let sessions = env.path("xdg-data/mcp-harness/sessions");
     let mut records = Vec::new();
     for session in std::fs::read_dir(&sessions)
@@ -276,7 +281,7 @@ pub(crate) fn client_calls(env: &TestEnv) -> Vec<Value> {
         records.extend(
             text.lines()
                 .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .filter(|r| r["event"] == "client_call"),
+                .filter(|r| r["event"] == event),
         );
     }
     records

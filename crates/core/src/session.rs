@@ -64,6 +64,10 @@ pub enum SessionEvent {
         requester: Requester,
         approved: bool,
         decider: &'static str,
+        /// What the answer was bound to: the tool's pin, when pinned, and
+        /// the arguments' SHA-256.
+        definition: Option<String>,
+        arguments_sha256: String,
     },
 }
 
@@ -81,7 +85,15 @@ impl SessionEvent {
                 requester,
                 approved,
                 decider,
-            } => store.audit_approval(call, tool, requester, *approved, decider),
+                definition,
+                arguments_sha256,
+            } => store.audit_approval(
+                call,
+                tool,
+                requester,
+                (*approved, decider),
+                (definition.as_deref(), arguments_sha256),
+            ),
         }
     }
 }
@@ -308,6 +320,8 @@ impl Approver for AuditedApprover {
                 request.tool.clone(),
                 request.requester.clone(),
             );
+            let definition = request.definition.as_ref().map(ToString::to_string);
+            let arguments_sha256 = request.arguments_sha256();
             let decision = self.inner.approve(request).await;
             (self.sink)(SessionEvent::Approval {
                 call,
@@ -315,6 +329,8 @@ impl Approver for AuditedApprover {
                 requester,
                 approved: decision == ApprovalDecision::Approved,
                 decider: self.inner.decider(),
+                definition,
+                arguments_sha256,
             });
             decision
         })

@@ -288,6 +288,10 @@ pub struct ApprovalView {
     /// The reason for asking (`confirm`).
     pub effect: PolicyEffect,
     pub requested_by: Requester,
+    /// The exposed tool's pin (SHA-256, hex) when its server is pinned.
+    pub definition: Option<String>,
+    /// The SHA-256 (hex) of the arguments' canonical JSON.
+    pub arguments_sha256: String,
 }
 
 /// A server's request for input, as a form: its words (untrusted) and fields

@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::common::TestEnv;
 use crate::common::interop::Interop;
 use crate::common::tmux::{Tmux, tui_command};
-use crate::serve::{TsClient, client_calls, envelope};
+use crate::serve::{TsClient, audit_records, client_calls, envelope};
 
 const TOKEN: &str = "token-for-the-control-room-0123";
 const CI_TOKEN: &str = "token-for-ci-in-the-room-45678";
@@ -85,6 +85,17 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
     let asking = set_in_background(client, "green");
     let screen = tmux.wait("the prompt naming the client, armed", armed);
     assert!(screen.contains("requested by client claude"), "{screen}");
+    // The answer is bound to this call, this definition, these arguments.
+    let green = arguments_sha256(&json!({"key": "apple", "value": "green"}));
+    assert!(screen.contains("call         gw-"), "{screen}");
+    assert!(
+        screen.contains("definition   pinned sha256:"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!("arguments (sha256:{}):", &green[..16])),
+        "{screen}"
+    );
     tmux.keys(&["y"]);
     let (client, approved) = asking.join().unwrap();
     assert_eq!(approved["isError"], false, "{approved}");
@@ -123,8 +134,25 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
     let screen = tmux.wait("ci's own prompt, armed", armed);
     assert!(screen.contains("requested by client ci"), "{screen}");
     tmux.keys(&["n"]);
-    let (_ci, refused) = asking.join().unwrap();
+    let (mut ci, refused) = asking.join().unwrap();
     assert_eq!(envelope(&refused)["code"], "mcp_permission_denied");
+
+    // A client that gives up (its request timeout sends
+    // notifications/cancelled): the unanswered prompt leaves the screen.
+    let giving_up = std::thread::spawn(move || {
+        ci.ask(json!({"op": "call", "name": "demo_alpha__set",
+            "arguments": {"key": "apple", "value": "black"}, "timeout_ms": 5000}))
+    });
+    tmux.wait("ci's prompt that nobody answers, armed", armed);
+    let screen = tmux.wait("the prompt withdrawn when ci gave up", |s| {
+        !s.contains("Approval needed")
+    });
+    let gave_up = giving_up.join().unwrap();
+    assert!(
+        gave_up["error"].as_str().is_some_and(|e| e.contains("timed out")),
+        "{gave_up}"
+    );
+    assert!(screen.contains("cancelled"), "{screen}");
 
     // The operator disconnects demo_alpha: the client hears of it.
     tmux.keys(&["d"]);
@@ -148,6 +176,23 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
             r#""claude" "approved""#,
             r#""claude" "approved""#,
             r#""ci" "denied""#,
+            r#""ci" "not_run""#,
         ]
     );
+    // The audit log's approvals name the definition and the arguments (the
+    // call given up on was never decided).
+    let approvals = audit_records(&env, "approval");
+    assert_eq!(approvals.len(), 5, "{approvals:?}");
+    assert_eq!(approvals[0]["arguments_sha256"], green.as_str());
+    for record in &approvals {
+        let pin = record["definition_sha256"].as_str().unwrap_or_default();
+        assert_eq!(pin.len(), 64, "{record}");
+        assert_eq!(record["definition_sha256"], approvals[0]["definition_sha256"]);
+    }
+}
+
+/// What the prompt and the audit log call the arguments' digest.
+fn arguments_sha256(arguments: &serde_json::Value) -> String {
+    use mcp_harness::mcp::pins::canonical::{canonical_value, hash};
+    hash(canonical_value(arguments).as_bytes()).to_string()
 }

@@ -16,6 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::approver::Asked;
 use super::convert;
+use crate::mcp::pins::PinHash;
 use crate::mcp::{CallId, ConnectionId, Effect, Snapshot};
 use crate::protocol::{
     ApprovalId, ApprovalView, BackendEvent, Decided, Decision, GrantId, GrantView, Withdrawal,
@@ -35,6 +36,9 @@ enum Identity {
         description: Option<String>,
         schema: Arc<Value>,
         effect: Effect,
+        /// The pin, when pinned: it covers what the fields above do not
+        /// (title, annotations, output schema).
+        definition: Option<PinHash>,
     },
 }
 
@@ -49,12 +53,14 @@ impl Identity {
                 description,
                 schema,
                 effect,
+                definition,
                 ..
             } => snapshot.resolve(name).is_some_and(|t| {
                 t.connection_id() == *connection
                     && t.description == *description
                     && t.input_schema == *schema
                     && t.effect == *effect
+                    && t.definition == *definition
             }),
         }
     }
@@ -133,8 +139,10 @@ impl Approvals {
                 description: t.description.clone(),
                 schema: Arc::clone(&t.input_schema),
                 effect: t.effect,
+                definition: t.definition.clone(),
             }),
         };
+        let arguments_sha256 = request.arguments_sha256();
         let call_id = request.call;
         if let Some(grant) = identity.as_ref().and_then(|i| self.grant_for(i)) {
             self.record(&call_id, Decided::SessionGrant(grant));
@@ -147,6 +155,8 @@ impl Approvals {
             tool: request.tool.clone(),
             alias: request.alias.as_ref().map(ToString::to_string),
             remote_name: request.remote_name.clone(),
+            arguments_sha256,
+            definition: request.definition.as_ref().map(ToString::to_string),
             arguments: request.arguments,
             effect: convert::effect(request.effect),
             requested_by: request.requester,

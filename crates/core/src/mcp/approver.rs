@@ -5,6 +5,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::names::ServerAlias;
+use super::pins::PinHash;
 use super::policy::Effect;
 use crate::protocol::{CallId, Requester};
 
@@ -24,6 +25,18 @@ pub struct ApprovalRequest {
     pub remote_name: Option<String>,
     pub arguments: Value,
     pub effect: Effect,
+    /// The exposed tool's pin, when its server is pinned: the definition the
+    /// operator approves (`None` for built-ins and unpinned servers).
+    pub definition: Option<PinHash>,
+}
+
+impl ApprovalRequest {
+    /// The SHA-256 of the arguments' canonical JSON (RFC 8785): what the
+    /// prompt and the audit record name, so an approval is of these arguments.
+    pub fn arguments_sha256(&self) -> String {
+        super::pins::canonical::hash(super::pins::canonical::canonical_value(&self.arguments).as_bytes())
+            .to_string()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -167,7 +167,7 @@ impl Hub {
         match listed {
             Ok(published) => {
                 let published: Arc<[PublishedTool]> = published.into();
-                let outcome = exposure::expose(conn, &published, &spec.policy, cache);
+                let outcome = exposure::expose(conn, &published, &spec.policy, cache, &hashes);
                 Listed {
                     published: Some(published),
                     outcome,

@@ -66,7 +66,7 @@ pub fn expose(
     policy: &ToolPolicy,
     precompiled: Precompiled,
 ) -> Result<Vec<Arc<ExposedTool>>, ConnectError> {
-    super::exposure::expose(conn, published, policy, precompiled)
+    super::exposure::expose(conn, published, policy, precompiled, &[])
 }
 
 /// Closes a connection opened with [`open`].

@@ -12,6 +12,7 @@ use super::connection::{Connection, Endpoint};
 use super::error::{ConnectError, ConnectErrorCode as Code};
 use super::mcpheader;
 use super::names::{MAX_EXPOSED_NAME_LEN, ServerAlias, exposed_name, quote};
+use super::pins::PinHash;
 use super::policy::{Effect, ToolPolicy};
 use super::published::PublishedTool;
 use super::registry::ExposedTool;
@@ -25,12 +26,15 @@ pub fn expose(
     published: &[PublishedTool],
     policy: &ToolPolicy,
     precompiled: Precompiled,
+    pins: &[Option<PinHash>],
 ) -> Result<Vec<Arc<ExposedTool>>, ConnectError> {
     let alias = conn.alias();
-    let candidates: Vec<&PublishedTool> = published
+    let (candidates, definitions): (Vec<&PublishedTool>, Vec<Option<PinHash>>) = published
         .iter()
-        .filter(|t| policy.effect(&t.name) != Some(Effect::Deny))
-        .collect();
+        .enumerate()
+        .filter(|(_, t)| policy.effect(&t.name) != Some(Effect::Deny))
+        .map(|(i, t)| (t, pins.get(i).cloned().flatten()))
+        .unzip();
     let names = check_names(alias, &candidates)?;
     if conn.is_stateless() && *conn.endpoint() == Endpoint::Http {
         check_headers(&candidates)?;
@@ -60,7 +64,8 @@ pub fn expose(
         .into_iter()
         .zip(names)
         .zip(validators.into_iter().zip(outputs))
-        .map(|((tool, name), (validator, output_validator))| {
+        .zip(definitions)
+        .map(|(((tool, name), (validator, output_validator)), definition)| {
             let hidden_text = tool.has_hidden_text();
             // The model reads the schema too: without invisible code points.
             // (Arguments are still validated against the schema as published.)
@@ -83,6 +88,7 @@ pub fn expose(
                 validator,
                 output_validator,
                 task_support: tool.task_support,
+                definition,
                 connection: Arc::clone(conn),
             })
         })

@@ -41,6 +41,9 @@ pub struct ExposedTool {
     pub output_validator: Option<Arc<Validator>>,
     /// `execution.taskSupport`: whether calls run as tasks (2025-11-25).
     pub task_support: super::published::TaskSupport,
+    /// The definition's pin (SHA-256 of its canonical form) when its server is
+    /// pinned: an approval names it, and "always" holds for it alone.
+    pub definition: Option<super::pins::PinHash>,
     /// Private to `mcp/`: only the call path sends through it, and no exposed
     /// tool can be made outside `mcp/` (it is built by the exposure pipeline).
     pub(super) connection: Arc<Connection>,

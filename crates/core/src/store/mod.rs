@@ -103,13 +103,14 @@ impl Store {
         call: &CallId,
         tool: &str,
         requester: &Requester,
-        approved: bool,
-        by: &str,
+        (approved, by): (bool, &str),
+        (definition, arguments_sha256): (Option<&str>, &str),
     ) {
         self.audit(&json!({
             "event": "approval", "call": call, "tool": tool,
             "requested_by": requester.record_label(),
             "decision": if approved { "approved" } else { "denied" }, "by": by,
+            "definition_sha256": definition, "arguments_sha256": arguments_sha256,
         }));
     }
 

@@ -276,6 +276,7 @@ impl Builtin {
                 remote_name: None,
                 arguments: arguments.clone(),
                 effect: self.effect,
+                definition: None,
             };
             if let ApprovalDecision::Denied { reason } = approver.approve(request).await {
                 let denied = envelope(ToolErrorCode::PermissionDenied, reason);

@@ -214,6 +214,7 @@ impl Hub {
                 remote_name: Some(tool.remote_name.clone()),
                 arguments: arguments.clone(),
                 effect: tool.effect,
+                definition: tool.definition.clone(),
             };
             let decider = approver.decider();
             if let ApprovalDecision::Denied { reason } = approver.approve(request).await {

@@ -105,14 +105,26 @@ impl ServerHandler for GatewayHandler {
     ) -> Result<CallToolResponse, McpError> {
         let client = self.client_of(&context.extensions)?;
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
-        Ok(self.call(client, &request.name, arguments).await.into())
+        Ok(self
+            .call(client, &request.name, arguments, &context.ct)
+            .await
+            .into())
     }
 }
 
 impl GatewayHandler {
     /// One outside call: resolved against the client's view of one snapshot,
     /// then through the hub's call path with the client as requester.
-    async fn call(&self, client: &ClientProfile, name: &str, arguments: Value) -> CallToolResult {
+    /// `cancelled`: the client sent `notifications/cancelled` for this call
+    /// (or its session ended); the call is dropped then, which withdraws its
+    /// prompt and cancels what was sent upstream.
+    async fn call(
+        &self,
+        client: &ClientProfile,
+        name: &str,
+        arguments: Value,
+        cancelled: &tokio_util::sync::CancellationToken,
+    ) -> CallToolResult {
         let shared = &self.shared;
         let snapshot = shared.hub.snapshot();
         let view = View::of(&snapshot, &shared.settings, client);
@@ -135,16 +147,25 @@ impl GatewayHandler {
         let internal = exposed.clone();
         let (mut outcome, alias) = match exposed {
             Some(exposed) => {
-                let outcome = shared
-                    .hub
-                    .call_as(
-                        &snapshot,
-                        &exposed,
-                        arguments,
-                        shared.approver.as_ref(),
-                        &call,
-                    )
-                    .await;
+                let calling = shared.hub.call_as(
+                    &snapshot,
+                    &exposed,
+                    arguments,
+                    shared.approver.as_ref(),
+                    &call,
+                );
+                let outcome = tokio::select! {
+                    outcome = calling => outcome,
+                    () = cancelled.cancelled() => not_run(&call.id, ToolError::new(
+                        ToolErrorCode::Interrupted,
+                        format!(
+                            "client `{}` cancelled the call before it finished; its approval \
+                             prompt, if any, was withdrawn, and a request already sent was \
+                             cancelled upstream",
+                            client.name
+                        ),
+                    )),
+                };
                 let alias = snapshot
                     .resolve(&exposed)
                     .map(|t| t.alias.as_str().to_string())
@@ -164,15 +185,7 @@ impl GatewayHandler {
                         client.name
                     ),
                 );
-                let outcome = CallOutcome {
-                    id: call.id.clone(),
-                    result: Err(error),
-                    decision: Decision::NotRun,
-                    server_output: None,
-                    elapsed: std::time::Duration::ZERO,
-                    dropped_nulls: Vec::new(),
-                };
-                (outcome, None)
+                (not_run(&call.id, error), None)
             }
         };
         outcome.result = outcome.result.map_err(|mut error| {
@@ -235,6 +248,18 @@ impl GatewayHandler {
                 }
             }
         }
+    }
+}
+
+/// A call that ended without running.
+fn not_run(id: &CallId, error: ToolError) -> CallOutcome {
+    CallOutcome {
+        id: id.clone(),
+        result: Err(error),
+        decision: Decision::NotRun,
+        server_output: None,
+        elapsed: std::time::Duration::ZERO,
+        dropped_nulls: Vec::new(),
     }
 }
 

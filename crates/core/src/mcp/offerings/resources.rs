@@ -216,6 +216,7 @@ impl Hub {
                     remote_name: Some("resources/read".into()),
                     arguments: json!({ "uri": uri }),
                     effect: Effect::Confirm,
+                    definition: None,
                 };
                 let answer = approver.approve(request).await;
                 *decision = match answer {

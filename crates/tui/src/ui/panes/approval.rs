@@ -52,9 +52,9 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
             .into_iter()
             .map(|l| Line::styled(l, key_style)),
     );
-    // Fit the content (6 fixed rows, the arguments, the keys, the border); the
+    // Fit the content (8 fixed rows, the arguments, the keys, the border); the
     // arguments scroll when they do not fit.
-    let wanted = 6 + words_rows + args_rows + footer.len() as u16 + 2;
+    let wanted = 8 + words_rows + args_rows + footer.len() as u16 + 2;
     let area = centered(
         frame.area(),
         width,
@@ -87,6 +87,15 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
         _ => lines.push(kv("kind", "built-in tool".into())),
     }
     lines.push(kv("requested by", view.requested_by.to_string()));
+    // What the answer is bound to: this call, this definition, these arguments.
+    lines.push(kv("call", name(view.call_id.as_str(), width.saturating_sub(13))));
+    if view.alias.is_some() {
+        let definition = match &view.definition {
+            Some(pin) => format!("pinned sha256:{}", short(pin)),
+            None => "not pinned".into(),
+        };
+        lines.push(kv("definition", definition));
+    }
     lines.push(Line::from(vec![
         Span::styled(format!("{:<13}", "reason"), theme::dim()),
         Span::styled(
@@ -112,7 +121,10 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
             ));
         }
     }
-    lines.push(Line::styled("arguments:", theme::dim()));
+    lines.push(Line::styled(
+        format!("arguments (sha256:{}):", short(&view.arguments_sha256)),
+        theme::dim(),
+    ));
     let args: Vec<String> = wrapped(&pretty, width.saturating_sub(2));
     let room = (inner.height as usize).saturating_sub(lines.len() + footer.len());
     let start = (prompt.scroll as usize).min(args.len().saturating_sub(room));
@@ -132,6 +144,11 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     }
     lines.extend(footer);
     frame.render_widget(Paragraph::new(fit_lines(lines, width)), inner);
+}
+
+/// The first 16 hex digits of a SHA-256: enough to tell two apart by eye.
+fn short(hex: &str) -> &str {
+    hex.get(..16).unwrap_or(hex)
 }
 
 /// Key hints joined with ` · `, a new line only between two of them (a key
