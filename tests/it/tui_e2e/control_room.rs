@@ -15,12 +15,17 @@ use crate::serve::{TsClient, audit_records, client_calls, envelope};
 const TOKEN: &str = "token-for-the-control-room-0123";
 const CI_TOKEN: &str = "token-for-ci-in-the-room-45678";
 
-/// A prompt on screen, armed: drawn down to its last line (a capture can
-/// catch a frame half drawn) and no longer saying it is arming.
-fn armed(screen: &str) -> bool {
-    screen.contains("Approval needed")
-        && screen.contains("F3 put aside")
-        && !screen.contains("arming:")
+/// The prompt of the call that sets apple to `value` on screen, armed: drawn
+/// down to its last line (a capture can catch a frame half drawn) and no
+/// longer saying it is arming. Naming the value keeps a wait from taking the
+/// previous call's prompt, still drawn a moment after its answer arrived.
+fn armed(value: &'static str) -> impl Fn(&str) -> bool {
+    move |screen| {
+        screen.contains("Approval needed")
+            && screen.contains(&format!(r#""value": "{value}""#))
+            && screen.contains("F3 put aside")
+            && !screen.contains("arming:")
+    }
 }
 
 /// `client` calls `set` on a thread of its own (it waits for the operator).
@@ -83,15 +88,12 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
 
     // `confirm`: the call waits for the operator's key.
     let asking = set_in_background(client, "green");
-    let screen = tmux.wait("the prompt naming the client, armed", armed);
+    let screen = tmux.wait("the prompt naming the client, armed", armed("green"));
     assert!(screen.contains("requested by client claude"), "{screen}");
     // The answer is bound to this call, this definition, these arguments.
     let green = arguments_sha256(&json!({"key": "apple", "value": "green"}));
     assert!(screen.contains("call         gw-"), "{screen}");
-    assert!(
-        screen.contains("definition   pinned sha256:"),
-        "{screen}"
-    );
+    assert!(screen.contains("definition   pinned sha256:"), "{screen}");
     assert!(
         screen.contains(&format!("arguments (sha256:{}):", &green[..16])),
         "{screen}"
@@ -106,7 +108,7 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
 
     // Denied: the client gets the local envelope, in its own names.
     let asking = set_in_background(client, "blue");
-    tmux.wait("the second prompt, armed", armed);
+    tmux.wait("the second prompt, armed", armed("blue"));
     tmux.keys(&["n"]);
     let (client, denied) = asking.join().unwrap();
     let e = envelope(&denied);
@@ -122,7 +124,7 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
     // "Always" holds for this client alone: its next call runs without a
     // prompt, another client's still asks.
     let asking = set_in_background(client, "pink");
-    tmux.wait("the third prompt, armed", armed);
+    tmux.wait("the third prompt, armed", armed("pink"));
     tmux.keys(&["a"]);
     let (mut client, always) = asking.join().unwrap();
     assert_eq!(always["isError"], false, "{always}");
@@ -131,28 +133,33 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
     let mut ci = TsClient::start(&interop, &url, Some(CI_TOKEN), None);
     assert_eq!(ci.connect()["ok"], true);
     let asking = set_in_background(ci, "grey");
-    let screen = tmux.wait("ci's own prompt, armed", armed);
+    let screen = tmux.wait("ci's own prompt, armed", armed("grey"));
     assert!(screen.contains("requested by client ci"), "{screen}");
     tmux.keys(&["n"]);
     let (mut ci, refused) = asking.join().unwrap();
     assert_eq!(envelope(&refused)["code"], "mcp_permission_denied");
 
     // A client that gives up (its request timeout sends
-    // notifications/cancelled): the unanswered prompt leaves the screen.
+    // notifications/cancelled): the unanswered prompt leaves the screen. The
+    // client lives on after its answer: the SDK sends the cancellation after
+    // it has rejected the call, and a client killed at once would never send it.
     let giving_up = std::thread::spawn(move || {
-        ci.ask(json!({"op": "call", "name": "demo_alpha__set",
-            "arguments": {"key": "apple", "value": "black"}, "timeout_ms": 5000}))
+        let answer = ci.ask(json!({"op": "call", "name": "demo_alpha__set",
+            "arguments": {"key": "apple", "value": "black"}, "timeout_ms": 5000}));
+        (ci, answer)
     });
-    tmux.wait("ci's prompt that nobody answers, armed", armed);
-    let screen = tmux.wait("the prompt withdrawn when ci gave up", |s| {
-        !s.contains("Approval needed")
-    });
-    let gave_up = giving_up.join().unwrap();
+    tmux.wait("ci's prompt that nobody answers, armed", armed("black"));
+    tmux.wait(
+        "the prompt withdrawn when ci gave up, its row saying so",
+        |s| !s.contains("Approval needed") && s.contains("cancelled the call"),
+    );
+    let (_ci, gave_up) = giving_up.join().unwrap();
     assert!(
-        gave_up["error"].as_str().is_some_and(|e| e.contains("timed out")),
+        gave_up["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("timed out")),
         "{gave_up}"
     );
-    assert!(screen.contains("cancelled"), "{screen}");
 
     // The operator disconnects demo_alpha: the client hears of it.
     tmux.keys(&["d"]);
@@ -187,7 +194,10 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
     for record in &approvals {
         let pin = record["definition_sha256"].as_str().unwrap_or_default();
         assert_eq!(pin.len(), 64, "{record}");
-        assert_eq!(record["definition_sha256"], approvals[0]["definition_sha256"]);
+        assert_eq!(
+            record["definition_sha256"],
+            approvals[0]["definition_sha256"]
+        );
     }
 }
 
