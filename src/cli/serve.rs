@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::run::Approve;
 use super::{exit, interrupted, load_config, render};
 use crate::mcp::gateway::{
-    self, ApproveMode, Changes, ClientCallRecord, Gateway, GatewayApprover, PATH, Watcher,
+    self, ApproveMode, Changes, ClientCallRecord, Gateway, GatewayApprover, PATH, Watcher, relay,
 };
 use crate::mcp::{EventSink, Hub};
 use crate::session::SessionEvent;
@@ -32,6 +32,9 @@ pub struct ServeArgs {
     /// With --stdio: the [serve.clients.NAME] profile of the host [default: `stdio`, which sees every alias]
     #[arg(long, value_name = "NAME", requires = "stdio")]
     pub client: Option<String>,
+    /// With --stdio: serve headless even when a control room (`mcp-harness --serve`) of this config is running
+    #[arg(long, requires = "stdio")]
+    pub no_relay: bool,
     /// How to decide outside calls of tools whose local policy is "confirm"
     #[arg(long, value_enum, default_value_t = Approve::Never)]
     pub approve: Approve,
@@ -49,6 +52,18 @@ pub async fn run(config: Option<std::path::PathBuf>, args: ServeArgs) -> ExitCod
         Err(code) => return code,
     };
     let settings = config.serve.clone();
+    if args.stdio && !args.no_relay {
+        let client = match settings.clone().stdio_client(args.client.as_deref()) {
+            Ok(client) => client,
+            Err(e) => {
+                eprintln!("mcp-harness: {e}");
+                return ExitCode::from(exit::USAGE);
+            }
+        };
+        if let Some(code) = relay(&config, &client).await {
+            return code;
+        }
+    }
     let door = if args.stdio {
         Door::Stdio(args.client.clone())
     } else {
@@ -197,6 +212,40 @@ async fn stdio(
             ExitCode::from(exit::FAILURE)
         }
     }
+}
+
+/// When a control room of this config is running, the host is served there
+/// (its `confirm` calls wait for the operator) and this process only passes
+/// bytes; `None` when none is, and the gateway runs here, headless.
+async fn relay(config: &crate::config::Config, client: &str) -> Option<ExitCode> {
+    let file = match &config.source {
+        crate::config::ConfigSource::File(path) => Some(path.as_path()),
+        crate::config::ConfigSource::Embedded => None,
+    };
+    let path = relay::socket_path(file)?;
+    let stream = match relay::connect(&path, client).await {
+        Ok(Some(stream)) => stream,
+        Ok(None) => return None,
+        Err(e) => {
+            eprintln!("mcp-harness: {e}");
+            return Some(ExitCode::from(exit::USAGE));
+        }
+    };
+    eprintln!(
+        "serve: client `{client}` relayed to the control room ({})",
+        path.display()
+    );
+    Some(match relay::pipe(stream).await {
+        Ok(relay::Ended::HostLeft) => ExitCode::SUCCESS,
+        Ok(relay::Ended::ControlRoomLeft) => {
+            eprintln!("serve: the control room closed client `{client}`'s session (it quit)");
+            ExitCode::from(exit::FAILURE)
+        }
+        Err(e) => {
+            eprintln!("mcp-harness: the relay to the control room broke: {e}");
+            ExitCode::from(exit::FAILURE)
+        }
+    })
 }
 
 /// Connects the aliases `[serve] connect` names (or every configured one)

@@ -131,6 +131,7 @@ impl TsClient {
             "env": {
                 "XDG_CONFIG_HOME": dir.join("xdg-config"),
                 "XDG_DATA_HOME": dir.join("xdg-data"),
+                "XDG_RUNTIME_DIR": dir.join("xdg-run"),
                 "HOME": dir,
             },
             "stderr": env.path("serve.stderr"),

@@ -149,7 +149,7 @@ impl Drop for Tmux {
 pub fn tui_command(env: &TestEnv) -> String {
     let dir = env.dir.path().display();
     format!(
-        "env XDG_CONFIG_HOME={dir}/xdg-config XDG_DATA_HOME={dir}/xdg-data HOME={dir} TERM=xterm-256color {BIN} --config {}",
+        "env XDG_CONFIG_HOME={dir}/xdg-config XDG_DATA_HOME={dir}/xdg-data XDG_RUNTIME_DIR={dir}/xdg-run HOME={dir} TERM=xterm-256color {BIN} --config {}",
         env.path("config.toml").display()
     )
 }

@@ -206,3 +206,88 @@ fn arguments_sha256(arguments: &serde_json::Value) -> String {
     use mcp_harness::mcp::pins::canonical::{canonical_value, hash};
     hash(canonical_value(arguments).as_bytes()).to_string()
 }
+
+/// A host that spawns its servers (`serve --stdio`, as Cursor's `mcp.json`
+/// does) while the control room of the same config runs: its calls are the
+/// control room's, rows and prompts included, and the relay ends when the
+/// control room quits. No HTTP client is configured: the relay needs none.
+#[cfg_attr(
+    mcph_no_tmux,
+    ignore = "tmux is not installed: install it (apt-get install tmux) to run the TUI tests"
+)]
+#[cfg_attr(
+    mcph_no_interop,
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
+)]
+#[test]
+fn a_stdio_host_relays_to_the_control_room_and_waits_for_the_operator() {
+    let interop = Interop::get();
+    let env = TestEnv::new();
+    env.config(&format!(
+        "{}[servers.demo_alpha.tools]\nlookup = \"allow\"\nset = \"confirm\"\nreset = \"deny\"\n\
+         fail = \"allow\"\nslow = \"allow\"\n\
+         [serve.clients.cursor]\nservers = [\"demo_alpha\"]\n",
+        env.demo("demo_alpha", "alpha", &[]),
+    ));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let command = format!("{} --serve 127.0.0.1:{port}", tui_command(&env));
+    let tmux = Tmux::start(&env, &command, 120, 40);
+    tmux.wait(
+        "the relay listening, HTTP refused for want of a token",
+        |s| s.contains("relay here") && s.contains("client can come in over HTTP"),
+    );
+    tmux.keys(&["Tab", "Tab", "c"]);
+    tmux.wait("demo_alpha ready", |s| s.contains("ready 4 tools"));
+
+    let mut cursor = TsClient::stdio(&interop, &env, &["--client", "cursor"]);
+    assert_eq!(cursor.connect()["ok"], true);
+    assert!(cursor.names().contains(&"demo_alpha__set".to_string()));
+    let looked_up = cursor.call("demo_alpha__lookup", json!({"key": "apple"}));
+    assert_eq!(looked_up["isError"], false, "{looked_up}");
+    tmux.wait("the relayed call as the client's row", |s| {
+        s.contains("client cursor →") && s.contains("apple = red")
+    });
+
+    let asking = set_in_background(cursor, "teal");
+    let screen = tmux.wait("the relayed prompt, armed", armed("teal"));
+    assert!(screen.contains("requested by client cursor"), "{screen}");
+    tmux.keys(&["y"]);
+    let (_cursor, approved) = asking.join().unwrap();
+    assert_eq!(approved["isError"], false, "{approved}");
+    assert!(
+        approved.to_string().contains("stored apple = teal"),
+        "{approved}"
+    );
+
+    // The control room quits: the relay says so and ends, nothing is left.
+    tmux.keys(&["C-q"]);
+    tmux.wait_gone();
+    env.assert_no_leaks();
+    let said = std::fs::read_to_string(env.path("serve.stderr")).unwrap_or_default();
+    assert!(said.contains("relayed to the control room"), "{said}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_to_string(env.path("serve.stderr"))
+        .unwrap_or_default()
+        .contains("the control room closed client `cursor`'s session")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the relay did not end with the control room"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // The calls are in the control room's audit log; the relay kept no session.
+    let decisions: Vec<String> = client_calls(&env)
+        .iter()
+        .map(|r| format!("{} {}", r["client"], r["decision"]))
+        .collect();
+    assert_eq!(decisions, [r#""cursor" "allow""#, r#""cursor" "approved""#]);
+    let sessions = std::fs::read_dir(env.path("xdg-data/mcp-harness/sessions"))
+        .unwrap()
+        .count();
+    assert_eq!(sessions, 1, "only the control room's session");
+}

@@ -14,6 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Backend, Inbound};
 use crate::agent::toolbox::from_mcp;
+use crate::config::ConfigSource;
+use crate::mcp::gateway::relay::{self, Relay, RelayListener};
 use crate::mcp::gateway::{
     Changes, ClientCallRecord, ClientCallStart, Gateway, GatewayError, PATH, Watcher,
 };
@@ -61,38 +63,59 @@ impl Watcher for Watch {
 }
 
 impl Backend {
-    /// Serves MCP at `addr` for as long as the session runs, and says where
-    /// (or why it cannot: the TUI runs on without it).
+    /// Serves MCP at `addr` for as long as the session runs, and to the
+    /// `serve --stdio` processes of this config that relay here; says where
+    /// (or why not: the TUI runs on without it).
     pub(super) async fn serve(&mut self, addr: SocketAddr, changes: Changes) {
-        if let Err(e) = self.start_serving(addr, changes).await {
-            self.send(BackendEvent::Error(format!(
-                "not serving MCP at {addr}: {e}; the session runs on without the gateway"
-            )));
-        }
-    }
-
-    async fn start_serving(&mut self, addr: SocketAddr, changes: Changes) -> Result<(), String> {
-        if !addr.ip().is_loopback() {
-            return Err(GatewayError::NotLoopback(addr).to_string());
-        }
-        let settings = self.config.serve.clone();
         let watcher = Arc::new(Watch {
             inbound: self.inbound.clone(),
             store: self.store.clone(),
         });
-        let gateway = Gateway::new(
+        let gateway = match Gateway::control_room(
             self.hub.clone(),
-            settings.clone(),
+            self.config.serve.clone(),
             Arc::clone(&self.approver),
             watcher,
             |var| std::env::var(var).ok(),
-        )
-        .map_err(|e| e.to_string())?;
+        ) {
+            Ok(gateway) => gateway,
+            Err(e) => {
+                self.send(BackendEvent::Error(format!(
+                    "not serving MCP: {e}; the session runs on without the gateway"
+                )));
+                return;
+            }
+        };
+        let relay = gateway.relay();
+        // The HTTP side tells every session of changes; without it, the relay does.
+        let mut changes = Some(changes);
+        if let Err(e) = self.serve_http(gateway, addr, &mut changes).await {
+            self.send(BackendEvent::Error(format!(
+                "not serving MCP at {addr}: {e}; the session runs on without it"
+            )));
+        }
+        self.serve_relay(relay, changes);
+    }
+
+    async fn serve_http(
+        &mut self,
+        gateway: Gateway,
+        addr: SocketAddr,
+        changes: &mut Option<Changes>,
+    ) -> Result<(), String> {
+        if !addr.ip().is_loopback() {
+            return Err(GatewayError::NotLoopback(addr).to_string());
+        }
+        if !gateway.serves_http() {
+            return Err(GatewayError::NoClients.to_string());
+        }
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| format!("cannot listen there ({e})"))?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
-        let clients: Vec<String> = settings
+        let clients: Vec<String> = self
+            .config
+            .serve
             .clients
             .iter()
             .filter(|c| c.token_env.is_some())
@@ -103,6 +126,7 @@ impl Backend {
              confirm calls wait for you",
             clients.join(", ")
         )));
+        let changes = changes.take().unwrap_or_default();
         // Aborted with the backend's other jobs at shutdown, before the hub
         // closes: no client is answered by a hub that is going.
         self.jobs.spawn(async move {
@@ -114,6 +138,32 @@ impl Backend {
             }
         });
         Ok(())
+    }
+
+    /// Listens for `serve --stdio` processes of this config (same user) and
+    /// serves their hosts here, so their `confirm` calls wait for the operator.
+    fn serve_relay(&mut self, relay: Relay, changes: Option<Changes>) {
+        let config = match &self.config.source {
+            ConfigSource::File(path) => Some(path.as_path()),
+            ConfigSource::Embedded => None,
+        };
+        let Some(path) = relay::socket_path(config) else {
+            return;
+        };
+        match RelayListener::bind(&path) {
+            Ok(listener) => {
+                self.send(BackendEvent::Notice(
+                    "stdio hosts of this config (`mcp-harness serve --stdio`) relay here: their \
+                     calls show here too"
+                        .into(),
+                ));
+                self.jobs
+                    .spawn(relay.serve(listener, changes, CancellationToken::new()));
+            }
+            Err(e) => self.send(BackendEvent::Error(format!(
+                "stdio hosts cannot relay here: {e}; they run headless (`--approve`)"
+            ))),
+        }
     }
 
     /// An outside client's call started: a row by that client.

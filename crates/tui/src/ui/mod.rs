@@ -126,6 +126,9 @@ fn terminal_input() -> impl Stream<Item = Event> + Unpin {
 }
 
 /// What woke the loop.
+// One lives on the stack per turn of the loop, never in a collection: boxing
+// the message would cost an allocation per key for nothing.
+#[allow(clippy::large_enum_variant)]
 enum Wake {
     Msg(Msg),
     /// Nothing to react to (an input event the UI does not use).

@@ -7,11 +7,13 @@
 //!
 //! - `settings.rs`: `[serve]` as data; `view.rs`: one client's tool set and its
 //!   outside names; `handler.rs`: rmcp's server side, calling `Hub::call_as`;
-//!   `approver.rs`: `--approve`; `door.rs`: tokens, origins, sessions.
+//!   `approver.rs`: `--approve`; `door.rs`: tokens, origins, sessions;
+//!   `relay.rs`: `serve --stdio` passing its host on to a running control room.
 
 mod approver;
 mod door;
 mod handler;
+pub mod relay;
 mod settings;
 mod view;
 
@@ -206,6 +208,44 @@ impl Gateway {
         Ok(Self::with(hub, settings, approver, watcher, keys))
     }
 
+    /// The control room's gateway: [`Gateway::new`]'s, but a config without
+    /// HTTP clients is no error (stdio hosts still relay to it,
+    /// [`Gateway::relay`]), and the `stdio` profile exists as for `serve --stdio`.
+    pub fn control_room(
+        hub: Hub,
+        mut settings: GatewaySettings,
+        approver: Arc<dyn Approver>,
+        watcher: Arc<dyn Watcher>,
+        tokens: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, GatewayError> {
+        settings.stdio_client(None)?;
+        match Self::new(
+            hub.clone(),
+            settings.clone(),
+            Arc::clone(&approver),
+            Arc::clone(&watcher),
+            tokens,
+        ) {
+            Err(GatewayError::NoClients) => {
+                Ok(Self::with(hub, settings, approver, watcher, Vec::new()))
+            }
+            other => other,
+        }
+    }
+
+    /// Whether a client can come in over HTTP (one has a token).
+    pub fn serves_http(&self) -> bool {
+        !self.keys.is_empty()
+    }
+
+    /// The side of this gateway that serves relayed stdio hosts (the same
+    /// profiles, approver and watcher).
+    pub fn relay(&self) -> relay::Relay {
+        relay::Relay {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
     /// A gateway for the one client on stdio: the profile `client` names, or
     /// without a name the `stdio` profile, which sees every alias unless the
     /// config has a `[serve.clients.stdio]`. Returns the client's name too.
@@ -216,24 +256,7 @@ impl Gateway {
         watcher: Arc<dyn Watcher>,
         client: Option<&str>,
     ) -> Result<(Self, String), GatewayError> {
-        let name = client.unwrap_or(STDIO_CLIENT).to_string();
-        if !settings.clients.iter().any(|c| c.name == name) {
-            if client.is_some() {
-                let known: Vec<&str> = settings.clients.iter().map(|c| c.name.as_str()).collect();
-                let known = if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                };
-                return Err(GatewayError::UnknownClient(name, known));
-            }
-            settings.clients.push(ClientProfile {
-                name: name.clone(),
-                token_env: None,
-                servers: None,
-                max_tools: None,
-            });
-        }
+        let name = settings.stdio_client(client)?;
         Ok((
             Self::with(hub, settings, approver, watcher, Vec::new()),
             name,

@@ -68,3 +68,31 @@ impl ClientProfile {
             .is_none_or(|servers| servers.iter().any(|s| s == alias))
     }
 }
+
+impl GatewaySettings {
+    /// The profile a stdio host comes in as: the one `client` names, or without
+    /// a name `stdio`, added (every alias, no token) when the config has no
+    /// `[serve.clients.stdio]`. Returns its name.
+    pub fn stdio_client(&mut self, client: Option<&str>) -> Result<String, super::GatewayError> {
+        let name = client.unwrap_or(super::STDIO_CLIENT).to_string();
+        if self.clients.iter().any(|c| c.name == name) {
+            return Ok(name);
+        }
+        if client.is_some() {
+            let known: Vec<&str> = self.clients.iter().map(|c| c.name.as_str()).collect();
+            let known = if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            };
+            return Err(super::GatewayError::UnknownClient(name, known));
+        }
+        self.clients.push(ClientProfile {
+            name: name.clone(),
+            token_env: None,
+            servers: None,
+            max_tools: None,
+        });
+        Ok(name)
+    }
+}
