@@ -87,6 +87,9 @@ pub enum RelayError {
 pub struct RelayListener {
     listener: UnixListener,
     path: PathBuf,
+    /// The socket file's inode: a control room that is closing removes its
+    /// own socket, never one a newer control room has bound there since.
+    inode: Option<u64>,
 }
 
 impl RelayListener {
@@ -116,6 +119,7 @@ impl RelayListener {
         Ok(Self {
             listener,
             path: path.to_path_buf(),
+            inode: inode(path),
         })
     }
 
@@ -126,8 +130,15 @@ impl RelayListener {
 
 impl Drop for RelayListener {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if self.inode.is_some() && inode(&self.path) == self.inode {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
+}
+
+fn inode(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::symlink_metadata(path).ok().map(|m| m.ino())
 }
 
 /// The control room's side: serves each relayed client as a stdio session of
@@ -307,4 +318,83 @@ pub async fn pipe(stream: UnixStream) -> std::io::Result<Ended> {
     } else {
         Ended::ControlRoomLeft
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_running_control_rooms_socket_is_left_to_it_and_a_dead_ones_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run/control-test.sock");
+        let first = RelayListener::bind(&path).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let folder = std::fs::metadata(path.parent().unwrap()).unwrap();
+        assert_eq!(folder.permissions().mode() & 0o777, 0o700);
+        assert!(matches!(
+            RelayListener::bind(&path),
+            Err(RelayError::Taken(_))
+        ));
+        // A control room that died: its socket file stays, nobody answers.
+        std::mem::forget(first);
+        let listener = std::os::unix::net::UnixListener::bind(dir.path().join("x.sock")).unwrap();
+        drop(listener);
+        std::fs::rename(dir.path().join("x.sock"), &path).unwrap();
+        let second = RelayListener::bind(&path).unwrap();
+        assert!(path.exists());
+        drop(second);
+        assert!(!path.exists(), "a closing control room removes its socket");
+    }
+
+    #[tokio::test]
+    async fn a_closing_control_room_leaves_a_newer_ones_socket_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("control-test.sock");
+        let old = RelayListener::bind(&path).unwrap();
+        // The newer control room took the path over (as after a stale check).
+        std::fs::remove_file(&path).unwrap();
+        let new = RelayListener::bind(&path).unwrap();
+        drop(old);
+        assert!(path.exists(), "the newer socket is still there");
+        drop(new);
+    }
+
+    #[tokio::test]
+    async fn no_control_room_means_none_and_a_refusal_is_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("control-test.sock");
+        assert!(connect(&path, "cursor").await.unwrap().is_none());
+        let listener = UnixListener::bind(&path).unwrap();
+        let room = tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let hello = read_line(&mut stream).await.unwrap();
+            assert_eq!(hello, br#"{"client":"cursor"}"#);
+            stream
+                .write_all(b"{\"error\":\"no client `cursor` is configured\"}\n")
+                .await
+                .unwrap();
+        });
+        let refused = connect(&path, "cursor").await.unwrap_err();
+        assert!(
+            refused.to_string().contains("refused client `cursor`"),
+            "{refused}"
+        );
+        room.await.unwrap();
+    }
+
+    #[test]
+    fn each_config_has_its_own_socket() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.toml"), dir.path().join("b.toml"));
+        let a = socket_path(Some(&a)).unwrap();
+        let b = socket_path(Some(&b)).unwrap();
+        assert_ne!(a, b);
+        assert!(
+            socket_path(None)
+                .unwrap()
+                .ends_with("control-embedded.sock")
+        );
+    }
 }
