@@ -166,6 +166,17 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
     let changed = client.ask(json!({"op": "wait_list_changed"}));
     assert!(changed["list_changed"].as_u64() >= Some(1), "{changed}");
     assert!(client.names().is_empty());
+    // A host that ignores list_changed and calls anyway: refused in words
+    // for a client, not the Lead's (no `connect_mcp`).
+    let gone = client.call("demo_alpha__lookup", json!({"key": "apple"}));
+    let e = envelope(&gone);
+    assert_eq!(e["code"], "mcp_unknown_tool", "{gone}");
+    let message = e["message"].as_str().unwrap();
+    assert!(
+        message.contains("`demo_alpha__lookup`") && message.contains("list the tools again"),
+        "{gone}"
+    );
+    assert!(!message.contains("connect_mcp"), "{gone}");
 
     tmux.keys(&["C-q"]);
     tmux.wait_gone();
@@ -184,6 +195,7 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
             r#""claude" "approved""#,
             r#""ci" "denied""#,
             r#""ci" "not_run""#,
+            r#""claude" "not_run""#,
         ]
     );
     // The audit log's approvals name the definition and the arguments (the

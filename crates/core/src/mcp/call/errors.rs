@@ -103,8 +103,29 @@ impl Hub {
         }
     }
 
-    /// Why `name` is not callable in this snapshot.
-    pub(super) fn unresolved(&self, snapshot: &Snapshot, name: &str) -> ToolError {
+    /// Why `name` is not callable in this snapshot, in words for who asked:
+    /// the model is told of `connect_mcp`, an outside client to list its tools
+    /// again, the operator of the Servers panel.
+    pub(super) fn unresolved(
+        &self,
+        snapshot: &Snapshot,
+        name: &str,
+        requester: &Requester,
+    ) -> ToolError {
+        let (tool_set, reconnect) = match requester {
+            Requester::Client(_) => (
+                "the tools offered now",
+                "the operator can connect it again; then list the tools again",
+            ),
+            Requester::Operator => (
+                "the registry",
+                "connect it in the Servers panel (c) or with `connect`",
+            ),
+            Requester::Lead | Requester::Subagent(_) | Requester::Teammate(_) => (
+                "this request's tool set",
+                "connect_mcp can connect it again",
+            ),
+        };
         for entry in snapshot.connections() {
             let denied = entry.published.iter().any(|t| {
                 exposed_name(entry.alias(), &t.name) == name
@@ -140,8 +161,8 @@ impl Hub {
             return ToolError::new(
                 Code::McpUnknownTool,
                 format!(
-                    "there is no tool named `{name}` in this request's tool set: `{alias}` is {} (its tools \
-                     were revoked or never exposed); connect_mcp can connect it again",
+                    "there is no tool named `{name}` in {tool_set}: `{alias}` is {} (its tools \
+                     were revoked or never exposed); {reconnect}",
                     state.label()
                 ),
             )
@@ -149,7 +170,7 @@ impl Hub {
         }
         ToolError::new(
             Code::McpUnknownTool,
-            format!("there is no tool named `{name}` in this request's tool set"),
+            format!("there is no tool named `{name}` in {tool_set}"),
         )
     }
 

@@ -169,7 +169,7 @@ impl Hub {
         call: &CallIdentity,
     ) -> Settled {
         let Some(tool) = snapshot.resolve(name) else {
-            let error = self.unresolved(snapshot, name);
+            let error = self.unresolved(snapshot, name, &call.requester);
             let decision = if error.code == Code::McpPermissionDenied {
                 Decision::DeniedByPolicy
             } else {
