@@ -93,7 +93,7 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
     // The answer is bound to this call, this definition, these arguments.
     let green = arguments_sha256(&json!({"key": "apple", "value": "green"}));
     assert!(screen.contains("call         gw-"), "{screen}");
-    assert!(screen.contains("definition   pinned sha256:"), "{screen}");
+    assert!(screen.contains("· definition pinned sha256:"), "{screen}");
     assert!(
         screen.contains(&format!("arguments (sha256:{}):", &green[..16])),
         "{screen}"

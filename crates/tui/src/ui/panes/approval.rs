@@ -52,9 +52,9 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
             .into_iter()
             .map(|l| Line::styled(l, key_style)),
     );
-    // Fit the content (8 fixed rows, the arguments, the keys, the border); the
+    // Fit the content (7 fixed rows, the arguments, the keys, the border); the
     // arguments scroll when they do not fit.
-    let wanted = 8 + words_rows + args_rows + footer.len() as u16 + 2;
+    let wanted = 7 + words_rows + args_rows + footer.len() as u16 + 2;
     let area = centered(
         frame.area(),
         width,
@@ -87,18 +87,20 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
         _ => lines.push(kv("kind", "built-in tool".into())),
     }
     lines.push(kv("requested by", view.requested_by.to_string()));
-    // What the answer is bound to: this call, this definition, these arguments.
+    // What the answer is bound to: this call, this definition (a server's
+    // tool), these arguments (their digest heads them below).
+    let definition = match (&view.alias, &view.definition) {
+        (Some(_), Some(pin)) => format!(" · definition pinned sha256:{}", short(pin)),
+        (Some(_), None) => " · definition not pinned".into(),
+        (None, _) => String::new(),
+    };
     lines.push(kv(
         "call",
-        name(view.call_id.as_str(), width.saturating_sub(13)),
+        name(
+            &format!("{}{definition}", view.call_id.as_str()),
+            width.saturating_sub(13),
+        ),
     ));
-    if view.alias.is_some() {
-        let definition = match &view.definition {
-            Some(pin) => format!("pinned sha256:{}", short(pin)),
-            None => "not pinned".into(),
-        };
-        lines.push(kv("definition", definition));
-    }
     lines.push(Line::from(vec![
         Span::styled(format!("{:<13}", "reason"), theme::dim()),
         Span::styled(
