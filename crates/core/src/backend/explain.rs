@@ -37,6 +37,25 @@ pub fn explain(
     if let Some(pin) = pin {
         lines.push((Rule::Pin, pin));
     }
+    if let Some((escalated, reason)) = &record.flow {
+        let verdict = if *escalated {
+            "escalated to your approval whatever its policy says"
+        } else {
+            "refused (mcp_flow_denied), nothing was sent"
+        };
+        lines.push((Rule::Flow, inert_line(&format!("{verdict}: {reason}"), 600)));
+    }
+    if !record.redacted.is_empty() {
+        let kinds: Vec<&str> = record.redacted.iter().map(|k| k.as_str()).collect();
+        lines.push((
+            Rule::Redaction,
+            format!(
+                "credentials in the result were replaced for the model by [redacted: KIND] ({}); \
+                 you see them as server output, the audit log names their kinds only",
+                kinds.join(", ")
+            ),
+        ));
+    }
     lines.push((Rule::Outcome, outcome(record)));
     ExplainView {
         call_id: id.clone(),

@@ -28,14 +28,19 @@ pub struct ApprovalRequest {
     /// The exposed tool's pin, when its server is pinned: the definition the
     /// operator approves (`None` for built-ins and unpinned servers).
     pub definition: Option<PinHash>,
+    /// Why flow control asks, when it does (a sink in a tainted session):
+    /// the prompt says it, and no "always" grant answers such a prompt.
+    pub flow: Option<super::flows::FlowReason>,
 }
 
 impl ApprovalRequest {
     /// The SHA-256 of the arguments' canonical JSON (RFC 8785): what the
     /// prompt and the audit record name, so an approval is of these arguments.
     pub fn arguments_sha256(&self) -> String {
-        super::pins::canonical::hash(super::pins::canonical::canonical_value(&self.arguments).as_bytes())
-            .to_string()
+        super::pins::canonical::hash(
+            super::pins::canonical::canonical_value(&self.arguments).as_bytes(),
+        )
+        .to_string()
     }
 }
 
@@ -70,10 +75,16 @@ impl Approver for FlagApprover {
             ApprovalDecision::Approved
         } else {
             ApprovalDecision::Denied {
-                reason: format!(
-                    "`{}` needs confirmation (local policy: confirm) and no operator approved it",
-                    request.tool
-                ),
+                reason: match &request.flow {
+                    Some(flow) => format!(
+                        "`{}` needs confirmation ({flow}) and no operator approved it",
+                        request.tool
+                    ),
+                    None => format!(
+                        "`{}` needs confirmation (local policy: confirm) and no operator approved it",
+                        request.tool
+                    ),
+                },
             }
         };
         Box::pin(std::future::ready(decision))

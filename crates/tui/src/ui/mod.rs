@@ -126,6 +126,9 @@ fn terminal_input() -> impl Stream<Item = Event> + Unpin {
 }
 
 /// What woke the loop.
+// One lives on the stack per wake-up and moves once; boxing the message
+// would allocate for every event instead.
+#[allow(clippy::large_enum_variant)]
 enum Wake {
     Msg(Msg),
     /// Nothing to react to (an input event the UI does not use).
