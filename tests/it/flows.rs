@@ -293,3 +293,36 @@ fn an_unknown_label_is_a_config_error_naming_the_key_and_the_valid_ones() {
     assert!(err.contains("servers.demo_alpha.tool_labels.sett"), "{err}");
     assert!(err.contains("did you mean `set`?"), "{err}");
 }
+
+#[test]
+fn check_json_gives_each_published_tool_its_local_labels() {
+    let env = TestEnv::new();
+    env.config(&format!(
+        "{}labels = [\"private_data\"]\n[servers.demo_alpha.tools]\n{ALLOW_ALL}\
+         [servers.demo_alpha.tool_labels]\nset = [\"external_sink\"]\nreset = []\n",
+        env.demo("demo_alpha", "alpha", &[])
+    ));
+    let out = env.run(&["check", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&out)
+    );
+    let report = crate::common::json(&out);
+    let labels: Vec<(String, Value)> = report["servers"][0]["published"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().to_string(), t["labels"].clone()))
+        .collect();
+    let of = |name: &str| labels.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    assert_eq!(of("lookup"), json!(["private_data"]), "the server's labels");
+    assert_eq!(
+        of("set"),
+        json!(["external_sink"]),
+        "a tool's own replace them"
+    );
+    assert_eq!(of("reset"), json!([]), "…even with none");
+    env.assert_no_leaks();
+}

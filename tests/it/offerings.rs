@@ -12,7 +12,12 @@ fn read_result(
     hub: &mcp_harness::mcp::Hub,
     arguments: &serde_json::Value,
 ) -> Result<String, mcp_harness::mcp::ToolError> {
-    mcp_harness::agent::tools::lead_only::read_result(hub, arguments, &"read_1".into()).0
+    mcp_harness::agent::tools::lead_only::read_result(
+        hub,
+        arguments,
+        &mcp_harness::mcp::CallIdentity::lead("read_1"),
+    )
+    .0
 }
 
 use mcp_harness::agent::tools::lead_only::resources_text;

@@ -108,3 +108,76 @@ async fn a_credential_in_a_result_reaches_the_operator_never_the_model_nor_the_l
     }
     env.assert_no_leaks();
 }
+
+/// A credential past `max_result_bytes`: not in what the model gets at first,
+/// saved whole in `results/`, and replaced when `read_result` pages to it (the
+/// `redacted` event names the read_result call; the session becomes private).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_credential_in_a_saved_result_is_redacted_when_read_result_pages_to_it() {
+    use crate::common::hubs::{DEMO_POLICY, hub_builder, wait_for};
+    use mcp_harness::mcp::{CallIdentity, FlagApprover, McpEvent};
+    let env = TestEnv::new();
+    let text = format!(
+        "[limits]\nmax_result_bytes = 1000\n{}[servers.s.tools]\n{DEMO_POLICY}",
+        env.demo("s", "alpha", &[])
+    );
+    let (hub, mut events) = hub_builder(&env, &text);
+    let hub = hub.results_dir(env.path("results")).build();
+    hub.connect("s").await.unwrap().outcome.unwrap();
+    let approve = FlagApprover { approve: true };
+    let value = format!("{} {KEY} and the rest", "x".repeat(5_000));
+    hub.call_as(
+        &hub.snapshot(),
+        "mcp__s__set",
+        json!({"key": "k", "value": value}),
+        &approve,
+        &CallIdentity::lead("toolu_set"),
+    )
+    .await
+    .result
+    .unwrap();
+    let outcome = hub
+        .call_as(
+            &hub.snapshot(),
+            "mcp__s__lookup",
+            json!({"key": "k"}),
+            &approve,
+            &CallIdentity::lead("toolu_get"),
+        )
+        .await;
+    let output = outcome.result.unwrap();
+    assert!(
+        output.truncated && output.redacted.is_empty(),
+        "the head holds no key"
+    );
+    let whole = std::fs::read_to_string(env.path("results/toolu_get.txt")).unwrap();
+    assert!(whole.contains(KEY), "the saved text is whole");
+    let (page, withheld) = mcp_harness::agent::tools::lead_only::read_result(
+        &hub,
+        &json!({"call_id": "toolu_get", "offset": 4_500}),
+        &CallIdentity::lead("toolu_read"),
+    );
+    let page = page.unwrap();
+    assert!(
+        page.contains("[redacted: aws_access_key] and the rest"),
+        "{page}"
+    );
+    assert!(!page.contains(KEY), "{page}");
+    assert!(withheld.for_operator().unwrap().contains(KEY));
+    let event = wait_for(&mut events, |e| matches!(e, McpEvent::Redacted { .. })).await;
+    let McpEvent::Redacted {
+        call, tool, kinds, ..
+    } = event
+    else {
+        unreachable!()
+    };
+    assert_eq!(call.unwrap().as_str(), "toolu_read");
+    assert_eq!(tool, "read_result");
+    assert_eq!(kinds.len(), 1);
+    // A credential is private data: the Lead's session holds some now.
+    let taint = hub.flows().taint(&mcp_harness::mcp::flows::FlowScope::Lead);
+    assert_eq!(taint.private.len(), 1, "{taint:?}");
+    assert_eq!(taint.private[0].call.as_str(), "toolu_read");
+    hub.shutdown().await;
+    env.assert_no_leaks();
+}

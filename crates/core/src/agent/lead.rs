@@ -105,7 +105,7 @@ impl LeadTools {
                     .map(|list| lead_only::resources_text(str_arg(&arguments, "alias"), &list))
             }
             "read_result" => {
-                let (text, withheld) = lead_only::read_result(&self.hub, &arguments, &identity.id);
+                let (text, withheld) = lead_only::read_result(&self.hub, &arguments, identity);
                 server_output = withheld.for_operator();
                 redacted = withheld.kinds();
                 text

@@ -162,7 +162,11 @@ fn schema(record: &CallRecord) -> String {
             };
             format!("refused before anything was sent: {errors}")
         }
-        Some(ToolErrorCode::McpPermissionDenied | ToolErrorCode::PermissionDenied) => {
+        // Only a refusal by the policy comes before the schema; an operator's
+        // denial (a prompt, an escalated sink) comes after it.
+        Some(ToolErrorCode::McpPermissionDenied | ToolErrorCode::PermissionDenied)
+            if record.decided == Some(Decided::DeniedByPolicy) =>
+        {
             "not checked: the policy refused the call first".into()
         }
         _ if record.effect.is_none() => "not checked (no such tool)".into(),

@@ -18,6 +18,20 @@ use serde::{Deserialize, Serialize};
 
 use crate::protocol::{CallId, Requester};
 
+/// The benchmark's switch: the same call with and without flow control, in
+/// one run (`bench::set_flow_checks`). Not in the product.
+#[cfg(feature = "bench-internals")]
+pub(crate) static CHECKS_OFF: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the call path skips flow control (only ever under the benchmark).
+pub(crate) fn checks_off() -> bool {
+    #[cfg(feature = "bench-internals")]
+    return CHECKS_OFF.load(std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(feature = "bench-internals"))]
+    false
+}
+
 /// A local label of a tool (the set is fixed; a server's annotations are
 /// claims and never set one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -118,6 +132,33 @@ pub fn builtin_labels(name: &str) -> Labels {
         "read_file" | "list_dir" | "search_text" => Labels::of(&[Label::PrivateData]),
         _ => Labels::NONE,
     }
+}
+
+/// Labels a tool's annotations suggest, with the claim that suggests them:
+/// `openWorldHint: true` — it reaches the open world, so its results may carry
+/// someone else's words, and unless it also claims `readOnlyHint: true` it may
+/// send data out. Claims only: `policy ALIAS` prints them as comments for the
+/// operator to weigh, never as labels.
+pub fn suggested_labels(annotations: Option<&serde_json::Value>) -> Option<(Labels, String)> {
+    let hint = |name: &str| {
+        annotations
+            .and_then(|a| a.get(name))
+            .and_then(serde_json::Value::as_bool)
+    };
+    if hint("openWorldHint") != Some(true) {
+        return None;
+    }
+    Some(if hint("readOnlyHint") == Some(true) {
+        (
+            Labels::of(&[Label::UntrustedContent]),
+            "the server claims openWorldHint: true, readOnlyHint: true".into(),
+        )
+    } else {
+        (
+            Labels::of(&[Label::UntrustedContent, Label::ExternalSink]),
+            "the server claims openWorldHint: true".into(),
+        )
+    })
 }
 
 /// What a sink call in a session holding both untrusted content and private
@@ -416,6 +457,19 @@ mod tests {
         // Only the operator clears it.
         assert!(flows.clear(&FlowScope::Lead).is_private());
         assert_eq!(flows.check(&lead, sink()), None);
+    }
+
+    #[test]
+    fn annotations_only_suggest() {
+        use serde_json::json;
+        assert_eq!(suggested_labels(None), None);
+        assert_eq!(suggested_labels(Some(&json!({"readOnlyHint": true}))), None);
+        let (labels, why) =
+            suggested_labels(Some(&json!({"openWorldHint": true, "readOnlyHint": true}))).unwrap();
+        assert_eq!(labels, Labels::of(&[Label::UntrustedContent]));
+        assert!(why.contains("readOnlyHint"));
+        let (labels, _) = suggested_labels(Some(&json!({"openWorldHint": true}))).unwrap();
+        assert!(labels.contains(Label::ExternalSink) && labels.contains(Label::UntrustedContent));
     }
 
     #[test]

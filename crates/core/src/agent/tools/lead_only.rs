@@ -130,7 +130,7 @@ pub fn list_mcp_servers(hub: &Hub) -> String {
 pub fn read_result(
     hub: &Hub,
     arguments: &serde_json::Value,
-    call: &crate::mcp::CallId,
+    call: &crate::mcp::CallIdentity,
 ) -> (Result<String, ToolError>, crate::mcp::secrets::Redactions) {
     let mut withheld = Default::default();
     let text = read_result_page(hub, arguments, |page| {

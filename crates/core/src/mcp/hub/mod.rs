@@ -105,10 +105,11 @@ impl Hub {
     /// Keeps the credentials in `text` (server text on its way to the model
     /// outside a call's result: a page of a saved result) from the model:
     /// each becomes `[redacted: KIND]`, the `redacted` event names call
-    /// `call`, and what was withheld comes back for the operator only.
+    /// `call`, its session becomes private, and what was withheld comes back
+    /// for the operator only.
     pub fn withhold_secrets(
         &self,
-        call: &crate::protocol::CallId,
+        call: &super::CallIdentity,
         tool: &str,
         text: &mut String,
     ) -> super::secrets::Redactions {
@@ -117,10 +118,13 @@ impl Hub {
             *text = clean;
             self.inner.events.emit(McpEvent::Redacted {
                 alias: None,
-                call: Some(call.clone()),
+                call: Some(call.id.clone()),
                 tool: tool.to_string(),
                 kinds: found.kinds(),
             });
+            // A credential is private data: its session holds some now.
+            let private = super::flows::Labels::of(&[super::flows::Label::PrivateData]);
+            self.tainted(&call.requester, &call.id, tool, private);
         }
         found
     }
