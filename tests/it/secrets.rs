@@ -181,3 +181,69 @@ async fn a_credential_in_a_saved_result_is_redacted_when_read_result_pages_to_it
     hub.shutdown().await;
     env.assert_no_leaks();
 }
+
+/// A resource's text and a prompt's messages are scanned like a result: the
+/// model's copy has `[redacted: KIND]`, the operator's server output has the
+/// credential; a resource read taints the session by its server's labels, and
+/// private for the credential.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_and_prompts_are_scanned_too() {
+    use crate::common::hubs::hub_builder;
+    use mcp_harness::mcp::flows::FlowScope;
+    use mcp_harness::mcp::{CallIdentity, FlagApprover};
+    let env = TestEnv::new();
+    let text = format!(
+        "{}labels = [\"untrusted_content\"]\n[servers.s.tools]\n\
+         lookup = \"allow\"\nset = \"allow\"\nreset = \"allow\"\nfail = \"allow\"\nslow = \"allow\"\n\
+         [servers.s.resources]\nread = \"allow\"\n",
+        env.demo("s", "alpha", &[])
+    );
+    let (hub, _events) = hub_builder(&env, &text);
+    let hub = hub.build();
+    hub.connect("s").await.unwrap().outcome.unwrap();
+    let approve = FlagApprover { approve: true };
+    hub.call_as(
+        &hub.snapshot(),
+        "mcp__s__set",
+        json!({"key": "k", "value": format!("key {KEY}")}),
+        &approve,
+        &CallIdentity::lead("toolu_set"),
+    )
+    .await
+    .result
+    .unwrap();
+    // What `set` read is not the point here: start from a clean session.
+    hub.clear_taint(&FlowScope::Lead);
+    let read = hub
+        .read_resource(
+            "s",
+            "demo://demo-alpha/entry/k",
+            &approve,
+            &CallIdentity::lead("toolu_res"),
+        )
+        .await;
+    let output = read.result.unwrap();
+    let seen = output.content[0]["resource"]["text"].as_str().unwrap();
+    assert!(
+        seen.contains("[redacted: aws_access_key]") && !seen.contains(KEY),
+        "{seen}"
+    );
+    assert!(read.server_output.unwrap().contains(KEY));
+    let taint = hub.flows().taint(&FlowScope::Lead);
+    assert_eq!(taint.untrusted[0].call.as_str(), "toolu_res", "{taint:?}");
+    assert_eq!(taint.private[0].call.as_str(), "toolu_res", "{taint:?}");
+
+    let arguments = [("topic".to_string(), format!("the key {KEY}"))]
+        .into_iter()
+        .collect();
+    let got = hub.get_prompt("s", "summarize", &arguments).await;
+    let messages = got.result.unwrap();
+    let said = messages.messages[0].content["text"].as_str().unwrap();
+    assert!(
+        said.contains("[redacted: aws_access_key]") && !said.contains(KEY),
+        "{said}"
+    );
+    assert!(got.server_output.unwrap().contains(KEY));
+    hub.shutdown().await;
+    env.assert_no_leaks();
+}

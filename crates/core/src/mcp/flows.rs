@@ -399,8 +399,9 @@ impl Flows {
         self.lock().sessions.get(scope).cloned().unwrap_or_default()
     }
 
-    /// The operator clears `scope`'s taint; returns what it was.
-    pub fn clear(&self, scope: &FlowScope) -> Taint {
+    /// The operator clears `scope`'s taint; returns what it was. Only through
+    /// `Hub::clear_taint`, which records it.
+    pub(crate) fn clear(&self, scope: &FlowScope) -> Taint {
         self.lock().sessions.remove(scope).unwrap_or_default()
     }
 }
