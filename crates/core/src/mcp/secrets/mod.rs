@@ -165,9 +165,17 @@ pub fn redact_str(text: &str, found: &mut Redactions) -> Option<String> {
     Some(out)
 }
 
-/// Redacts a string in place.
+/// Redacts a string in place. The model reads server text without invisible
+/// characters and controls (SPEC rule 15), so a credential split by a
+/// zero-width space would reach it whole: such a text is scanned as the model
+/// will read it, and when it holds a credential the slot becomes that text,
+/// redacted (nothing the model would have read is lost).
 fn redact_in_place(slot: &mut String, found: &mut Redactions) {
-    if let Some(clean) = redact_str(slot, found) {
+    let clean = match crate::sanitize::hidden::strip(slot) {
+        std::borrow::Cow::Borrowed(text) => redact_str(text, found),
+        std::borrow::Cow::Owned(visible) => redact_str(&visible, found),
+    };
+    if let Some(clean) = clean {
         *slot = clean;
     }
 }
@@ -257,6 +265,21 @@ mod tests {
             clean,
             "[redacted: aws_access_key] [redacted: aws_access_key]"
         );
+    }
+
+    #[test]
+    fn a_credential_split_by_invisible_characters_is_found_as_the_model_reads_it() {
+        let mut found = Redactions::default();
+        let mut blocks =
+            vec![json!({"type": "text", "text": "key AKIA\u{200b}IOSFODNN7EXAMPLE\u{2060}."})];
+        redact_blocks(&mut blocks, &mut found);
+        assert_eq!(blocks[0]["text"], "key [redacted: aws_access_key].");
+        assert_eq!(found.kinds(), vec![SecretKind::AwsAccessKey]);
+        // Without a credential the text is left as it is (the model's strip
+        // comes later, the operator still sees the marks).
+        let mut blocks = vec![json!({"type": "text", "text": "plain\u{200b}text"})];
+        redact_blocks(&mut blocks, &mut Redactions::default());
+        assert_eq!(blocks[0]["text"], "plain\u{200b}text");
     }
 
     #[test]
