@@ -6,8 +6,9 @@
 //! only the 10,000-tool listing (for profiling it with perf); `connect`
 //! (the whole connect vs a bare rmcp client, with and without pins),
 //! `fairness` (a fast server's rate beside a slow one), `eras` (a call on
-//! each protocol revision and a raw rmcp call), `pins` and `telemetry` run only
-//! that part.
+//! each protocol revision and a raw rmcp call), `pins`, `telemetry` and `flows`
+//! (the credential scan of a 100 kB result, flow control with no labels) run
+//! only that part.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
 
@@ -25,6 +26,8 @@ mod connect;
 mod eras;
 #[path = "mcp_core/fairness.rs"]
 mod fairness;
+#[path = "mcp_core/flows.rs"]
+mod flows;
 #[path = "mcp_core/large.rs"]
 mod large;
 #[path = "mcp_core/pins.rs"]
@@ -327,6 +330,10 @@ fn main() {
             pins::pin_overhead(10_000, true).await;
             return;
         }
+        if only == "flows" {
+            flows::flow_costs().await;
+            return;
+        }
         if only == "telemetry" {
             telemetry_overhead().await;
             return;
@@ -336,6 +343,8 @@ fn main() {
         eras::eras_call().await;
         println!();
         telemetry_overhead().await;
+        println!();
+        flows::flow_costs().await;
         println!();
         for (tools, distinct) in [
             (1_000, false),

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::{exit, hub_for, interruptible, json, load_config, out, render};
 use crate::config::Config;
 use crate::mcp::Hub;
+use crate::mcp::flows::{Labels, ToolLabels};
 use crate::mcp::policy::PolicyMismatch;
 use crate::mcp::published::ToolFlag;
 use crate::mcp::{ConnectReport, DefinitionChange, Effect, FailureKind, PinState, ServerIdentity};
@@ -67,6 +68,8 @@ struct PublishedReport {
     flags: Vec<ToolFlag>,
     /// Against its pin: pinned, new, changed, or off (not checked).
     pin: PinState,
+    /// Its local flow labels (the config's, never the server's claims).
+    labels: Labels,
 }
 
 #[derive(Serialize)]
@@ -93,7 +96,7 @@ async fn report(hub: &Hub, config: &Config, args: CheckArgs) -> ExitCode {
         .into_iter()
         .zip(&config.servers)
         .map(|(result, spec)| match result {
-            Ok(report) => server_report(report),
+            Ok(report) => server_report(report, &spec.labels),
             Err(e) => ServerReport {
                 alias: spec.alias.to_string(),
                 status: "failed",
@@ -128,7 +131,7 @@ async fn report(hub: &Hub, config: &Config, args: CheckArgs) -> ExitCode {
     }
 }
 
-fn server_report(report: ConnectReport) -> ServerReport {
+fn server_report(report: ConnectReport, labels: &ToolLabels) -> ServerReport {
     let published = report
         .published
         .iter()
@@ -138,6 +141,7 @@ fn server_report(report: ConnectReport) -> ServerReport {
             description: t.description.clone().unwrap_or_default(),
             flags: t.flags(),
             pin: report.pins.states.get(i).copied().unwrap_or(PinState::Off),
+            labels: labels.of(&t.name),
         })
         .collect();
     let (status, error, exposed, server_output) = match report.outcome {

@@ -285,4 +285,5 @@ fn hub_builder(config: &Config, events: EventSink) -> HubBuilder {
         events.observed_by(crate::telemetry::observer()),
     )
     .pin_book(config.pin_book())
+    .flows(config.flows)
 }

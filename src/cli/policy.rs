@@ -44,10 +44,11 @@ async fn print_block(hub: &Hub, args: PolicyArgs, source: String) -> ExitCode {
         Ok((_server, published)) => {
             let alias = ServerAlias::new(args.alias.as_str());
             let block = ToolPolicy::block_for(&alias, published.iter().map(|t| t.name.as_str()));
+            let labels = crate::mcp::policy::label_suggestions(&alias, &published);
             out::print(&format!(
                 "# Policy for `{alias}`: every tool it publishes now, each set to \"confirm\".\n\
                  # Review it: change an entry to \"allow\" or \"deny\" as you see fit, then put the\n\
-                 # block in {source} (replacing any [servers.{alias}.tools] there).\n{block}"
+                 # block in {source} (replacing any [servers.{alias}.tools] there).\n{block}{labels}"
             ));
             ExitCode::SUCCESS
         }

@@ -7,7 +7,20 @@
 
 use std::collections::BTreeMap;
 
-use mcp_harness::agent::tools::lead_only::{read_result, resources_text};
+/// A page of a saved result as the model gets it (`read_result`).
+fn read_result(
+    hub: &mcp_harness::mcp::Hub,
+    arguments: &serde_json::Value,
+) -> Result<String, mcp_harness::mcp::ToolError> {
+    mcp_harness::agent::tools::lead_only::read_result(
+        hub,
+        arguments,
+        &mcp_harness::mcp::CallIdentity::lead("read_1"),
+    )
+    .0
+}
+
+use mcp_harness::agent::tools::lead_only::resources_text;
 use mcp_harness::mcp::{CallIdentity, FlagApprover, ToolErrorCode};
 use serde_json::json;
 

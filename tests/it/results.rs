@@ -1,9 +1,21 @@
 //! Results of any size: the whole text saved, `read_result` paging through it
 //! to the last byte, and a results directory that cannot be written.
 
-use mcp_harness::agent::tools::lead_only::read_result;
 use mcp_harness::mcp::{CallIdentity, FlagApprover};
 use serde_json::json;
+
+/// A page of a saved result as the model gets it (`read_result`).
+fn read_result(
+    hub: &mcp_harness::mcp::Hub,
+    arguments: &serde_json::Value,
+) -> Result<String, mcp_harness::mcp::ToolError> {
+    mcp_harness::agent::tools::lead_only::read_result(
+        hub,
+        arguments,
+        &mcp_harness::mcp::CallIdentity::lead("read_1"),
+    )
+    .0
+}
 
 use crate::common::TestEnv;
 use crate::common::hubs::{DEMO_POLICY, hub_builder};

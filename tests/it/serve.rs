@@ -801,3 +801,55 @@ fn a_client_over_its_max_tools_is_refused_whole_aliases_never_a_cut_list() {
     );
     env.assert_no_leaks();
 }
+
+/// Flow control per outside client (issue 24): each client's gateway session
+/// is tainted by its own calls only. `claude` reads untrusted content
+/// (demo_beta's `lookup`) and private data (demo_alpha's `lookup`), then its
+/// call of the sink (demo_alpha's `set`, policy `allow`) is refused under
+/// `on_trifecta = "deny"`; `ci`, whose session read nothing, calls the same
+/// sink and it runs.
+#[cfg_attr(
+    mcph_no_interop,
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
+)]
+#[test]
+fn each_clients_session_has_its_own_taint() {
+    let interop = Interop::get();
+    let env = TestEnv::new();
+    let tools = "lookup = \"allow\"\nset = \"allow\"\nreset = \"allow\"\nfail = \"allow\"\nslow = \"allow\"\n";
+    env.config(&format!(
+        "[flows]\non_trifecta = \"deny\"\n\
+         {}[servers.demo_alpha.tools]\n{tools}[servers.demo_alpha.tool_labels]\n\
+         lookup = [\"private_data\"]\nset = [\"external_sink\"]\n\
+         {}labels = [\"untrusted_content\"]\n[servers.demo_beta.tools]\n{tools}\
+         [serve.clients.claude]\ntoken_env = \"MCPH_TEST_TOKEN_A\"\n\
+         [serve.clients.ci]\ntoken_env = \"MCPH_TEST_TOKEN_B\"\nservers = [\"demo_alpha\"]\n",
+        env.demo("demo_alpha", "alpha", &[]),
+        env.demo("demo_beta", "beta", &[]),
+    ));
+    let gateway = Gateway::start(&env);
+    let mut claude = TsClient::start(&interop, &gateway.url, Some(TOKEN_A), None);
+    assert_eq!(claude.connect()["ok"], true);
+    let fetched = claude.call("demo_beta__lookup", json!({"key": "oslo"}));
+    assert_eq!(fetched["isError"], false, "{fetched}");
+    let read = claude.call("demo_alpha__lookup", json!({"key": "apple"}));
+    assert_eq!(read["isError"], false, "{read}");
+    let sent = claude.call("demo_alpha__set", json!({"key": "k", "value": "v"}));
+    assert_eq!(envelope(&sent)["code"], "mcp_flow_denied", "{sent}");
+
+    let mut ci = TsClient::start(&interop, &gateway.url, Some(TOKEN_B), None);
+    assert_eq!(ci.connect()["ok"], true);
+    let sent = ci.call("demo_alpha__set", json!({"key": "k", "value": "v"}));
+    assert_eq!(sent["isError"], false, "ci's session is clean: {sent}");
+    gateway.stop();
+    let denied = audit_records(&env, "flow_denied");
+    assert_eq!(denied.len(), 1, "{denied:?}");
+    let by: Vec<&str> = denied[0]["tainted_by"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(by, ["mcp__demo_beta__lookup", "mcp__demo_alpha__lookup"]);
+    env.assert_no_leaks();
+}

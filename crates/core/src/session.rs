@@ -173,7 +173,8 @@ pub fn start_with(
         Vars::from_process(),
         mcp_sink,
     )
-    .reserved(reserved);
+    .reserved(reserved)
+    .flows(config.flows);
     if !options.persist {
         // Nothing of this session is kept: its sign-ins neither.
         hub = hub.token_store(Arc::new(crate::mcp::auth::Store::memory()));
@@ -213,16 +214,19 @@ pub fn start_with(
         context_tokens: selection.context_tokens,
         max_steps: MAX_STEPS,
     };
-    let crew = Arc::new(Crew::new(
-        Arc::clone(&selection.provider),
-        Arc::clone(&approver),
-        agent_sink.clone(),
-        Arc::clone(&journal),
-        &config.agent.builtin_tools,
-        workspace,
-        settings,
-        config.agent.teammates.clone(),
-    ));
+    let crew = Arc::new(
+        Crew::new(
+            Arc::clone(&selection.provider),
+            Arc::clone(&approver),
+            agent_sink.clone(),
+            Arc::clone(&journal),
+            &config.agent.builtin_tools,
+            workspace,
+            settings,
+            config.agent.teammates.clone(),
+        )
+        .with_flows(hub.clone()),
+    );
     let audited = approver;
     let tools = LeadTools::new(hub.clone(), crew, &config.agent.builtin_tools);
     let mut lead = Lead {

@@ -24,8 +24,8 @@ pub use offered::{
 };
 pub use views::{
     ApprovalView, ArgProblem, ArgsCheck, ElicitationView, EndedView, FieldKind, FieldView,
-    HealthView, PinChangeView, ServerView, SessionInfo, SignInStatus, SignInView, TokenInfo,
-    ToolCallView, ToolOutcomeView, ToolView, Views,
+    HealthView, PinChangeView, ServerView, SessionInfo, SignInStatus, SignInView, TaintView,
+    TokenInfo, ToolCallView, ToolOutcomeView, ToolView, Views,
 };
 
 /// Identifies one approval prompt.
@@ -130,6 +130,9 @@ pub enum Command {
     },
     /// Which local rule decided this call (answered with `Explained`).
     Explain(CallId),
+    /// Clear the Lead's session's flow taint (the operator's act, logged;
+    /// the model has no way to do it).
+    ClearTaint,
     /// List a connected server's resources (answered with `Resources`).
     ListResources(String),
     /// Read one resource for the operator (Enter in the Resources window):
@@ -260,6 +263,9 @@ pub enum BackendEvent {
     ReplayResumed,
     /// A word for the status bar only (e.g. "a turn is running").
     Status(String),
+    /// What the Lead's session holds now (flow control, SPEC rule 20): the
+    /// status bar shows it until the operator clears it.
+    Taint(TaintView),
     /// The result of an operator command (connect, write policy, …): the
     /// status bar says it, and the conversation keeps it on record.
     CommandResult(String),

@@ -123,6 +123,10 @@ pub enum Rule {
     Schema,
     Approval,
     Pin,
+    /// Flow control: the session's taint escalated or denied the call.
+    Flow,
+    /// Credentials in the result were withheld from the model.
+    Redaction,
     Outcome,
 }
 
@@ -133,6 +137,8 @@ impl Rule {
             Rule::Schema => "schema",
             Rule::Approval => "approval",
             Rule::Pin => "pin",
+            Rule::Flow => "flow",
+            Rule::Redaction => "redaction",
             Rule::Outcome => "outcome",
         }
     }

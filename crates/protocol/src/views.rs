@@ -292,6 +292,33 @@ pub struct ApprovalView {
     pub definition: Option<String>,
     /// The SHA-256 (hex) of the arguments' canonical JSON.
     pub arguments_sha256: String,
+    /// Why flow control asks (a sink in a tainted session), in the harness's
+    /// words naming the tainting calls; `None` when the policy alone asks.
+    pub flow: Option<String>,
+}
+
+/// What the Lead's session has read (flow control): the status bar's
+/// `flow: untrusted+private`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaintView {
+    pub untrusted: bool,
+    pub private: bool,
+}
+
+impl TaintView {
+    pub fn is_clean(self) -> bool {
+        !self.untrusted && !self.private
+    }
+
+    /// `untrusted+private`, `untrusted`, `private`; `None` when clean.
+    pub fn label(self) -> Option<&'static str> {
+        match (self.untrusted, self.private) {
+            (true, true) => Some("untrusted+private"),
+            (true, false) => Some("untrusted"),
+            (false, true) => Some("private"),
+            (false, false) => None,
+        }
+    }
 }
 
 /// A server's request for input, as a form: its words (untrusted) and fields

@@ -36,12 +36,16 @@ pub(super) fn print_agent(out: &mut Out, event: &AgentEvent, json_mode: bool) {
                 server_output,
                 elapsed,
                 dropped_nulls,
+                redacted,
                 ..
             } => {
                 let mut line = json!({"event": "tool_result", "agent": agent, "id": id, "name": name,
                     "elapsed_ms": elapsed.as_millis() as u64});
                 if !dropped_nulls.is_empty() {
                     line["dropped_nulls"] = json!(dropped_nulls);
+                }
+                if !redacted.is_empty() {
+                    line["redacted"] = json!(redacted);
                 }
                 match outcome {
                     Ok(text) => {
@@ -195,6 +199,70 @@ pub(super) fn print_mcp(out: &mut Out, event: &McpEvent, json_mode: bool) {
                     "event": "progress", "id": call, "progress": progress,
                     "total": total, "message": message,
                 })));
+            }
+            return;
+        }
+        McpEvent::FlowEscalated {
+            call,
+            tool,
+            alias,
+            rule,
+            tainted_by,
+        }
+        | McpEvent::FlowDenied {
+            call,
+            tool,
+            alias,
+            rule,
+            tainted_by,
+        } => {
+            let escalated = matches!(event, McpEvent::FlowEscalated { .. });
+            if json_mode {
+                out.line(&out_json::to_line(&json!({
+                    "event": if escalated { "flow_escalated" } else { "flow_denied" },
+                    "id": call, "name": tool, "alias": alias, "rule": rule, "tainted_by": tainted_by,
+                })));
+            } else {
+                let by: Vec<String> = tainted_by
+                    .iter()
+                    .map(|t| format!("{} ({})", t.call, t.tool))
+                    .collect();
+                out.line(&format!(
+                    "  [flow] {tool}: {} (tainted by {})",
+                    if escalated {
+                        "escalated to approval"
+                    } else {
+                        "denied"
+                    },
+                    by.join(", ")
+                ));
+            }
+            return;
+        }
+        McpEvent::Tainted { scope, taint } => {
+            if json_mode {
+                out.line(&out_json::to_line(&json!({
+                    "event": "tainted", "scope": scope, "taint": taint,
+                })));
+            }
+            return;
+        }
+        McpEvent::Redacted {
+            alias,
+            call,
+            tool,
+            kinds,
+        } => {
+            if json_mode {
+                out.line(&out_json::to_line(&json!({
+                    "event": "redacted", "id": call, "name": tool, "alias": alias, "kinds": kinds,
+                })));
+            } else {
+                let kinds: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+                out.line(&format!(
+                    "  [redacted] {tool}: {} withheld from the model",
+                    kinds.join(", ")
+                ));
             }
             return;
         }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::mcp::secrets::SecretKind;
 use crate::mcp::{CallId, Decision, Effect, Requester, ToolError};
 
 /// Which agent is speaking.
@@ -113,6 +114,10 @@ pub enum AgentEvent {
         /// optional properties), as JSON pointers.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         dropped_nulls: Vec<String>,
+        /// Kinds of credentials withheld from the model; `server_output`
+        /// then holds them, and the audit log leaves it out.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        redacted: Vec<SecretKind>,
     },
     /// Something the operator should know (compaction, interruption, resume).
     Notice { agent: AgentId, text: String },

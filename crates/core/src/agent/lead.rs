@@ -42,6 +42,7 @@ impl LeadTools {
             workspace: crew.workspace.clone(),
             approver: Arc::clone(&crew.approver),
             agent: AgentId::Lead,
+            flows: Some(hub.clone()),
         };
         Self {
             builtins,
@@ -86,6 +87,7 @@ impl LeadTools {
             return Some(run);
         }
         let mut server_output = None;
+        let mut redacted = Vec::new();
         let text = match tool.name {
             "connect_mcp" => {
                 let (text, said) =
@@ -102,7 +104,12 @@ impl LeadTools {
                     .result
                     .map(|list| lead_only::resources_text(str_arg(&arguments, "alias"), &list))
             }
-            "read_result" => lead_only::read_result(&self.hub, &arguments),
+            "read_result" => {
+                let (text, withheld) = lead_only::read_result(&self.hub, &arguments, identity);
+                server_output = withheld.for_operator();
+                redacted = withheld.kinds();
+                text
+            }
             "search_tools" => Ok(self.search.search(snapshot, str_arg(&arguments, "query"))),
             "spawn_subagent" => self.crew.spawn(str_arg(&arguments, "task"), cancel).await,
             _ => {
@@ -117,6 +124,7 @@ impl LeadTools {
         };
         let mut run = ToolRun::decided(text.map(|text| vec![ResultPart::Text { text }]), decision);
         run.server_output = server_output;
+        run.redacted = redacted;
         run.elapsed = started.elapsed();
         Some(run)
     }

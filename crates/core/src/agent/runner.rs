@@ -293,6 +293,7 @@ impl Runner<'_> {
             server_output: run.server_output.clone(),
             elapsed: run.elapsed,
             dropped_nulls: run.dropped_nulls.clone(),
+            redacted: run.redacted.clone(),
         });
     }
 

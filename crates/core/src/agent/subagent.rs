@@ -33,6 +33,8 @@ pub struct ReadOnlyTools {
     pub workspace: Workspace,
     pub approver: Arc<dyn Approver>,
     pub agent: AgentId,
+    /// Where a successful read taints its session (rule 20; `None`: no hub).
+    pub flows: Option<crate::mcp::Hub>,
 }
 
 impl ReadOnlyTools {
@@ -62,6 +64,13 @@ impl ReadOnlyTools {
                 format!("the tool crashed: {e}"),
             ))
         });
+        if result.is_ok()
+            && let Some(hub) = &self.flows
+        {
+            // The built-ins read the workspace: the user's private data.
+            let labels = crate::mcp::flows::builtin_labels(name);
+            hub.tainted(&identity.requester, &identity.id, name, labels);
+        }
         let mut run = ToolRun::decided(
             result.map(|text| vec![super::conversation::ResultPart::Text { text }]),
             decision,
@@ -122,6 +131,8 @@ pub struct Crew {
     pub workspace: Workspace,
     pub settings: AgentSettings,
     pub teammates: Vec<TeammateConfig>,
+    /// The hub whose flow book the crew's reads taint (see [`Crew::with_flows`]).
+    flows: Option<crate::mcp::Hub>,
     memories: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Vec<Message>>>>>,
     next_subagent: AtomicU32,
 }
@@ -147,9 +158,21 @@ impl Crew {
             workspace,
             settings,
             teammates,
+            flows: None,
             memories: Mutex::new(HashMap::new()),
             next_subagent: AtomicU32::new(1),
         }
+    }
+
+    /// The crew's reads (and the Lead's built-in reads) taint the Lead's
+    /// session in `hub`'s flow book: what a subagent read reaches the Lead.
+    pub fn with_flows(mut self, hub: crate::mcp::Hub) -> Self {
+        self.flows = Some(hub);
+        self
+    }
+
+    pub fn flows(&self) -> Option<&crate::mcp::Hub> {
+        self.flows.as_ref()
     }
 
     /// Runs a subagent on `task` with a fresh context; returns its final text.
@@ -211,6 +234,7 @@ impl Crew {
             workspace: self.workspace.clone(),
             approver: Arc::clone(&self.approver),
             agent: agent.clone(),
+            flows: self.flows.clone(),
         };
         let no_mcp = || -> futures::future::BoxFuture<'static, Snapshot> {
             Box::pin(std::future::ready(Snapshot::default()))

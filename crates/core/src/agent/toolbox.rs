@@ -9,6 +9,7 @@ use super::conversation::{ResultPart, ToolCall, ToolDef};
 use super::events::CallTarget;
 use super::image;
 use super::model::BoxFuture;
+use crate::mcp::secrets::SecretKind;
 use crate::mcp::{CallIdentity, CallOutcome, Decision, Effect, Snapshot, ToolError};
 
 /// The result of one tool call, for the model (`outcome`) and the operator.
@@ -23,6 +24,9 @@ pub struct ToolRun {
     /// Arguments left out before validation (`null`s the schema refuses at
     /// optional properties), as JSON pointers.
     pub dropped_nulls: Vec<String>,
+    /// Kinds of credentials withheld from the model (`server_output` then
+    /// holds them, for the operator only: never written to the audit log).
+    pub redacted: Vec<SecretKind>,
 }
 
 impl ToolRun {
@@ -38,6 +42,7 @@ impl ToolRun {
             server_output: None,
             elapsed: Duration::ZERO,
             dropped_nulls: Vec::new(),
+            redacted: Vec::new(),
         }
     }
 
@@ -85,6 +90,11 @@ pub trait ToolBox: Send + Sync {
 /// points) and images the model can take pass through, other blocks become
 /// short placeholders, errors stay envelopes.
 pub fn from_mcp(outcome: CallOutcome) -> ToolRun {
+    let redacted = outcome
+        .result
+        .as_ref()
+        .map(|o| o.redacted.clone())
+        .unwrap_or_default();
     let parts = outcome.result.map(|output| {
         let mut parts: Vec<ResultPart> = output.content.iter().map(content_part).collect();
         if parts.is_empty()
@@ -110,6 +120,7 @@ pub fn from_mcp(outcome: CallOutcome) -> ToolRun {
         server_output: outcome.server_output,
         elapsed: outcome.elapsed,
         dropped_nulls: outcome.dropped_nulls,
+        redacted,
     }
 }
 

@@ -144,7 +144,13 @@ impl Approvals {
         };
         let arguments_sha256 = request.arguments_sha256();
         let call_id = request.call;
-        if let Some(grant) = identity.as_ref().and_then(|i| self.grant_for(i)) {
+        // A flow escalation is never answered by an "always" grant: the
+        // grant was given before the session held what it holds now.
+        let granted = match &request.flow {
+            Some(_) => None,
+            None => identity.as_ref().and_then(|i| self.grant_for(i)),
+        };
+        if let Some(grant) = granted {
             self.record(&call_id, Decided::SessionGrant(grant));
             let _ = reply.send(Decision::Once);
             return;
@@ -160,6 +166,7 @@ impl Approvals {
             arguments: request.arguments,
             effect: convert::effect(request.effect),
             requested_by: request.requester,
+            flow: request.flow.as_ref().map(ToString::to_string),
         };
         self.pending.insert(
             id,

@@ -60,6 +60,16 @@ impl Backend {
             }
             Command::Approval { id, decision } => self.approvals.answer(id, decision),
             Command::Explain(id) => self.explain(&id),
+            Command::ClearTaint => {
+                // Logged by the hub's `taint_cleared` event (the audit log).
+                let held = self.hub.flows().taint(&crate::mcp::flows::FlowScope::Lead);
+                self.hub.clear_taint(&crate::mcp::flows::FlowScope::Lead);
+                self.send(BackendEvent::CommandResult(if held.is_clean() {
+                    "the session holds no flow taint".into()
+                } else {
+                    "flow taint cleared: sink calls no longer ask because of what the session read before".into()
+                }));
+            }
             Command::ListResources(alias) => self.spawn_list_resources(alias),
             Command::ReadResource(resource) => {
                 let (hub, sinks) = (

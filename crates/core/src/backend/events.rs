@@ -50,6 +50,8 @@ impl Backend {
                         message: None,
                         schema_errors: Vec::new(),
                         elapsed_ms: None,
+                        redacted: Vec::new(),
+                        flow: None,
                     },
                 );
                 BackendEvent::ToolCallStarted(ToolCallView {
@@ -68,6 +70,7 @@ impl Backend {
                 server_output,
                 elapsed,
                 dropped_nulls,
+                redacted,
                 ..
             } => {
                 let run = ToolRun {
@@ -76,6 +79,7 @@ impl Backend {
                     server_output,
                     elapsed,
                     dropped_nulls,
+                    redacted,
                 };
                 self.call_finished(id, &run);
                 return;
@@ -253,7 +257,43 @@ impl Backend {
                 self.send(BackendEvent::PromptsChanged(alias.to_string()));
                 return;
             }
-            McpEvent::ToolListChanged { .. } => return,
+            // The call's row and its explanation learn it from its result.
+            McpEvent::ToolListChanged { .. } | McpEvent::Redacted { .. } => return,
+            McpEvent::FlowEscalated {
+                call,
+                rule,
+                tainted_by,
+                ..
+            }
+            | McpEvent::FlowDenied {
+                call,
+                rule,
+                tainted_by,
+                ..
+            } => {
+                let escalated = matches!(event, McpEvent::FlowEscalated { .. });
+                let reason = crate::mcp::flows::FlowReason {
+                    rule: *rule,
+                    tainted_by: tainted_by.clone(),
+                };
+                self.records.flow(call, escalated, reason);
+                return;
+            }
+            McpEvent::Tainted { scope, taint } => {
+                if *scope == crate::mcp::flows::FlowScope::Lead {
+                    self.send(BackendEvent::Taint(crate::protocol::TaintView {
+                        untrusted: taint.is_untrusted(),
+                        private: taint.is_private(),
+                    }));
+                }
+                return;
+            }
+            McpEvent::TaintCleared { scope, .. } => {
+                if *scope == crate::mcp::flows::FlowScope::Lead {
+                    self.send(BackendEvent::Taint(crate::protocol::TaintView::default()));
+                }
+                return;
+            }
             McpEvent::Task {
                 alias,
                 call,

@@ -37,6 +37,25 @@ pub fn explain(
     if let Some(pin) = pin {
         lines.push((Rule::Pin, pin));
     }
+    if let Some((escalated, reason)) = &record.flow {
+        let verdict = if *escalated {
+            "escalated to your approval whatever its policy says"
+        } else {
+            "refused (mcp_flow_denied), nothing was sent"
+        };
+        lines.push((Rule::Flow, inert_line(&format!("{verdict}: {reason}"), 600)));
+    }
+    if !record.redacted.is_empty() {
+        let kinds: Vec<&str> = record.redacted.iter().map(|k| k.as_str()).collect();
+        lines.push((
+            Rule::Redaction,
+            format!(
+                "credentials in the result were replaced for the model by [redacted: KIND] ({}); \
+                 you see them as server output, the audit log names their kinds only",
+                kinds.join(", ")
+            ),
+        ));
+    }
     lines.push((Rule::Outcome, outcome(record)));
     ExplainView {
         call_id: id.clone(),
@@ -143,7 +162,11 @@ fn schema(record: &CallRecord) -> String {
             };
             format!("refused before anything was sent: {errors}")
         }
-        Some(ToolErrorCode::McpPermissionDenied | ToolErrorCode::PermissionDenied) => {
+        // Only a refusal by the policy comes before the schema; an operator's
+        // denial (a prompt, an escalated sink) comes after it.
+        Some(ToolErrorCode::McpPermissionDenied | ToolErrorCode::PermissionDenied)
+            if record.decided == Some(Decided::DeniedByPolicy) =>
+        {
             "not checked: the policy refused the call first".into()
         }
         _ if record.effect.is_none() => "not checked (no such tool)".into(),
@@ -178,6 +201,9 @@ fn approval(record: &CallRecord, grants: &[GrantView]) -> Option<String> {
         Decided::NotApproved => {
             "never approved: the prompt was withdrawn (interrupted, revoked or unanswered)".into()
         }
+        Decided::DeniedByPolicy if matches!(record.flow, Some((false, _))) => {
+            "not asked: flow control refused it ([flows] on_trifecta = \"deny\")".into()
+        }
         Decided::DeniedByPolicy => "not asked: the policy denies it".into(),
         Decided::HeldByPin => "held: the tool's definition differs from its pin".into(),
         Decided::RefusedBySchema | Decided::NotRun | Decided::AllowedByPolicy => return None,
@@ -193,5 +219,75 @@ fn outcome(record: &CallRecord) -> String {
             inert_line(record.message.as_deref().unwrap_or_default(), 200)
         ),
         (None, None) => format!("{when}; still running"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::flows::{FlowReason, FlowRule, Tainter};
+
+    fn record(decided: Decided, code: Option<ToolErrorCode>, escalated: bool) -> CallRecord {
+        CallRecord {
+            name: "mcp__web__post".into(),
+            alias: Some("web".into()),
+            remote_name: Some("post".into()),
+            builtin: false,
+            effect: Some(Effect::Allow),
+            at: "12:00:00 UTC".into(),
+            decided: Some(decided),
+            code,
+            message: code.map(|_| "refused".into()),
+            schema_errors: Vec::new(),
+            elapsed_ms: Some(1),
+            redacted: vec![crate::mcp::secrets::SecretKind::AwsAccessKey],
+            flow: Some((
+                escalated,
+                FlowReason {
+                    rule: FlowRule::Trifecta,
+                    tainted_by: vec![Tainter {
+                        call: "c1".into(),
+                        tool: "mcp__web__fetch".into(),
+                    }],
+                },
+            )),
+        }
+    }
+
+    fn line(view: &ExplainView, rule: Rule) -> String {
+        view.lines
+            .iter()
+            .find(|(r, _)| *r == rule)
+            .map(|(_, t)| t.clone())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_flow_verdict_and_a_redaction_are_explained() {
+        let config = crate::config::parse("", ConfigSource::Embedded).unwrap();
+        let id = CallId::from("c2");
+        let denied = record(
+            Decided::DeniedByPolicy,
+            Some(ToolErrorCode::McpFlowDenied),
+            false,
+        );
+        let view = explain(&id, Some(&denied), &config, &[], None);
+        let flow = line(&view, Rule::Flow);
+        assert!(flow.starts_with("refused (mcp_flow_denied)"), "{flow}");
+        assert!(flow.contains("c1 (mcp__web__fetch)"), "{flow}");
+        assert!(line(&view, Rule::Approval).contains("flow control refused it"));
+        // The schema was checked before flow control refused it.
+        assert!(line(&view, Rule::Schema).contains("satisfied"));
+        assert!(line(&view, Rule::Redaction).contains("aws_access_key"));
+        // Escalated, then denied by the operator: the schema was checked too.
+        let asked = record(
+            Decided::DeniedByOperator,
+            Some(ToolErrorCode::McpPermissionDenied),
+            true,
+        );
+        let view = explain(&id, Some(&asked), &config, &[], None);
+        assert!(line(&view, Rule::Flow).starts_with("escalated to your approval"));
+        assert!(line(&view, Rule::Schema).contains("satisfied"));
+        assert_eq!(line(&view, Rule::Approval), "you denied it");
     }
 }

@@ -181,6 +181,8 @@ impl Backend {
                 message: None,
                 schema_errors: Vec::new(),
                 elapsed_ms: None,
+                redacted: Vec::new(),
+                flow: None,
             },
         );
         self.send(BackendEvent::ToolCallStarted(ToolCallView {

@@ -4,6 +4,8 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::agent::toolbox::ToolRun;
+use crate::mcp::flows::FlowReason;
+use crate::mcp::secrets::SecretKind;
 use crate::mcp::{CallId, Decision, Effect, ToolErrorCode};
 use crate::protocol::Decided;
 
@@ -30,6 +32,10 @@ pub struct CallRecord {
     /// The schema's complaints, when the arguments were refused.
     pub schema_errors: Vec<String>,
     pub elapsed_ms: Option<u64>,
+    /// Kinds of credentials withheld from the model in its result.
+    pub redacted: Vec<SecretKind>,
+    /// Flow control escalated (`true`) or denied it, and why.
+    pub flow: Option<(bool, FlowReason)>,
 }
 
 #[derive(Default)]
@@ -90,6 +96,7 @@ impl Records {
             other => other,
         };
         record.decided = Some(decided);
+        record.redacted.clone_from(&run.redacted);
         record.elapsed_ms = Some(run.elapsed.as_millis().try_into().unwrap_or(u64::MAX));
         if let Err(error) = &run.outcome {
             record.code = Some(error.code);
@@ -108,6 +115,13 @@ impl Records {
                 .collect();
         }
         Some(decided)
+    }
+
+    /// Flow control escalated (`escalated`) or denied call `id`.
+    pub fn flow(&mut self, id: &CallId, escalated: bool, reason: FlowReason) {
+        if let Some(record) = self.calls.get_mut(id) {
+            record.flow = Some((escalated, reason));
+        }
     }
 
     pub fn get(&self, id: &CallId) -> Option<&CallRecord> {

@@ -62,6 +62,8 @@ pub struct Config {
     pub accept_new_lock: bool,
     /// `[serve]`: the gateway (`mcp-harness serve`); the defaults when absent.
     pub serve: crate::mcp::gateway::GatewaySettings,
+    /// `[flows]`: what a sink call in a tainted session meets.
+    pub flows: crate::mcp::flows::FlowSettings,
 }
 
 /// A config that cannot be used. The CLI exits with status 2.
@@ -89,6 +91,16 @@ struct RawConfig {
     telemetry: Option<RawTelemetry>,
     lock: Option<PathBuf>,
     serve: Option<serve::RawServe>,
+    #[serde(default)]
+    flows: RawFlows,
+}
+
+/// `[flows]` (SPEC rule 20).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawFlows {
+    on_trifecta: Option<crate::mcp::flows::OnTrifecta>,
+    untrusted_sink: Option<crate::mcp::flows::UntrustedSink>,
 }
 
 /// Picks the config: `--config` (must exist), else `config.toml` in the platform
@@ -265,6 +277,10 @@ pub fn parse(text: &str, source: ConfigSource) -> Result<Config, ConfigError> {
         lock,
         accept_new_lock: false,
         serve,
+        flows: crate::mcp::flows::FlowSettings {
+            on_trifecta: raw.flows.on_trifecta.unwrap_or_default(),
+            untrusted_sink: raw.flows.untrusted_sink.unwrap_or_default(),
+        },
     })
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::oauth::{RawAlg, RawEndpointAuth, RawGrant, RawMode, RawOAuth, auth_spec};
+use crate::mcp::flows::{Label, Labels, ToolLabels};
 use crate::mcp::spec::{ProtocolChoice, TaskMode};
 use crate::mcp::{
     Effect, Limits, PinMode, ServerAlias, ServerSpec, ToolPolicy, TransportSpec, vars,
@@ -53,6 +54,10 @@ pub(super) struct RawServer {
     pin: Option<PinMode>,
     tools: Option<BTreeMap<String, Effect>>,
     resources: Option<RawResources>,
+    /// Flow labels of every tool of the server (rule 20).
+    labels: Option<Vec<Label>>,
+    /// Per-tool labels, replacing the server's for that tool.
+    tool_labels: Option<BTreeMap<String, Vec<Label>>>,
     // OAuth (see `oauth.rs`).
     auth: Option<RawMode>,
     client_id: Option<String>,
@@ -180,6 +185,7 @@ pub(super) fn server_spec(
     base: Option<&std::path::Path>,
 ) -> Result<ServerSpec, KeyError> {
     let key = |k: &str| format!(".{k}");
+    let labels = tool_labels(&raw)?;
     let oauth = raw.take_oauth();
     let transport = match (raw.command, raw.url) {
         (Some(_), Some(_)) => {
@@ -279,6 +285,32 @@ pub(super) fn server_spec(
             Some(n) => n,
             None => crate::mcp::spec::MAX_CONCURRENT_CALLS,
         },
+        labels,
+    })
+}
+
+/// `labels` and `[servers.ALIAS.tool_labels]`; a tool named there must be one
+/// the `tools` table names (when there is one): a typo is an error, with the
+/// closest name.
+fn tool_labels(raw: &RawServer) -> Result<ToolLabels, KeyError> {
+    let mut tools = BTreeMap::new();
+    for (tool, labels) in raw.tool_labels.iter().flatten() {
+        if let Some(policy) = &raw.tools
+            && !policy.contains_key(tool)
+        {
+            let hint = super::closest(tool, policy.keys().map(String::as_str))
+                .map(|c| format!("; did you mean `{c}`?"))
+                .unwrap_or_default();
+            return Err((
+                format!(".tool_labels.{tool}"),
+                format!("names no tool of the `tools` table{hint}"),
+            ));
+        }
+        tools.insert(tool.clone(), Labels::of(labels));
+    }
+    Ok(ToolLabels {
+        server: raw.labels.as_deref().map(Labels::of).unwrap_or_default(),
+        tools,
     })
 }
 

@@ -28,6 +28,9 @@ pub struct ApprovalRequest {
     /// The exposed tool's pin, when its server is pinned: the definition the
     /// operator approves (`None` for built-ins and unpinned servers).
     pub definition: Option<PinHash>,
+    /// Why flow control asks, when it does (a sink in a tainted session):
+    /// the prompt says it, and no "always" grant answers such a prompt.
+    pub flow: Option<super::flows::FlowReason>,
 }
 
 impl ApprovalRequest {
@@ -72,10 +75,16 @@ impl Approver for FlagApprover {
             ApprovalDecision::Approved
         } else {
             ApprovalDecision::Denied {
-                reason: format!(
-                    "`{}` needs confirmation (local policy: confirm) and no operator approved it",
-                    request.tool
-                ),
+                reason: match &request.flow {
+                    Some(flow) => format!(
+                        "`{}` needs confirmation ({flow}) and no operator approved it",
+                        request.tool
+                    ),
+                    None => format!(
+                        "`{}` needs confirmation (local policy: confirm) and no operator approved it",
+                        request.tool
+                    ),
+                },
             }
         };
         Box::pin(std::future::ready(decision))

@@ -154,3 +154,15 @@ pub async fn raw_rmcp_connect_and_list(
     let _ = child.wait().await;
     Ok((tools.len(), took))
 }
+
+/// Turns the credential scan of results on or off (to measure its cost
+/// against the same call without it, in one run).
+pub fn set_result_scan(on: bool) {
+    super::secrets::SCAN_OFF.store(!on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Turns flow control's steps in the call path on or off (its labels'
+/// lookup, the sink check, the taint) to measure them in one run.
+pub fn set_flow_checks(on: bool) {
+    super::flows::CHECKS_OFF.store(!on, std::sync::atomic::Ordering::Relaxed);
+}

@@ -16,6 +16,9 @@ pub enum ToolErrorCode {
     McpInvalidArguments,
     /// Local policy (`deny`) or the operator refused the call; nothing was sent.
     McpPermissionDenied,
+    /// A sink call in a session holding untrusted content and private data
+    /// was refused by `[flows] on_trifecta = "deny"`; nothing was sent.
+    McpFlowDenied,
     /// No such tool in this request's tool set.
     McpUnknownTool,
     /// The tool's server is no longer connected.

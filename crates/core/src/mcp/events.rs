@@ -308,6 +308,48 @@ pub enum McpEvent {
         change: PinChange,
         tools: Vec<PinRecord>,
     },
+    /// Credentials in what a call, a resource read or a prompt returned were
+    /// replaced for the model by `[redacted: KIND]`; the credentials went to
+    /// the operator only (server output), never into this record.
+    Redacted {
+        /// The server (a page of a saved result, `read_result`, names none).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        alias: Option<ServerAlias>,
+        /// The call (a prompt the operator brings in is no call: `None`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call: Option<CallId>,
+        /// The exposed name of the tool (`read_mcp_resource`, `prompt NAME`).
+        tool: String,
+        kinds: Vec<super::secrets::SecretKind>,
+    },
+    /// A sink call in a tainted session was escalated to the operator's
+    /// approval prompt, whatever its policy says (`[flows]`).
+    FlowEscalated {
+        call: CallId,
+        /// The exposed name of the tool.
+        tool: String,
+        alias: ServerAlias,
+        rule: super::flows::FlowRule,
+        tainted_by: Vec<super::flows::Tainter>,
+    },
+    /// A sink call in a tainted session was refused (`mcp_flow_denied`).
+    FlowDenied {
+        call: CallId,
+        tool: String,
+        alias: ServerAlias,
+        rule: super::flows::FlowRule,
+        tainted_by: Vec<super::flows::Tainter>,
+    },
+    /// A session became untrusted or private (what it holds now).
+    Tainted {
+        scope: super::flows::FlowScope,
+        taint: super::flows::Taint,
+    },
+    /// The operator cleared a session's taint (what it held).
+    TaintCleared {
+        scope: super::flows::FlowScope,
+        was: super::flows::Taint,
+    },
     /// Progress of a running call, as reported by the server.
     Progress {
         alias: ServerAlias,

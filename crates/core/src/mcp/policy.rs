@@ -113,6 +113,32 @@ impl ToolPolicy {
     }
 }
 
+/// Flow labels a server's annotations suggest, as TOML *comments* (a claim
+/// never becomes a label by itself): an empty string when nothing suggests any.
+pub fn label_suggestions(alias: &ServerAlias, published: &[super::PublishedTool]) -> String {
+    let mut lines = Vec::new();
+    for tool in published {
+        if let Some((labels, why)) = super::flows::suggested_labels(tool.annotations.as_ref()) {
+            let labels: Vec<String> = labels.iter().map(|l| format!("\"{l}\"")).collect();
+            lines.push(format!(
+                "# {} = [{}]   # suggested: {why}",
+                toml_key(&tool.name),
+                labels.join(", ")
+            ));
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "# Flow labels its annotations suggest (claims, not facts: uncomment what you\n\
+         # agree with; see [flows] in config.example.toml):\n\
+         # [servers.{}.tool_labels]\n{}\n",
+        toml_key(alias.as_str()),
+        lines.join("\n")
+    )
+}
+
 /// A TOML key for a server-controlled name: bare when it can be, else a basic
 /// string in which quotes, backslashes, every control character (C0, DEL, C1)
 /// and bidi override are `\uXXXX` escapes. The block is printed to a terminal,
@@ -148,6 +174,42 @@ mod tests {
 
     fn policy(entries: &[(&str, Effect)]) -> ToolPolicy {
         ToolPolicy::new(entries.iter().map(|(k, v)| (k.to_string(), *v)).collect())
+    }
+
+    #[test]
+    fn annotations_suggest_labels_in_comments_only() {
+        let tool =
+            |name: &str, annotations: Option<serde_json::Value>| super::super::PublishedTool {
+                name: name.into(),
+                title: None,
+                description: None,
+                input_schema: std::sync::Arc::new(serde_json::json!({"type": "object"})),
+                output_schema: None,
+                annotations,
+                task_support: Default::default(),
+            };
+        let alias = ServerAlias::new("web");
+        let published = [
+            tool(
+                "fetch",
+                Some(serde_json::json!({"openWorldHint": true, "readOnlyHint": true})),
+            ),
+            tool("post", Some(serde_json::json!({"openWorldHint": true}))),
+            tool("local", Some(serde_json::json!({"readOnlyHint": true}))),
+        ];
+        let text = label_suggestions(&alias, &published);
+        assert!(text.contains("# [servers.web.tool_labels]"), "{text}");
+        assert!(text.contains("# fetch = [\"untrusted_content\"]"), "{text}");
+        assert!(
+            text.contains("# post = [\"untrusted_content\", \"external_sink\"]"),
+            "{text}"
+        );
+        assert!(!text.contains("local"), "{text}");
+        // Every line is a comment: pasted as it is, it sets no label.
+        assert!(text.lines().all(|l| l.starts_with('#')), "{text}");
+        let parsed: toml::Table = toml::from_str(&text).unwrap();
+        assert!(parsed.is_empty());
+        assert_eq!(label_suggestions(&alias, &published[2..]), "");
     }
 
     #[test]

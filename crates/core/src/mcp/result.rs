@@ -9,6 +9,7 @@ use std::io::Write as _;
 use rmcp::model::{CustomResult, ServerResult};
 use serde_json::{Value, json};
 
+use super::secrets::{self, Redactions, SecretKind};
 use super::spill::Spilled;
 
 /// What the model gets back from a successful call.
@@ -19,6 +20,9 @@ pub struct ToolOutput {
     pub structured_content: Option<Value>,
     /// Whether `max_result_bytes` cut anything (a notice block says so too).
     pub truncated: bool,
+    /// Kinds of credentials replaced by `[redacted: KIND]` in what the model
+    /// gets (the credentials themselves go to the operator as server output).
+    pub redacted: Vec<SecretKind>,
 }
 
 pub(super) struct Parsed {
@@ -121,14 +125,16 @@ pub(super) fn truncate(parsed: Parsed, max_bytes: usize) -> ToolOutput {
 
 /// [`finish`] on the caller's task when it only reads memory, on the blocking
 /// pool when it writes `results/CALL_ID.txt` (a result over `max_bytes`): a
-/// hop to another thread only for the calls that do file work.
+/// hop to another thread only for the calls that do file work. Then the
+/// model's part is scanned for credentials ([`redact`]); what was withheld
+/// comes back beside it, for the operator.
 pub(super) async fn finish_result(
     parsed: Parsed,
     spilled: Option<Spilled>,
     max_bytes: usize,
     dir: Option<std::path::PathBuf>,
     call_id: String,
-) -> Result<ToolOutput, tokio::task::JoinError> {
+) -> Result<(ToolOutput, Redactions), tokio::task::JoinError> {
     let (_, total) = text_lengths(&parsed, spilled.as_ref());
     let finish_here = move || {
         let saver = Saver {
@@ -137,10 +143,26 @@ pub(super) async fn finish_result(
         };
         finish(parsed, spilled, max_bytes, saver)
     };
-    if total <= max_bytes as u64 {
-        return Ok(finish_here());
+    let mut output = if total <= max_bytes as u64 {
+        finish_here()
+    } else {
+        tokio::task::spawn_blocking(finish_here).await?
+    };
+    let found = redact(&mut output);
+    Ok((output, found))
+}
+
+/// Replaces each credential in what the model gets (texts, `structuredContent`
+/// strings) by `[redacted: KIND]`: one scan of the text the model's part holds
+/// (at most `max_result_bytes`), no copy unless something is found.
+pub(super) fn redact(output: &mut ToolOutput) -> Redactions {
+    let mut found = Redactions::default();
+    secrets::redact_blocks(&mut output.content, &mut found);
+    if let Some(structured) = &mut output.structured_content {
+        secrets::redact_json(structured, &mut found);
     }
-    tokio::task::spawn_blocking(finish_here).await
+    output.redacted = found.kinds();
+    found
 }
 
 /// Every text of the result in order with its whole length (what the stdio
@@ -210,6 +232,7 @@ pub(super) fn finish(
             content: parsed.content,
             structured_content: parsed.structured,
             truncated: false,
+            redacted: Vec::new(),
         };
     }
     let saved = (total > max_bytes as u64).then(|| save(&parsed.content, &spilled, &saver));
@@ -297,6 +320,7 @@ pub(super) fn finish(
         content,
         structured_content: structured,
         truncated: true,
+        redacted: Vec::new(),
     }
 }
 

@@ -39,6 +39,8 @@ pub struct ServerSpec {
     /// How many calls of one model reply run on this server at once
     /// (`max_concurrent_calls`; the rest wait their turn, in the reply's order).
     pub max_concurrent_calls: usize,
+    /// Local flow labels: the server's, and per-tool overrides (rule 20).
+    pub labels: super::flows::ToolLabels,
 }
 
 /// `max_concurrent_calls` when the config does not say.
@@ -64,12 +66,14 @@ impl SpecChange {
             policy: ToolPolicy::default(),
             resource_read: super::policy::Effect::Confirm,
             max_concurrent_calls: 0,
+            labels: Default::default(),
             ..s.clone()
         };
         Self {
             policy: old.policy != new.policy,
             live: old.resource_read != new.resource_read
-                || old.max_concurrent_calls != new.max_concurrent_calls,
+                || old.max_concurrent_calls != new.max_concurrent_calls
+                || old.labels != new.labels,
             launch: settled(old) != settled(new),
         }
     }

@@ -131,7 +131,12 @@ impl Store {
             | McpEvent::Registered { .. }
             | McpEvent::Revoked { .. }
             | McpEvent::ToolsChanged { .. }
-            | McpEvent::Task { .. } => {
+            | McpEvent::Task { .. }
+            | McpEvent::Redacted { .. }
+            | McpEvent::FlowEscalated { .. }
+            | McpEvent::FlowDenied { .. }
+            | McpEvent::Tainted { .. }
+            | McpEvent::TaintCleared { .. } => {
                 self.audit(event);
             }
             // One record per tool: alias, tool, old and new sha256.
@@ -156,6 +161,15 @@ impl Store {
     /// Records every tool call and its outcome.
     pub(crate) fn audit_agent(&self, event: &AgentEvent) {
         match event {
+            // Credentials withheld from the model are the operator's to see,
+            // never the log's: the `redacted` record names their kinds.
+            AgentEvent::ToolResult { redacted, .. } if !redacted.is_empty() => {
+                let mut record = to_value(event);
+                if let Some(output) = record.get_mut("server_output") {
+                    *output = json!("(credentials withheld from the model; not logged)");
+                }
+                self.writer.line(Log::Audit, record);
+            }
             AgentEvent::ToolCall { .. } | AgentEvent::ToolResult { .. } => self.audit(event),
             _ => {}
         }

@@ -115,6 +115,7 @@ fn hub(setup: &Setup, policy: ToolPolicy) -> Hub {
         pin: Default::default(),
         resource_read: mcp_harness::mcp::Effect::Confirm,
         max_concurrent_calls: mcp_harness::mcp::spec::MAX_CONCURRENT_CALLS,
+        labels: Default::default(),
     };
     let limits = Limits {
         connect_timeout: TIMEOUT,

@@ -4,6 +4,7 @@
 mod approvals;
 mod conversation;
 mod editor;
+mod flows;
 pub mod forms;
 mod hand_calls;
 mod input;

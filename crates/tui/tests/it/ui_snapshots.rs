@@ -2,6 +2,7 @@
 //! `TestBackend` + insta), plus style checks where the style is the point.
 
 mod config;
+mod flows;
 mod mentions;
 mod more;
 mod names;

@@ -125,7 +125,25 @@ pub fn list_mcp_servers(hub: &Hub) -> String {
 /// `read_result {call_id, offset, length}`: a page of a result saved whole.
 /// The text is the server's, so it goes to the model as any result does
 /// (without invisible code points).
-pub fn read_result(hub: &Hub, arguments: &serde_json::Value) -> Result<String, ToolError> {
+/// Credentials in the page are kept from the model like a result's (the
+/// second value: what was withheld, for the operator).
+pub fn read_result(
+    hub: &Hub,
+    arguments: &serde_json::Value,
+    call: &crate::mcp::CallIdentity,
+) -> (Result<String, ToolError>, crate::mcp::secrets::Redactions) {
+    let mut withheld = Default::default();
+    let text = read_result_page(hub, arguments, |page| {
+        withheld = hub.withhold_secrets(call, "read_result", page);
+    });
+    (text, withheld)
+}
+
+fn read_result_page(
+    hub: &Hub,
+    arguments: &serde_json::Value,
+    redact: impl FnOnce(&mut String),
+) -> Result<String, ToolError> {
     let call_id = arguments
         .get("call_id")
         .and_then(serde_json::Value::as_str)
@@ -154,7 +172,9 @@ pub fn read_result(hub: &Hub, arguments: &serde_json::Value) -> Result<String, T
         "[results/{stem}.txt: bytes {}–{} of {}]\n",
         page.start, page.end, page.total
     );
-    text.push_str(&crate::sanitize::hidden::strip(&page.text));
+    let mut body = crate::sanitize::hidden::strip(&page.text).into_owned();
+    redact(&mut body);
+    text.push_str(&body);
     if page.end < page.total {
         text.push_str(&format!(
             "\n[mcp-harness: {} more bytes; read_result {{\"call_id\": \"{stem}\", \"offset\": {}}} reads on]",

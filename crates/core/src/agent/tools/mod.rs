@@ -277,6 +277,7 @@ impl Builtin {
                 arguments: arguments.clone(),
                 effect: self.effect,
                 definition: None,
+                flow: None,
             };
             if let ApprovalDecision::Denied { reason } = approver.approve(request).await {
                 let denied = envelope(ToolErrorCode::PermissionDenied, reason);

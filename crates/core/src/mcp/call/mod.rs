@@ -15,7 +15,8 @@ use self::exchange::CallFailure;
 use super::approver::{ApprovalDecision, ApprovalRequest, Approver};
 use super::connection::RequestError;
 use super::envelope::{ToolError, ToolErrorCode as Code};
-use super::events::RevokeCause;
+use super::events::{McpEvent, RevokeCause};
+use super::flows::{FlowVerdict, Label, Labels};
 use super::hub::Hub;
 use super::names::exposed_name;
 use super::nulls;
@@ -205,7 +206,45 @@ impl Hub {
         if let Some(error) = self.gone(&tool) {
             return Settled::local(error, Decision::NotRun);
         }
-        let decision = if tool.effect == Effect::Confirm {
+        // Flow control (rule 20): a sink in a tainted session is asked about
+        // (or refused) whatever its policy says. No labels: one bit test.
+        let labels = if super::flows::checks_off() {
+            Labels::NONE
+        } else {
+            self.labels(&tool.alias, &tool.remote_name)
+        };
+        let flow = match self.inner.flows.check(&call.requester, labels) {
+            None => None,
+            Some(FlowVerdict::Deny(reason)) => {
+                self.inner.events.emit(McpEvent::FlowDenied {
+                    call: call.id.clone(),
+                    tool: tool.name.clone(),
+                    alias: tool.alias.clone(),
+                    rule: reason.rule,
+                    tainted_by: reason.tainted_by.clone(),
+                });
+                let denied = envelope(
+                    Code::McpFlowDenied,
+                    format!(
+                        "`{}` was refused by local flow control ({reason}; [flows] on_trifecta = \
+                         \"deny\"); nothing was sent",
+                        tool.name
+                    ),
+                );
+                return Settled::local(denied, Decision::DeniedByPolicy);
+            }
+            Some(FlowVerdict::Escalate(reason)) => {
+                self.inner.events.emit(McpEvent::FlowEscalated {
+                    call: call.id.clone(),
+                    tool: tool.name.clone(),
+                    alias: tool.alias.clone(),
+                    rule: reason.rule,
+                    tainted_by: reason.tainted_by.clone(),
+                });
+                Some(reason)
+            }
+        };
+        let decision = if tool.effect == Effect::Confirm || flow.is_some() {
             let request = ApprovalRequest {
                 call: call.id.clone(),
                 requester: call.requester.clone(),
@@ -215,6 +254,7 @@ impl Hub {
                 arguments: arguments.clone(),
                 effect: tool.effect,
                 definition: tool.definition.clone(),
+                flow,
             };
             let decider = approver.decider();
             if let ApprovalDecision::Denied { reason } = approver.approve(request).await {
@@ -249,6 +289,15 @@ impl Hub {
         let mut outcome = self.send(&tool, arguments, &call.id).await;
         outcome.decision = decision;
         outcome.dropped_nulls = dropped;
+        if let Ok(output) = &outcome.result {
+            // What the session has now read; a withheld credential is private data.
+            let labels = if output.redacted.is_empty() {
+                labels
+            } else {
+                Labels::of(&[Label::PrivateData]).with(labels)
+            };
+            self.tainted(&call.requester, &call.id, &tool.name, labels);
+        }
         outcome
     }
 
@@ -395,7 +444,17 @@ impl Hub {
         )
         .await;
         match finished {
-            Ok(output) => (Ok(output), None),
+            Ok((output, withheld)) => {
+                if !withheld.is_empty() {
+                    self.inner.events.emit(McpEvent::Redacted {
+                        alias: Some(tool.alias.clone()),
+                        call: Some(call_id.clone()),
+                        tool: tool.name.clone(),
+                        kinds: output.redacted.clone(),
+                    });
+                }
+                (Ok(output), withheld.for_operator())
+            }
             Err(e) => (
                 Err(envelope(
                     Code::McpRemoteError,

@@ -18,6 +18,7 @@ pub struct HubBuilder {
     elicitor: Arc<dyn Elicitor>,
     results: Option<PathBuf>,
     pins: PinBook,
+    flows: super::super::flows::FlowSettings,
     auth: AuthContext,
 }
 
@@ -39,6 +40,7 @@ impl Hub {
             elicitor: Arc::new(DecliningElicitor),
             results: None,
             pins: PinBook::in_memory(),
+            flows: Default::default(),
             auth: AuthContext::new(Arc::new(Store::default_location())),
         }
     }
@@ -64,6 +66,13 @@ impl HubBuilder {
     /// which the notice says.
     pub fn results_dir(mut self, dir: PathBuf) -> Self {
         self.results = Some(dir);
+        self
+    }
+
+    /// `[flows]`: what a sink call in a tainted session meets (default:
+    /// the trifecta asks the operator).
+    pub fn flows(mut self, settings: super::super::flows::FlowSettings) -> Self {
+        self.flows = settings;
         self
     }
 
@@ -120,6 +129,7 @@ impl HubBuilder {
                 results: self.results,
                 eras: Mutex::new(BTreeMap::new()),
                 pins: Arc::new(self.pins),
+                flows: super::super::flows::Flows::new(self.flows),
                 auth: self.auth,
                 state: Mutex::new(State {
                     slots,

@@ -51,6 +51,8 @@ pub(super) struct Inner {
     pub(super) pins: Arc<PinBook>,
     /// OAuth: the token store and who takes sign-ins to a person.
     pub(super) auth: AuthContext,
+    /// Each session's taint (SPEC rule 20).
+    pub(super) flows: super::flows::Flows,
     state: Mutex<State>,
 }
 
@@ -98,6 +100,33 @@ impl Hub {
     /// Where whole results over `max_result_bytes` are kept, if anywhere.
     pub fn results_dir(&self) -> Option<std::path::PathBuf> {
         self.inner.results.clone()
+    }
+
+    /// Keeps the credentials in `text` (server text on its way to the model
+    /// outside a call's result: a page of a saved result) from the model:
+    /// each becomes `[redacted: KIND]`, the `redacted` event names call
+    /// `call`, its session becomes private, and what was withheld comes back
+    /// for the operator only.
+    pub fn withhold_secrets(
+        &self,
+        call: &super::CallIdentity,
+        tool: &str,
+        text: &mut String,
+    ) -> super::secrets::Redactions {
+        let mut found = super::secrets::Redactions::default();
+        if let Some(clean) = super::secrets::redact_str(text, &mut found) {
+            *text = clean;
+            self.inner.events.emit(McpEvent::Redacted {
+                alias: None,
+                call: Some(call.id.clone()),
+                tool: tool.to_string(),
+                kinds: found.kinds(),
+            });
+            // A credential is private data: its session holds some now.
+            let private = super::flows::Labels::of(&[super::flows::Label::PrivateData]);
+            self.tainted(&call.requester, &call.id, tool, private);
+        }
+        found
     }
 
     /// Where connection `id` keeps long texts until a call claims them: inside
@@ -159,6 +188,47 @@ impl Hub {
 
     /// How many calls of one model reply may run on `alias` at once
     /// (`max_concurrent_calls`; the default for an alias not configured).
+    /// The local labels of `remote_name` on `alias` (read at each use, so a
+    /// re-read config is in force at once).
+    pub fn labels(&self, alias: &ServerAlias, remote_name: &str) -> super::flows::Labels {
+        let specs = self.inner.specs.lock().unwrap_or_else(|e| e.into_inner());
+        specs
+            .get(alias)
+            .map_or(super::flows::Labels::NONE, |s| s.labels.of(remote_name))
+    }
+
+    /// Every session's taint (the operator's views; clearing it is the
+    /// operator's act, which the caller logs).
+    pub fn flows(&self) -> &super::flows::Flows {
+        &self.inner.flows
+    }
+
+    /// Records that call `call` of `tool` (labelled `labels`) by `requester`
+    /// succeeded: its session holds what it read. Built-in tools are recorded
+    /// here by the agent; MCP calls by the call path itself.
+    pub fn tainted(
+        &self,
+        requester: &crate::protocol::Requester,
+        call: &crate::protocol::CallId,
+        tool: &str,
+        labels: super::flows::Labels,
+    ) {
+        if let Some((scope, taint)) = self.inner.flows.tainted(requester, call, tool, labels) {
+            self.inner.events.emit(McpEvent::Tainted { scope, taint });
+        }
+    }
+
+    /// The operator clears `scope`'s taint (the `taint_cleared` record says so).
+    pub fn clear_taint(&self, scope: &super::flows::FlowScope) {
+        let was = self.inner.flows.clear(scope);
+        if !was.is_clean() {
+            self.inner.events.emit(McpEvent::TaintCleared {
+                scope: scope.clone(),
+                was,
+            });
+        }
+    }
+
     pub fn max_concurrent_calls(&self, alias: &str) -> usize {
         let specs = self.inner.specs.lock().unwrap_or_else(|e| e.into_inner());
         specs

@@ -9,7 +9,10 @@ use serde_json::{Map, Value, json};
 
 use super::super::connection::raw;
 use super::super::envelope::{ToolError, ToolErrorCode as Code};
+use super::super::events::McpEvent;
+use super::super::flows::{Label, Labels};
 use super::super::hub::Hub;
+use super::super::secrets;
 use super::paged::{self, PageError, string};
 use super::{Kind, Offered, malformed, request_failed};
 
@@ -210,6 +213,8 @@ impl Hub {
         let mut truncated =
             messages.len() > MAX_MESSAGES || answer.spilled.is_some_and(|s| !s.is_empty());
         let mut kept = Vec::new();
+        // Credentials in the messages are kept from the model (SPEC rule 20).
+        let mut withheld = secrets::Redactions::default();
         for message in messages.into_iter().take(MAX_MESSAGES) {
             let role = match string(&message, "role").as_deref() {
                 Some(role @ ("user" | "assistant")) => role.to_string(),
@@ -225,12 +230,39 @@ impl Hub {
             if let Some(Value::String(text)) = content.get_mut("text") {
                 truncated |= cut(text, MAX_MESSAGE_TEXT);
             }
+            secrets::redact_blocks(std::slice::from_mut(&mut content), &mut withheld);
             kept.push(PromptMessage { role, content });
         }
-        Offered::ok(PromptMessages {
-            description: string(&result, "description"),
-            messages: kept,
-            truncated,
-        })
+        // The operator brings a prompt into the Lead's conversation: it
+        // taints that session as a call of the server's labels would (under
+        // an id of its own: a prompt is no call).
+        let mut labels = self
+            .spec(alias)
+            .map(|s| s.labels.server)
+            .unwrap_or_default();
+        if !withheld.is_empty() {
+            labels = labels.with(Labels::of(&[Label::PrivateData]));
+        }
+        if !labels.is_empty() {
+            let id = crate::protocol::CallId::mint("prompt");
+            let tool = format!("prompt {}", crate::sanitize::inert_line(&prompt.name, 64));
+            self.tainted(&crate::protocol::Requester::Lead, &id, &tool, labels);
+        }
+        if !withheld.is_empty() {
+            self.inner.events.emit(McpEvent::Redacted {
+                alias: Some(conn.alias().clone()),
+                call: None,
+                tool: format!("prompt {}", crate::sanitize::inert_line(&prompt.name, 64)),
+                kinds: withheld.kinds(),
+            });
+        }
+        Offered {
+            result: Ok(PromptMessages {
+                description: string(&result, "description"),
+                messages: kept,
+                truncated,
+            }),
+            server_output: withheld.for_operator(),
+        }
     }
 }

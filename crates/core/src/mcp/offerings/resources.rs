@@ -10,6 +10,8 @@ use super::super::approver::{ApprovalDecision, ApprovalRequest, Approver};
 use super::super::call::{CallIdentity, CallOutcome, ToolOutput};
 use super::super::connection::raw;
 use super::super::envelope::{ToolError, ToolErrorCode as Code};
+use super::super::events::McpEvent;
+use super::super::flows::{Label, Labels};
 use super::super::hub::Hub;
 use super::super::observe::Decision;
 use super::super::policy::Effect;
@@ -170,6 +172,18 @@ impl Hub {
         let offered = self
             .read_resource_offered(alias, uri, approver, call, &mut decision)
             .await;
+        if let Ok(output) = &offered.result {
+            // What the session has now read: the server's labels, and a
+            // withheld credential is private data.
+            let mut labels = self
+                .spec(alias)
+                .map(|s| s.labels.server)
+                .unwrap_or_default();
+            if !output.redacted.is_empty() {
+                labels = labels.with(Labels::of(&[Label::PrivateData]));
+            }
+            self.tainted(&call.requester, &call.id, "read_mcp_resource", labels);
+        }
         CallOutcome {
             id: call.id.clone(),
             decision,
@@ -217,6 +231,7 @@ impl Hub {
                     arguments: json!({ "uri": uri }),
                     effect: Effect::Confirm,
                     definition: None,
+                    flow: None,
                 };
                 let answer = approver.approve(request).await;
                 *decision = match answer {
@@ -271,7 +286,20 @@ impl Hub {
         )
         .await;
         match finished {
-            Ok(output) => Offered::ok(output),
+            Ok((output, withheld)) => {
+                if !withheld.is_empty() {
+                    self.inner.events.emit(McpEvent::Redacted {
+                        alias: Some(conn.alias().clone()),
+                        call: Some(call.id.clone()),
+                        tool: "read_mcp_resource".into(),
+                        kinds: output.redacted.clone(),
+                    });
+                }
+                Offered {
+                    result: Ok(output),
+                    server_output: withheld.for_operator(),
+                }
+            }
             Err(e) => Offered {
                 result: Err(ToolError::new(
                     Code::McpRemoteError,

@@ -113,6 +113,20 @@ pub fn rules_lines(
         return lines;
     }
     lines.push(Line::raw(""));
+    // Flow control: what the session has read, which only the operator clears.
+    let flow = match state.taint.label() {
+        Some(taint) => format!(
+            "Flow: the session holds {taint} content; a tool labelled external_sink asks (or is \
+             refused) because of it. `c` clears it (logged); the model cannot."
+        ),
+        None => "Flow: the session holds no untrusted content nor private data.".to_string(),
+    };
+    lines.extend(
+        wrapped(&flow, width)
+            .into_iter()
+            .map(|l| Line::styled(l, theme::warn())),
+    );
+    lines.push(Line::raw(""));
     lines.push(Line::styled(keys_of(Scope::Rules), theme::accent()));
     lines
 }

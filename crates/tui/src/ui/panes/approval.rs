@@ -34,6 +34,13 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     } else {
         words.len().min(WORDS) as u16 + 1
     };
+    // Flow control's reason (the harness's words): why a sink asks at all.
+    let flow: Vec<String> = prompt
+        .view
+        .flow
+        .as_deref()
+        .map(|f| wrapped(f, width.saturating_sub(15) as usize))
+        .unwrap_or_default();
     let armed = state.prompt_armed();
     let mut footer: Vec<Line<'static>> = Vec::new();
     if !armed {
@@ -54,7 +61,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     );
     // Fit the content (7 fixed rows, the arguments, the keys, the border); the
     // arguments scroll when they do not fit.
-    let wanted = 7 + words_rows + args_rows + footer.len() as u16 + 2;
+    let wanted = 7 + flow.len() as u16 + words_rows + args_rows + footer.len() as u16 + 2;
     let area = centered(
         frame.area(),
         width,
@@ -108,6 +115,13 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
             theme::effect(view.effect),
         ),
     ]));
+    for (i, l) in flow.iter().enumerate() {
+        let key = if i == 0 { "flow" } else { "" };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{key:<13}"), theme::dim()),
+            Span::styled(l.clone(), theme::warn()),
+        ]));
+    }
     if !words.is_empty() {
         let who = match &view.requested_by {
             Requester::Lead => "the Lead".to_string(),

@@ -102,6 +102,10 @@ fn info_line(state: &AppState, width: u16) -> Line<'static> {
         )
     };
     let mut spans = vec![model, Span::styled(middle, theme::dim()), activity];
+    if let Some(taint) = state.taint.label() {
+        // Flow control: what the session has read (sinks may ask because of it).
+        spans.push(Span::styled(format!(" │ flow: {taint}"), theme::warn()));
+    }
     if let Some(badge) = waiting_badge(state) {
         spans.push(Span::styled(format!(" │ {badge}"), theme::warn()));
     } else if state.prompt_shown() {

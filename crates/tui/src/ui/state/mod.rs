@@ -120,6 +120,9 @@ pub struct AppState {
     pub hand_calls: Vec<crate::protocol::CallId>,
     /// The last turn failed; `r` retries it.
     pub can_retry: bool,
+    /// What the Lead's session has read (flow control): shown in the status
+    /// bar until the operator clears it.
+    pub taint: crate::protocol::TaintView,
     pub now: Instant,
     /// When the operator last pressed a key (or pasted), in any pane.
     pub last_key: Option<Instant>,
@@ -180,6 +183,7 @@ impl AppState {
             interrupting: false,
             hand_calls: Vec::new(),
             can_retry: false,
+            taint: Default::default(),
             now,
             last_key: None,
             banner: false,

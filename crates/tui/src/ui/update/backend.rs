@@ -163,6 +163,7 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
         BackendEvent::ReplayPaused { seconds } => state.paused = Some((state.now, seconds)),
         BackendEvent::ReplayResumed => state.paused = None,
         BackendEvent::Status(text) => state.say(text),
+        BackendEvent::Taint(taint) => state.taint = taint,
         BackendEvent::CommandResult(text) => {
             state.cells.push(Cell::Notice(text.clone()));
             state.say(text);

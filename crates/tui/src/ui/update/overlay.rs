@@ -78,6 +78,9 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
                 "arming: pause a second, then y kills `{alias}` (n or Esc cancels)"
             ));
         }
+        (Some(Action::ClearTaint), Some(Overlay::Rules { .. })) => {
+            return vec![Effect::Send(Command::ClearTaint)];
+        }
         (Some(Action::RevokeGrant), Some(Overlay::Rules { selected, .. })) => {
             if let Some(grant) = state.grants.get(*selected) {
                 return vec![Effect::Send(Command::RevokeGrant(grant.id))];
