@@ -52,6 +52,7 @@ mod provider_openai;
 mod results;
 mod run;
 mod serve;
+mod serve_offerings;
 mod serve_stdio;
 mod tasks;
 mod telemetry;
