@@ -60,14 +60,17 @@ impl GatewayHandler {
             .ok_or_else(|| McpError::invalid_request("no authenticated client", None))
     }
 
-    /// What this client is told the gateway offers: tools always; resources
-    /// and prompts only when an alias it sees offers them now (a client that
-    /// came before such a server was connected initializes again to get them).
-    fn info_for(&self, client: Option<&ClientProfile>) -> ServerConfig {
+    /// What `clients` are told the gateway offers: tools always; resources
+    /// and prompts only when an alias one of them sees offers them now (a
+    /// client that came before such a server was connected initializes again
+    /// to get them). Per client at `initialize` and `server/discover`; for
+    /// all of them where rmcp asks without a request (its checks of what is
+    /// advertised), each handler answering its own client's view anyway.
+    fn info_for<'a>(&self, clients: impl IntoIterator<Item = &'a ClientProfile>) -> ServerConfig {
         let mut capabilities = json!({ "tools": { "listChanged": true } });
-        if let Some(client) = client {
-            let hub = &self.shared.hub;
-            let snapshot = hub.snapshot();
+        let hub = &self.shared.hub;
+        let snapshot = hub.snapshot();
+        for client in clients {
             if !aliases_offering(hub, &snapshot, client, Offering::Resources).is_empty() {
                 capabilities["resources"] = json!({ "listChanged": true });
             }
