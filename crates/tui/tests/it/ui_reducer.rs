@@ -12,6 +12,7 @@ mod mentions;
 pub mod model;
 mod readme_keys;
 mod registry;
+mod serving;
 mod sign_in;
 mod tasks;
 mod windows;

@@ -32,6 +32,7 @@ use super::settings::{ClientProfile, Naming};
 use super::timing::{Timed, Timing};
 use super::view::{View, valid_name};
 use super::{AuthedClient, ClientCallRecord, ClientCallStart, ClientMethod, Shared};
+
 use crate::mcp::call::{CallIdentity, CallOutcome};
 use crate::protocol::{CallId, Requester};
 
@@ -42,6 +43,8 @@ pub(super) struct GatewayHandler {
     /// Over stdio, the one client (its host spawned the harness); over HTTP
     /// `None`: each request's client is the one the front door let in.
     pub(super) stdio_client: Option<String>,
+    /// Counts this session live while rmcp keeps its handler.
+    pub(super) _live: Arc<super::SessionLive>,
 }
 
 impl GatewayHandler {

@@ -148,6 +148,33 @@ pub(crate) struct Shared {
     approver: Arc<dyn Approver>,
     watcher: Arc<dyn Watcher>,
     peers: Peers,
+    /// How many client sessions are live (counted by their handlers).
+    sessions: tokio::sync::watch::Sender<usize>,
+}
+
+/// Held by one session's handler: counts the session live until rmcp drops
+/// its handler (the session was closed, expired, or its transport ended).
+pub(crate) struct SessionLive(Arc<Shared>);
+
+impl SessionLive {
+    fn new(shared: &Arc<Shared>) -> Self {
+        shared.sessions.send_modify(|n| *n += 1);
+        tracing::debug!(
+            live = *shared.sessions.borrow(),
+            "gateway: a client session began"
+        );
+        Self(Arc::clone(shared))
+    }
+}
+
+impl Drop for SessionLive {
+    fn drop(&mut self) {
+        self.0.sessions.send_modify(|n| *n = n.saturating_sub(1));
+        tracing::debug!(
+            live = *self.0.sessions.borrow(),
+            "gateway: a client session ended"
+        );
+    }
 }
 
 /// Live sessions by client, to tell each one when its tool set changes.
@@ -311,9 +338,16 @@ impl Gateway {
                 approver,
                 watcher,
                 peers: Peers::default(),
+                sessions: tokio::sync::watch::Sender::new(0),
             }),
             keys: Arc::new(keys),
         }
+    }
+
+    /// How many client sessions are live, as it changes (the control room's
+    /// status bar).
+    pub fn sessions(&self) -> tokio::sync::watch::Receiver<usize> {
+        self.shared.sessions.subscribe()
     }
 
     /// Per client, the aliases connected now that its profile would see but
@@ -348,13 +382,17 @@ impl Gateway {
         }
         let rmcp_stop = stop.child_token();
         let config = StreamableHttpServerConfig::default().with_cancellation_token(rmcp_stop);
-        let handler = handler::GatewayHandler {
-            shared: Arc::clone(&self.shared),
-            stdio_client: None,
-        };
+        let shared = Arc::clone(&self.shared);
         let service: StreamableHttpService<handler::GatewayHandler, LocalSessionManager> =
             StreamableHttpService::new(
-                move || Ok(handler.clone()),
+                // One handler per session, counted live while rmcp keeps it.
+                move || {
+                    Ok(handler::GatewayHandler {
+                        shared: Arc::clone(&shared),
+                        stdio_client: None,
+                        _live: Arc::new(SessionLive::new(&shared)),
+                    })
+                },
                 Arc::new(LocalSessionManager::default()),
                 config,
             );
@@ -392,6 +430,7 @@ impl Gateway {
         let handler = handler::GatewayHandler {
             shared: Arc::clone(&self.shared),
             stdio_client: Some(client),
+            _live: Arc::new(SessionLive::new(&self.shared)),
         };
         let notifier = tokio::spawn(notify_changes(Arc::clone(&self.shared), changes));
         let served = match handler
