@@ -54,6 +54,7 @@ mod results;
 mod run;
 mod secrets;
 mod serve;
+mod serve_offerings;
 mod serve_stdio;
 mod tasks;
 mod telemetry;

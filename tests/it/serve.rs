@@ -15,8 +15,8 @@ use crate::common::{TestEnv, tagged_processes};
 
 /// Generous: two cores shared by the whole suite.
 const WAIT: Duration = Duration::from_secs(90);
-const TOKEN_A: &str = "token-for-claude-0123456789";
-const TOKEN_B: &str = "token-for-ci-9876543210";
+pub(crate) const TOKEN_A: &str = "token-for-claude-0123456789";
+pub(crate) const TOKEN_B: &str = "token-for-ci-9876543210";
 
 /// Two demo servers (alpha: set/reset confirm; beta: reset deny) and two
 /// clients: `claude` sees both, `ci` only demo_alpha.
@@ -39,17 +39,17 @@ pub(crate) fn config(env: &TestEnv) -> std::path::PathBuf {
 }
 
 /// The gateway process; killed if a test fails before stopping it.
-struct Gateway {
+pub(crate) struct Gateway {
     child: Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Gateway {
-    fn start(env: &TestEnv) -> Self {
+    pub(crate) fn start(env: &TestEnv) -> Self {
         Self::start_with(env, &[])
     }
 
-    fn start_with(env: &TestEnv, flags: &[&str]) -> Self {
+    pub(crate) fn start_with(env: &TestEnv, flags: &[&str]) -> Self {
         let stderr = std::fs::File::create(env.path("serve.stderr")).unwrap();
         let mut child = env
             .command(&[&["serve", "--http", "127.0.0.1:0"], flags].concat())
@@ -80,7 +80,7 @@ impl Gateway {
     }
 
     /// SIGTERM, and the exit it makes (every server closed).
-    fn stop(mut self) {
+    pub(crate) fn stop(mut self) {
         let pid = self.child.id().to_string();
         Command::new("kill").args(["-TERM", &pid]).status().unwrap();
         let (tx, rx) = channel();
@@ -599,7 +599,7 @@ fn serve_rejects_an_alias_whose_names_are_too_long_or_collide_and_approves_with_
 
 /// The Python SDK's client (`tests/it/fixtures/serve_client.py`): lists, then
 /// makes `calls`; what it printed.
-fn python_client(interop: &Interop, url: &str, token: &str, calls: Value) -> Value {
+pub(crate) fn python_client(interop: &Interop, url: &str, token: &str, calls: Value) -> Value {
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/serve_client.py");
     let mut child = Command::new(interop.python())

@@ -245,3 +245,85 @@ async fn an_agent_run_exports_its_calls_and_its_revocations() {
     );
     env.assert_no_leaks();
 }
+
+/// Through the gateway: the call's `tool_call` span names the client, and the
+/// gateway's own `client_call` span (the same call id) says where the time
+/// went — the upstream exchange, the approval, and what the gateway added.
+#[cfg_attr(
+    mcph_no_interop,
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_call_names_its_client_and_what_the_gateway_added() {
+    use crate::serve::{Gateway, TOKEN_A, TsClient};
+    use serde_json::json;
+    let receiver = Receiver::start().await;
+    let env = TestEnv::new();
+    env.config(&format!(
+        "[telemetry]\notlp_endpoint = \"{}/\"\n{}{POLICY}[servers.demo_alpha.resources]\nread = \"allow\"\n\
+         [serve.clients.claude]\ntoken_env = \"MCPH_TEST_TOKEN_A\"\n",
+        receiver.url(),
+        env.demo("demo_alpha", "alpha", &[])
+    ));
+    let interop = crate::common::interop::Interop::get();
+    let gateway = tokio::task::block_in_place(|| {
+        let gateway = Gateway::start(&env);
+        let mut claude = TsClient::start(&interop, &gateway.url, Some(TOKEN_A), None);
+        assert_eq!(claude.connect()["ok"], true);
+        let looked_up = claude.call("demo_alpha__lookup", json!({"key": "apple"}));
+        assert_eq!(looked_up["isError"], false, "{looked_up}");
+        let read = claude.ask(json!({"op": "read",
+            "uri": "mcp-harness://demo_alpha/demo://demo-alpha/readme"}));
+        assert!(read.get("result").is_some(), "{read}");
+        gateway
+    });
+    receiver
+        .wait_for("a tool_call and two client_call spans", |r| {
+            let spans = r.spans();
+            spans.iter().filter(|s| s.name == "client_call").count() == 2
+                && spans.iter().any(|s| s.name == "tool_call")
+        })
+        .await;
+    tokio::task::block_in_place(|| gateway.stop());
+    let spans = receiver.spans();
+    let tool_call = spans.iter().find(|s| s.name == "tool_call").unwrap();
+    assert_eq!(
+        tool_call.attributes["mcp.client"], "claude",
+        "{tool_call:#?}"
+    );
+    assert_eq!(tool_call.attributes["mcp.requested_by"], "client claude");
+    let of = |method: &str| {
+        spans
+            .iter()
+            .find(|s| s.name == "client_call" && s.attributes["mcp.method"] == method)
+            .unwrap_or_else(|| panic!("no {method} client_call span: {spans:#?}"))
+    };
+    let call = of("tools/call");
+    assert_eq!(call.attributes["mcp.client"], "claude");
+    assert_eq!(call.attributes["mcp.outside_name"], "demo_alpha__lookup");
+    assert_eq!(call.attributes["mcp.alias"], "demo_alpha");
+    assert_eq!(call.attributes["mcp.outcome"], "ok");
+    assert_eq!(
+        call.attributes["mcp.call_id"], tool_call.attributes["mcp.call_id"],
+        "the two spans of one call share its id"
+    );
+    let number = |span: &Span, key: &str| -> f64 {
+        span.attributes[key]
+            .parse()
+            .unwrap_or_else(|_| panic!("{key} is not a number: {span:#?}"))
+    };
+    let (total, upstream, added) = (
+        number(call, "mcp.latency_ms"),
+        number(call, "mcp.upstream_ms"),
+        number(call, "mcp.gateway.added_ms"),
+    );
+    assert!(upstream > 0.0 && added > 0.0, "{call:#?}");
+    assert!(
+        (total - upstream - number(call, "mcp.approval_ms") - added).abs() < 0.01,
+        "the parts add up to the whole: {call:#?}"
+    );
+    let read = of("resources/read");
+    assert_eq!(read.attributes["mcp.client"], "claude");
+    assert_eq!(read.attributes["mcp.decision"], "allow");
+    assert!(number(read, "mcp.gateway.added_ms") >= 0.0, "{read:#?}");
+}

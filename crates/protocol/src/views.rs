@@ -21,6 +21,17 @@ pub struct Views {
     pub snapshot: u64,
     /// The session's grants ("approve always"), oldest first.
     pub grants: Arc<[GrantView]>,
+    /// The control room's gateway (`--serve`), while it serves.
+    pub serving: Option<ServingView>,
+}
+
+/// The gateway the control room runs: where it listens and how many client
+/// sessions are live there now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServingView {
+    pub addr: std::net::SocketAddr,
+    /// Live MCP sessions of outside clients (one per connected host).
+    pub sessions: usize,
 }
 
 /// Who the operator is talking to.

@@ -72,6 +72,10 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
     tmux.wait("the gateway serving", |s| {
         s.contains(&format!("serving MCP at http://127.0.0.1:{port}/mcp"))
     });
+    // The status bar says it serves, where, and to no client yet.
+    tmux.wait("the status bar serving to nobody", |s| {
+        s.contains(&format!("serving :{port} · 0 clients"))
+    });
     // The operator connects demo_alpha; only then does the client see it.
     tmux.keys(&["Tab", "Tab", "c"]);
     tmux.wait("demo_alpha ready", |s| s.contains("ready 4 tools"));
@@ -79,6 +83,9 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
     let url = format!("http://127.0.0.1:{port}/mcp");
     let mut client = TsClient::start(&interop, &url, Some(TOKEN), None);
     assert_eq!(client.connect()["ok"], true);
+    tmux.wait("the status bar counting the client's session", |s| {
+        s.contains(&format!("serving :{port} · 1 client "))
+    });
     assert!(client.names().contains(&"demo_alpha__set".to_string()));
     let looked_up = client.call("demo_alpha__lookup", json!({"key": "apple"}));
     assert_eq!(looked_up["isError"], false, "{looked_up}");

@@ -140,6 +140,7 @@ pub fn spawn_with(
         events,
         views,
         builder: ViewBuilder::default(),
+        serving: None,
         inbound,
         approver: session.approver,
         elicitor,
@@ -187,6 +188,9 @@ pub enum Inbound {
     ConfigTouched,
     /// A backend job's notice, read after the session events it caused.
     Notice(String),
+    /// The control room's gateway: where it serves, how many client
+    /// sessions are live (`None`: it stopped).
+    Serving(Option<crate::protocol::ServingView>),
 }
 
 struct Channels {
@@ -203,6 +207,8 @@ struct Backend {
     views: watch::Sender<Views>,
     /// Builds `views` incrementally; keeps each alias's last connection.
     builder: ViewBuilder,
+    /// The control room's gateway, while it serves (carried into `views`).
+    serving: Option<crate::protocol::ServingView>,
     inbound: UnboundedSender<Inbound>,
     /// The approver the Lead uses, for the operator's own calls.
     approver: Arc<dyn Approver>,
@@ -339,14 +345,19 @@ impl Backend {
             Inbound::TurnOver(lead, end) => self.turn_done(*lead, end),
             Inbound::ConfigTouched => self.reread_config(reload::Moment::Touched),
             Inbound::Notice(text) => self.send(BackendEvent::Notice(text)),
+            Inbound::Serving(serving) => {
+                self.serving = serving;
+                self.servers();
+            }
         }
     }
 
     /// Sends fresh views (incrementally built: unchanged tool lists are shared).
     fn servers(&mut self) {
-        let views = self
+        let mut views = self
             .builder
             .views(&self.hub, &self.stats, self.approvals.grants());
+        views.serving = self.serving;
         self.views.send_replace(views);
     }
 

@@ -20,7 +20,7 @@ use crate::mcp::gateway::{
     Changes, ClientCallRecord, ClientCallStart, Gateway, GatewayError, PATH, Watcher,
 };
 use crate::mcp::{CallId, CallOutcome, Requester};
-use crate::protocol::BackendEvent;
+use crate::protocol::{BackendEvent, ServingView};
 use crate::store::Store;
 
 /// An outside call, as the backend loop hears of it.
@@ -126,9 +126,28 @@ impl Backend {
              confirm calls wait for you",
             clients.join(", ")
         )));
+        // The status bar's `serving :PORT · N clients`, as sessions come and go.
+        let mut sessions = gateway.sessions();
+        let inbound = self.inbound.clone();
+        self.jobs.spawn(async move {
+            loop {
+                let live = *sessions.borrow_and_update();
+                let view = ServingView {
+                    addr: local,
+                    sessions: live,
+                };
+                if inbound.send(Inbound::Serving(Some(view))).is_err() {
+                    break;
+                }
+                if sessions.changed().await.is_err() {
+                    break;
+                }
+            }
+        });
         let changes = changes.take().unwrap_or_default();
         // Aborted with the backend's other jobs at shutdown, before the hub
         // closes: no client is answered by a hub that is going.
+        let inbound = self.inbound.clone();
         self.jobs.spawn(async move {
             if let Err(e) = gateway
                 .serve(listener, changes, CancellationToken::new())
@@ -136,6 +155,7 @@ impl Backend {
             {
                 tracing::warn!("the gateway stopped: {e}");
             }
+            let _ = inbound.send(Inbound::Serving(None));
         });
         Ok(())
     }

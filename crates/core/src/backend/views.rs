@@ -190,6 +190,7 @@ impl ViewBuilder {
             servers: Arc::from(servers),
             snapshot: snapshot.version(),
             grants,
+            serving: None,
         }
     }
 

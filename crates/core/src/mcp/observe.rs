@@ -25,6 +25,11 @@ pub trait Observer: Send + Sync {
 
     /// Something happened: an alias changed state, tools were registered or revoked.
     fn event(&self, event: &McpEvent);
+
+    /// An outside client's request through the gateway finished (a tool
+    /// call, after its own [`Observer::call`]; a resource read; a prompt):
+    /// who asked and what the gateway added to its time.
+    fn client_call(&self, _record: &super::gateway::ClientCallRecord<'_>) {}
 }
 
 /// One finished call, as the harness knows it.

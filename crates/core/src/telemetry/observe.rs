@@ -14,7 +14,8 @@ use opentelemetry_sdk::logs::SdkLogger;
 use opentelemetry_sdk::trace::SdkTracer;
 
 use super::export::Counters;
-use crate::mcp::{AliasState, CallRecord, Decision, McpEvent, Observer};
+use crate::mcp::gateway::ClientCallRecord;
+use crate::mcp::{AliasState, CallRecord, Decision, McpEvent, Observer, Requester};
 
 pub struct OtelObserver {
     pub tracer: SdkTracer,
@@ -40,7 +41,12 @@ impl Observer for OtelObserver {
             KeyValue::new("mcp.outcome", outcome.clone()),
             KeyValue::new("mcp.latency_ms", r.latency.as_secs_f64() * 1000.0),
             KeyValue::new("mcp.requested_by", r.requester.record_label()),
+            KeyValue::new("mcp.call_id", r.id.to_string()),
         ];
+        // An outside client's call through the gateway: by its configured name.
+        if let Requester::Client(client) = r.requester {
+            attributes.push(KeyValue::new("mcp.client", client.clone()));
+        }
         if let Some(alias) = r.alias {
             attributes.push(KeyValue::new("mcp.alias", alias.to_string()));
         }
@@ -81,6 +87,44 @@ impl Observer for OtelObserver {
             event.context = Some(context);
             self.emit(event);
         }
+    }
+
+    /// The gateway's own span of an outside client's request, beside the
+    /// `tool_call` span of the call it made (the same `mcp.call_id`): who
+    /// asked and where the time went, the gateway's added latency apart.
+    fn client_call(&self, r: &ClientCallRecord<'_>) {
+        let outcome = match r.outcome {
+            None => "ok".to_string(),
+            Some(error) => error.code.to_string(),
+        };
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+        let mut attributes = vec![
+            KeyValue::new("mcp.client", r.client.to_string()),
+            KeyValue::new("mcp.call_id", r.call.to_string()),
+            KeyValue::new("mcp.method", r.method.as_str()),
+            KeyValue::new("mcp.outside_name", r.tool.to_string()),
+            KeyValue::new("mcp.decision", r.decision.label()),
+            KeyValue::new("mcp.outcome", outcome.clone()),
+            KeyValue::new("mcp.latency_ms", ms(r.timing.total)),
+            KeyValue::new("mcp.upstream_ms", ms(r.timing.upstream)),
+            KeyValue::new("mcp.approval_ms", ms(r.timing.approval)),
+            KeyValue::new("mcp.gateway.added_ms", ms(r.timing.added())),
+        ];
+        if let Some(alias) = r.alias {
+            attributes.push(KeyValue::new("mcp.alias", alias.to_string()));
+        }
+        let mut span = self
+            .tracer
+            .span_builder("client_call")
+            .with_kind(SpanKind::Server)
+            .with_start_time(r.timing.started)
+            .with_attributes(attributes)
+            .start(&self.tracer);
+        if r.outcome.is_some() {
+            span.set_status(Status::error(outcome));
+        }
+        span.end_with_timestamp(r.timing.started + r.timing.total);
+        self.counters.spans_ended.fetch_add(1, Ordering::Relaxed);
     }
 
     fn event(&self, event: &McpEvent) {

@@ -13,6 +13,7 @@ mod mentions;
 pub mod model;
 mod readme_keys;
 mod registry;
+mod serving;
 mod sign_in;
 mod tasks;
 mod windows;

@@ -5,24 +5,34 @@
 //! extensions), never from anything the client sends in the body or headers.
 
 use std::sync::Arc;
+use std::time::{Instant, SystemTime};
 
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-        JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-        Tool,
+        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
+        GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+        InitializeRequestParams, InitializeResult, JsonObject, ListPromptsResult,
+        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+        ServerConfig, Tool,
     },
     service::{NotificationContext, RequestContext},
 };
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::super::envelope::{ToolError, ToolErrorCode};
+use super::super::events::Offering;
 use super::super::names::EXPOSED_PREFIX;
 use super::super::observe::Decision;
+use super::offered::{aliases_offering, to_mcp_error};
+use super::prompts::{self, PromptView};
+use super::resources::{self, ResourceView};
 use super::settings::{ClientProfile, Naming};
+use super::timing::{Timed, Timing};
 use super::view::{View, valid_name};
-use super::{AuthedClient, ClientCallRecord, ClientCallStart, Shared};
+use super::{AuthedClient, ClientCallRecord, ClientCallStart, ClientMethod, Shared};
+
 use crate::mcp::call::{CallIdentity, CallOutcome};
 use crate::protocol::{CallId, Requester};
 
@@ -33,6 +43,8 @@ pub(super) struct GatewayHandler {
     /// Over stdio, the one client (its host spawned the harness); over HTTP
     /// `None`: each request's client is the one the front door let in.
     pub(super) stdio_client: Option<String>,
+    /// Counts this session live while rmcp keeps its handler.
+    pub(super) _live: Arc<super::SessionLive>,
 }
 
 impl GatewayHandler {
@@ -50,18 +62,229 @@ impl GatewayHandler {
         name.and_then(|name| clients.iter().find(|c| c.name == name))
             .ok_or_else(|| McpError::invalid_request("no authenticated client", None))
     }
-}
 
-impl ServerHandler for GatewayHandler {
-    fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .build();
+    /// What `clients` are told the gateway offers: tools always; resources
+    /// and prompts only when an alias one of them sees offers them now (a
+    /// client that came before such a server was connected initializes again
+    /// to get them). Per client at `initialize` and `server/discover`; for
+    /// all of them where rmcp asks without a request (its checks of what is
+    /// advertised), each handler answering its own client's view anyway.
+    fn info_for<'a>(&self, clients: impl IntoIterator<Item = &'a ClientProfile>) -> ServerConfig {
+        let mut capabilities = json!({ "tools": { "listChanged": true } });
+        let hub = &self.shared.hub;
+        let snapshot = hub.snapshot();
+        for client in clients {
+            if !aliases_offering(hub, &snapshot, client, Offering::Resources).is_empty() {
+                capabilities["resources"] = json!({ "listChanged": true });
+            }
+            if !aliases_offering(hub, &snapshot, client, Offering::Prompts).is_empty() {
+                capabilities["prompts"] = json!({ "listChanged": true });
+            }
+        }
+        let capabilities = serde_json::from_value::<ServerCapabilities>(capabilities)
+            .unwrap_or_else(|_| {
+                ServerCapabilities::builder()
+                    .enable_tools()
+                    .enable_tool_list_changed()
+                    .build()
+            });
         ServerConfig::new(capabilities).with_server_info(Implementation::new(
             "mcp-harness gateway",
             env!("CARGO_PKG_VERSION"),
         ))
+    }
+
+    /// Tells the watcher of a read or a get as it starts; returns its identity.
+    fn start(&self, client: &ClientProfile, method: ClientMethod, target: &str) -> CallIdentity {
+        let call = CallIdentity::new(CallId::mint("gw"), Requester::Client(client.name.clone()));
+        let arguments = match method {
+            ClientMethod::ResourcesRead => resources::arguments(target),
+            _ => json!({ "name": target }),
+        };
+        self.shared.watcher.started(&ClientCallStart {
+            call: &call.id,
+            client: &client.name,
+            method,
+            tool: target,
+            exposed: None,
+            arguments: &arguments,
+        });
+        call
+    }
+
+    /// Tells the watcher (and telemetry) how a call ended.
+    fn finish(&self, record: &ClientCallRecord<'_>, outcome: &CallOutcome) {
+        self.shared.watcher.finished(record, outcome);
+        if let Some(observer) = self.shared.hub.inner.events.observer() {
+            observer.client_call(record);
+        }
+    }
+}
+
+impl ServerHandler for GatewayHandler {
+    fn get_info(&self) -> ServerConfig {
+        let client = self
+            .stdio_client
+            .as_deref()
+            .and_then(|name| self.shared.settings.clients.iter().find(|c| c.name == name));
+        self.info_for(client)
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        let mut info = self.info_for(self.client_of(&context.extensions).ok());
+        let fallback = self.negotiate_initialize(&request)?;
+        info.protocol_version = fallback.protocol_version;
+        Ok(info)
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.info_for(self.client_of(&context.extensions).ok()),
+        ))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let client = self.client_of(&context.extensions)?;
+        let view = self.resource_view(client).await;
+        from_json(json!({ "resources": view.resources() }))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let client = self.client_of(&context.extensions)?;
+        let view = self.resource_view(client).await;
+        from_json(json!({ "resourceTemplates": view.templates() }))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let client = self.client_of(&context.extensions)?;
+        let (clock, started) = (Instant::now(), SystemTime::now());
+        let uri = request.uri.as_str();
+        let call = self.start(client, ClientMethod::ResourcesRead, uri);
+        let approver = Timed::new(self.shared.approver.as_ref());
+        let upstream_clock = Instant::now();
+        let (outcome, alias, target) = match resources::resolve(&self.shared, client, uri).await {
+            Ok((alias, upstream)) => {
+                let read =
+                    self.shared
+                        .hub
+                        .read_resource(alias.as_str(), &upstream, &approver, &call);
+                let outcome = tokio::select! {
+                    outcome = read => outcome,
+                    () = context.ct.cancelled() => resources::refused(&call, cancelled_by(client)),
+                };
+                (outcome, Some(alias), Some(upstream))
+            }
+            Err(error) => (resources::refused(&call, error), None, None),
+        };
+        let upstream = upstream_clock.elapsed().saturating_sub(approver.spent());
+        let answer = match (&outcome.result, &alias, &target) {
+            (Ok(output), Some(alias), Some(target)) => {
+                let contents =
+                    resources::contents(output, self.shared.settings.names, alias, target, uri);
+                from_json::<ReadResourceResult>(json!({ "contents": contents })).map(Into::into)
+            }
+            (Err(error), ..) => Err(to_mcp_error(error, Offering::Resources)),
+            _ => Err(McpError::internal_error("the read came to nothing", None)),
+        };
+        let timing = Timing {
+            started,
+            total: clock.elapsed(),
+            upstream,
+            approval: approver.spent(),
+        };
+        self.finish(
+            &ClientCallRecord {
+                call: &call.id,
+                client: &client.name,
+                method: ClientMethod::ResourcesRead,
+                tool: uri,
+                alias: alias.as_ref().map(|a| a.as_str()),
+                decision: outcome.decision,
+                outcome: outcome.result.as_ref().err(),
+                timing,
+            },
+            &outcome,
+        );
+        answer
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let client = self.client_of(&context.extensions)?;
+        let view = PromptView::of(&self.shared, client).await;
+        from_json(json!({ "prompts": view.prompts() }))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let client = self.client_of(&context.extensions)?;
+        let (clock, started) = (Instant::now(), SystemTime::now());
+        let name = request.name.as_str();
+        let call = self.start(client, ClientMethod::PromptsGet, name);
+        let upstream_clock = Instant::now();
+        let got = tokio::select! {
+            got = prompts::get(&self.shared, client, name, request.arguments.as_ref()) => got,
+            () = context.ct.cancelled() => prompts::Got::refused(None, cancelled_by(client)),
+        };
+        let upstream = upstream_clock.elapsed();
+        let naming = self.shared.settings.names;
+        let answer = match (&got.result, &got.alias) {
+            (Ok(messages), Some(alias)) => {
+                from_json::<GetPromptResult>(prompts::result(messages, naming, alias))
+                    .map(Into::into)
+            }
+            (Err(error), _) => Err(to_mcp_error(error, Offering::Prompts)),
+            _ => Err(McpError::internal_error("the get came to nothing", None)),
+        };
+        let alias = got.alias.clone();
+        let outcome = prompts::outcome(&call, got, upstream);
+        let timing = Timing {
+            started,
+            total: clock.elapsed(),
+            upstream,
+            approval: std::time::Duration::ZERO,
+        };
+        self.finish(
+            &ClientCallRecord {
+                call: &call.id,
+                client: &client.name,
+                method: ClientMethod::PromptsGet,
+                tool: name,
+                alias: alias.as_ref().map(|a| a.as_str()),
+                decision: outcome.decision,
+                outcome: outcome.result.as_ref().err(),
+                timing,
+            },
+            &outcome,
+        );
+        answer
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -125,6 +348,7 @@ impl GatewayHandler {
         arguments: Value,
         cancelled: &tokio_util::sync::CancellationToken,
     ) -> CallToolResult {
+        let (clock, started) = (Instant::now(), SystemTime::now());
         let shared = &self.shared;
         let snapshot = shared.hub.snapshot();
         let view = View::of(&snapshot, &shared.settings, client);
@@ -140,31 +364,21 @@ impl GatewayHandler {
         shared.watcher.started(&ClientCallStart {
             call: &call.id,
             client: &client.name,
+            method: ClientMethod::ToolsCall,
             tool: name,
             exposed: exposed.as_deref(),
             arguments: &arguments,
         });
         let internal = exposed.clone();
+        let approver = Timed::new(shared.approver.as_ref());
         let (mut outcome, alias) = match exposed {
             Some(exposed) => {
-                let calling = shared.hub.call_as(
-                    &snapshot,
-                    &exposed,
-                    arguments,
-                    shared.approver.as_ref(),
-                    &call,
-                );
+                let calling = shared
+                    .hub
+                    .call_as(&snapshot, &exposed, arguments, &approver, &call);
                 let outcome = tokio::select! {
                     outcome = calling => outcome,
-                    () = cancelled.cancelled() => not_run(&call.id, ToolError::new(
-                        ToolErrorCode::Interrupted,
-                        format!(
-                            "client `{}` cancelled the call before it finished; its approval \
-                             prompt, if any, was withdrawn, and a request already sent was \
-                             cancelled upstream",
-                            client.name
-                        ),
-                    )),
+                    () = cancelled.cancelled() => not_run(&call.id, cancelled_by(client)),
                 };
                 let alias = snapshot
                     .resolve(&exposed)
@@ -197,24 +411,42 @@ impl GatewayHandler {
             error.tool = Some(name.to_string()).filter(|n| valid_name(n));
             error
         });
+        let result = match &outcome.result {
+            Ok(output) => {
+                let content = output.content.iter().cloned().map(content_block).collect();
+                let mut result = CallToolResult::success(content);
+                result.structured_content = output.structured_content.clone();
+                result
+            }
+            Err(error) => refused(error),
+        };
         let record = ClientCallRecord {
             call: &call.id,
             client: &client.name,
+            method: ClientMethod::ToolsCall,
             tool: name,
             alias: alias.as_deref(),
             decision: outcome.decision,
             outcome: outcome.result.as_ref().err(),
+            timing: Timing {
+                started,
+                total: clock.elapsed(),
+                upstream: outcome.elapsed,
+                approval: approver.spent(),
+            },
         };
-        shared.watcher.finished(&record, &outcome);
-        match outcome.result {
-            Ok(output) => {
-                let content = output.content.into_iter().map(content_block).collect();
-                let mut result = CallToolResult::success(content);
-                result.structured_content = output.structured_content;
-                result
-            }
-            Err(error) => refused(&error),
-        }
+        self.finish(&record, &outcome);
+        result
+    }
+
+    /// The client's resources and templates, listed now.
+    async fn resource_view(&self, client: &ClientProfile) -> ResourceView {
+        let hub = &self.shared.hub;
+        let aliases: Vec<_> = aliases_offering(hub, &hub.snapshot(), client, Offering::Resources)
+            .into_iter()
+            .map(|(a, _)| a)
+            .collect();
+        ResourceView::of(&self.shared, &aliases).await
     }
 
     /// The exposed name a name not in the view would have, when it belongs to
@@ -249,6 +481,25 @@ impl GatewayHandler {
             }
         }
     }
+}
+
+/// The envelope of a request the client cancelled (or whose session ended).
+fn cancelled_by(client: &ClientProfile) -> ToolError {
+    ToolError::new(
+        ToolErrorCode::Interrupted,
+        format!(
+            "client `{}` cancelled the call before it finished; its approval prompt, if any, \
+             was withdrawn, and a request already sent was cancelled upstream",
+            client.name
+        ),
+    )
+}
+
+/// A result built as JSON, as rmcp's type (whose structs cannot be built
+/// field by field from outside).
+fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, McpError> {
+    serde_json::from_value(value)
+        .map_err(|e| McpError::internal_error(format!("the gateway built a bad result: {e}"), None))
 }
 
 /// A call that ended without running.

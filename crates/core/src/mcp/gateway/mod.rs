@@ -7,14 +7,21 @@
 //!
 //! - `settings.rs`: `[serve]` as data; `view.rs`: one client's tool set and its
 //!   outside names; `handler.rs`: rmcp's server side, calling `Hub::call_as`;
-//!   `approver.rs`: `--approve`; `door.rs`: tokens, origins, sessions;
-//!   `relay.rs`: `serve --stdio` passing its host on to a running control room.
+//!   `resources.rs`, `prompts.rs` (and `offered.rs`, what they share): the
+//!   client's resources and prompts under outside names; `timing.rs`: what
+//!   the gateway adds to a call's time; `approver.rs`: `--approve`;
+//!   `door.rs`: tokens, origins, sessions; `relay.rs`: `serve --stdio`
+//!   passing its host on to a running control room.
 
 mod approver;
 mod door;
 mod handler;
+mod offered;
+mod prompts;
 pub mod relay;
+mod resources;
 mod settings;
+mod timing;
 mod view;
 
 use std::sync::{Arc, Mutex};
@@ -36,14 +43,17 @@ use tokio_util::sync::CancellationToken;
 use super::approver::Approver;
 use super::call::CallOutcome;
 use super::envelope::ToolError;
-use super::events::McpEvent;
+use super::events::{McpEvent, Offering};
 use super::hub::Hub;
+use super::names::ServerAlias;
 use super::observe::Decision;
 use super::serve::{self as http, Reply};
 use crate::protocol::CallId;
 pub use approver::{ApproveMode, GatewayApprover};
 pub use door::Refusal;
+pub use resources::{URI_SCHEME, fills};
 pub use settings::{ClientProfile, DEFAULT_MAX_NAME_LEN, GatewaySettings, Naming};
+pub use timing::Timing;
 pub use view::valid_name;
 
 /// The one route.
@@ -58,13 +68,37 @@ const DEBOUNCE: Duration = Duration::from_millis(50);
 #[derive(Debug, Clone)]
 pub(crate) struct AuthedClient(pub(crate) String);
 
+/// Which request of an outside client a record is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ClientMethod {
+    #[serde(rename = "tools/call")]
+    ToolsCall,
+    #[serde(rename = "resources/read")]
+    ResourcesRead,
+    #[serde(rename = "prompts/get")]
+    PromptsGet,
+}
+
+impl ClientMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientMethod::ToolsCall => "tools/call",
+            ClientMethod::ResourcesRead => "resources/read",
+            ClientMethod::PromptsGet => "prompts/get",
+        }
+    }
+}
+
 /// One outside call, for the audit log: who (the client's configured name),
-/// which call, which tool, how it was decided and how it ended.
+/// which call, which tool, how it was decided, how it ended and where its
+/// time went.
 #[derive(Debug, Serialize)]
 pub struct ClientCallRecord<'a> {
     pub call: &'a CallId,
     pub client: &'a str,
-    /// The outside name the client called.
+    pub method: ClientMethod,
+    /// What the client asked for by its outside name: the tool, the
+    /// resource's URI, the prompt.
     pub tool: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alias: Option<&'a str>,
@@ -72,6 +106,7 @@ pub struct ClientCallRecord<'a> {
     pub decision: Decision,
     /// `None`: the call succeeded; otherwise the envelope the client got.
     pub outcome: Option<&'a ToolError>,
+    pub timing: Timing,
 }
 
 fn decision_label<S: serde::Serializer>(d: &Decision, s: S) -> Result<S::Ok, S::Error> {
@@ -91,7 +126,8 @@ fn decision_label<S: serde::Serializer>(d: &Decision, s: S) -> Result<S::Ok, S::
 pub struct ClientCallStart<'a> {
     pub call: &'a CallId,
     pub client: &'a str,
-    /// The outside name the client called.
+    pub method: ClientMethod,
+    /// The outside name the client called (a tool, a resource's URI, a prompt).
     pub tool: &'a str,
     /// The exposed tool it stands for, when there is one.
     pub exposed: Option<&'a str>,
@@ -114,6 +150,33 @@ pub(crate) struct Shared {
     approver: Arc<dyn Approver>,
     watcher: Arc<dyn Watcher>,
     peers: Peers,
+    /// How many client sessions are live (counted by their handlers).
+    sessions: tokio::sync::watch::Sender<usize>,
+}
+
+/// Held by one session's handler: counts the session live until rmcp drops
+/// its handler (the session was closed, expired, or its transport ended).
+pub(crate) struct SessionLive(Arc<Shared>);
+
+impl SessionLive {
+    fn new(shared: &Arc<Shared>) -> Self {
+        shared.sessions.send_modify(|n| *n += 1);
+        tracing::debug!(
+            live = *shared.sessions.borrow(),
+            "gateway: a client session began"
+        );
+        Self(Arc::clone(shared))
+    }
+}
+
+impl Drop for SessionLive {
+    fn drop(&mut self) {
+        self.0.sessions.send_modify(|n| *n = n.saturating_sub(1));
+        tracing::debug!(
+            live = *self.0.sessions.borrow(),
+            "gateway: a client session ended"
+        );
+    }
 }
 
 /// Live sessions by client, to tell each one when its tool set changes.
@@ -138,21 +201,42 @@ impl Peers {
     }
 }
 
-/// Wakes the gateway when the hub's tool set may have changed. Made before the
-/// hub, so the hub's event sink can hold it.
+/// Wakes the gateway when the hub's tool set may have changed, or an
+/// upstream said its resources or prompts did. Made before the hub, so the
+/// hub's event sink can hold it.
 #[derive(Clone, Default)]
-pub struct Changes(Arc<Notify>);
+pub struct Changes(Arc<ChangesInner>);
+
+#[derive(Default)]
+struct ChangesInner {
+    wake: Notify,
+    /// Upstreams that said their resources or prompts changed, since the
+    /// notifier last looked.
+    offerings: Mutex<Vec<(ServerAlias, Offering)>>,
+}
 
 impl Changes {
     /// Call with every event of the hub: the ones that change exposed tools wake
     /// the gateway (after the registry has the new, validated set).
     pub fn event(&self, event: &McpEvent) {
-        if matches!(
-            event,
-            McpEvent::Registered { .. } | McpEvent::Revoked { .. } | McpEvent::ToolsChanged { .. }
-        ) {
-            self.0.notify_one();
+        match event {
+            McpEvent::Registered { .. }
+            | McpEvent::Revoked { .. }
+            | McpEvent::ToolsChanged { .. } => self.0.wake.notify_one(),
+            McpEvent::OfferingsChanged { alias, what, .. } => {
+                self.0
+                    .offerings
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((alias.clone(), *what));
+                self.0.wake.notify_one();
+            }
+            _ => {}
         }
+    }
+
+    fn take_offerings(&self) -> Vec<(ServerAlias, Offering)> {
+        std::mem::take(&mut *self.0.offerings.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
@@ -277,9 +361,16 @@ impl Gateway {
                 approver,
                 watcher,
                 peers: Peers::default(),
+                sessions: tokio::sync::watch::Sender::new(0),
             }),
             keys: Arc::new(keys),
         }
+    }
+
+    /// How many client sessions are live, as it changes (the control room's
+    /// status bar).
+    pub fn sessions(&self) -> tokio::sync::watch::Receiver<usize> {
+        self.shared.sessions.subscribe()
     }
 
     /// Per client, the aliases connected now that its profile would see but
@@ -314,13 +405,17 @@ impl Gateway {
         }
         let rmcp_stop = stop.child_token();
         let config = StreamableHttpServerConfig::default().with_cancellation_token(rmcp_stop);
-        let handler = handler::GatewayHandler {
-            shared: Arc::clone(&self.shared),
-            stdio_client: None,
-        };
+        let shared = Arc::clone(&self.shared);
         let service: StreamableHttpService<handler::GatewayHandler, LocalSessionManager> =
             StreamableHttpService::new(
-                move || Ok(handler.clone()),
+                // One handler per session, counted live while rmcp keeps it.
+                move || {
+                    Ok(handler::GatewayHandler {
+                        shared: Arc::clone(&shared),
+                        stdio_client: None,
+                        _live: Arc::new(SessionLive::new(&shared)),
+                    })
+                },
                 Arc::new(LocalSessionManager::default()),
                 config,
             );
@@ -358,6 +453,7 @@ impl Gateway {
         let handler = handler::GatewayHandler {
             shared: Arc::clone(&self.shared),
             stdio_client: Some(client),
+            _live: Arc::new(SessionLive::new(&self.shared)),
         };
         let notifier = tokio::spawn(notify_changes(Arc::clone(&self.shared), changes));
         let served = match handler
@@ -437,43 +533,88 @@ fn refusal_body(refusal: Refusal) -> &'static str {
     }
 }
 
+/// What a client is offered, to tell whether it changed: its tools, and the
+/// aliases (by connection) it gets resources and prompts from.
+#[derive(PartialEq, Eq)]
+struct Offer {
+    tools: view::Signature,
+    resources: Vec<(ServerAlias, super::events::ConnectionId)>,
+    prompts: Vec<(ServerAlias, super::events::ConnectionId)>,
+}
+
+fn offers(shared: &Shared) -> Vec<Offer> {
+    let snapshot = shared.hub.snapshot();
+    shared
+        .settings
+        .clients
+        .iter()
+        .map(|c| Offer {
+            tools: view::View::of(&snapshot, &shared.settings, c).signature(),
+            resources: offered::aliases_offering(&shared.hub, &snapshot, c, Offering::Resources),
+            prompts: offered::aliases_offering(&shared.hub, &snapshot, c, Offering::Prompts),
+        })
+        .collect()
+}
+
 /// Each time the hub's exposed set changes: the clients whose own tool set
 /// changed get `notifications/tools/list_changed` (only once the registry holds
-/// the validated set: the hub reports after registering or revoking).
+/// the validated set: the hub reports after registering or revoking); those
+/// whose resources or prompts come from other connections now, or whose
+/// upstream said they changed, get `notifications/resources/list_changed` or
+/// `notifications/prompts/list_changed`.
 async fn notify_changes(shared: Arc<Shared>, changes: Changes) {
-    let signatures = |shared: &Shared| -> Vec<view::Signature> {
-        let snapshot = shared.hub.snapshot();
-        shared
-            .settings
-            .clients
-            .iter()
-            .map(|c| view::View::of(&snapshot, &shared.settings, c).signature())
-            .collect()
-    };
-    let mut last = signatures(&shared);
+    let mut last = offers(&shared);
     loop {
-        changes.0.notified().await;
+        changes.0.wake.notified().await;
         tokio::time::sleep(DEBOUNCE).await;
-        let now = signatures(&shared);
+        let now = offers(&shared);
+        let said = changes.take_offerings();
         for ((client, before), after) in shared.settings.clients.iter().zip(&last).zip(&now) {
-            if before == after {
+            let upstream_said =
+                |what: Offering, seen: &[(ServerAlias, super::events::ConnectionId)]| {
+                    said.iter()
+                        .any(|(alias, w)| *w == what && seen.iter().any(|(a, _)| a == alias))
+                };
+            let tools = before.tools != after.tools;
+            let resources = before.resources != after.resources
+                || upstream_said(Offering::Resources, &after.resources);
+            let prompts =
+                before.prompts != after.prompts || upstream_said(Offering::Prompts, &after.prompts);
+            if !(tools || resources || prompts) {
                 continue;
             }
-            for (alias, why) in &after.rejected {
-                tracing::warn!(
-                    client = client.name,
-                    alias = alias.as_str(),
-                    "gateway: not offered: {why}"
-                );
+            if tools {
+                for (alias, why) in &after.tools.rejected {
+                    tracing::warn!(
+                        client = client.name,
+                        alias = alias.as_str(),
+                        "gateway: not offered: {why}"
+                    );
+                }
             }
             for peer in shared.peers.of(&client.name) {
-                if let Err(e) = peer.notify_tool_list_changed().await {
+                let sent = async {
+                    if tools {
+                        peer.notify_tool_list_changed().await?;
+                    }
+                    if resources {
+                        peer.notify_resource_list_changed().await?;
+                    }
+                    if prompts {
+                        peer.notify_prompt_list_changed().await?;
+                    }
+                    Ok::<(), rmcp::ServiceError>(())
+                };
+                if let Err(e) = sent.await {
                     tracing::info!(client = client.name, "gateway: list_changed not sent: {e}");
                 }
             }
             tracing::info!(
                 client = client.name,
-                "gateway: tool set changed, told the client"
+                tools,
+                resources,
+                prompts,
+                "gateway: what the client is offered changed, told the client"
             );
         }
         last = now;

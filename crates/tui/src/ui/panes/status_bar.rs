@@ -8,7 +8,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::protocol::AliasStatus;
+use crate::protocol::{AliasStatus, ServingView};
 use crate::ui::keymap::{Action, hints};
 use crate::ui::layout::MESSAGE_ROWS;
 use crate::ui::sanitize::{line, wrapped};
@@ -101,7 +101,12 @@ fn info_line(state: &AppState, width: u16) -> Line<'static> {
             state.servers.len()
         )
     };
-    let mut spans = vec![model, Span::styled(middle, theme::dim()), activity];
+    let mut spans = vec![model, Span::styled(middle, theme::dim())];
+    if let Some(serving) = &state.serving {
+        spans.push(Span::styled(serving_text(serving, narrow), theme::accent()));
+        spans.push(Span::styled(" │ ", theme::dim()));
+    }
+    spans.push(activity);
     if let Some(taint) = state.taint.label() {
         // Flow control: what the session has read (sinks may ask because of it).
         spans.push(Span::styled(format!(" │ flow: {taint}"), theme::warn()));
@@ -112,6 +117,23 @@ fn info_line(state: &AppState, width: u16) -> Line<'static> {
         spans.push(Span::styled(" │ approval waiting", theme::warn()));
     }
     Line::from(spans)
+}
+
+/// The control room's gateway: that it serves, where (the port, on the
+/// loopback address it must have) and how many client sessions are live:
+/// `serving :8765 · 2 clients`, narrow `serving :8765 (2)`.
+fn serving_text(serving: &ServingView, narrow: bool) -> String {
+    let at = match serving.addr {
+        std::net::SocketAddr::V4(a) if *a.ip() == std::net::Ipv4Addr::LOCALHOST => {
+            format!(":{}", a.port())
+        }
+        other => other.to_string(),
+    };
+    match (narrow, serving.sessions) {
+        (true, n) => format!("serving {at} ({n})"),
+        (false, 1) => format!("serving {at} · 1 client"),
+        (false, n) => format!("serving {at} · {n} clients"),
+    }
 }
 
 /// What waits put aside (behind a window, or by F3), and the key that brings

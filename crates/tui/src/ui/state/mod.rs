@@ -17,7 +17,7 @@ use super::keymap::Scope;
 use super::mentions::Completion;
 pub use super::rows::{Filter, RegistryRow, Rows, Struck};
 use super::rows::{RowsKey, Source};
-use crate::protocol::{ApprovalView, GrantView, ServerView, SessionInfo, ToolView};
+use crate::protocol::{ApprovalView, GrantView, ServerView, ServingView, SessionInfo, ToolView};
 pub use form::{ElicitForm, FieldValue, choice_label};
 pub use overlay::{CallEditor, Overlay, SignInWindow};
 
@@ -100,6 +100,8 @@ pub struct AppState {
     pub snapshot_version: u64,
     /// The session's grants ("always"), as the backend keeps them.
     pub grants: Arc<[GrantView]>,
+    /// The gateway of `--serve`, while it serves (the status bar says so).
+    pub serving: Option<ServingView>,
     pub approvals: VecDeque<Prompt>,
     /// Servers' requests for input, in order.
     pub elicitations: VecDeque<ElicitForm>,
@@ -173,6 +175,7 @@ impl AppState {
             rows_cache: RefCell::new(None),
             snapshot_version: 0,
             grants: Arc::from(Vec::new()),
+            serving: None,
             approvals: VecDeque::new(),
             elicitations: VecDeque::new(),
             aside: false,

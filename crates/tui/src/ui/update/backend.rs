@@ -194,6 +194,7 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
 /// Fresh views: the servers and the registry's version.
 pub fn views(state: &mut AppState, views: Views) {
     state.grants = views.grants;
+    state.serving = views.serving;
     for server in views.servers.iter() {
         if server.state == AliasStatus::Ready && !server.published.is_empty() {
             state

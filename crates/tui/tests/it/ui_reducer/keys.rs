@@ -255,6 +255,7 @@ fn rules_revoke_a_grant_and_save_one_after_a_confirmation() {
             servers: Arc::from(servers()),
             snapshot: 4,
             grants: Arc::from(vec![grant]),
+            serving: None,
         }),
     );
     update(&mut s, key(KeyCode::F(2)));

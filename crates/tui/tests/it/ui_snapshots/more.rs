@@ -30,6 +30,24 @@ fn a_status_message_gets_rows_of_its_own() {
 }
 
 #[test]
+fn the_control_room_says_where_it_serves_and_how_many_clients_are_in() {
+    let mut s = session();
+    let serving = |sessions| mcp_harness::protocol::ServingView {
+        addr: "127.0.0.1:8765".parse().unwrap(),
+        sessions,
+    };
+    s.serving = Some(serving(2));
+    snapshot("status_serving", &mut s);
+    let wide = screen_text(&mut s, (120, 40));
+    assert!(wide.contains("serving :8765 · 2 clients"), "{wide}");
+    let narrow = screen_text(&mut s, (80, 24));
+    assert!(narrow.contains("serving :8765 (2)"), "{narrow}");
+    s.serving = Some(serving(1));
+    let one = screen_text(&mut s, (120, 40));
+    assert!(one.contains("serving :8765 · 1 client "), "{one}");
+}
+
+#[test]
 fn footers_fit_the_width_and_always_say_how_to_get_help() {
     let mut s = session();
     s.focus = Focus::Servers;

@@ -55,6 +55,7 @@ fn grants(s: &mut AppState) {
                 grant(1, "mcp__demo_alpha__set", 2),
                 grant(2, "mcp__demo_alpha__reset", 0),
             ]),
+            serving: None,
         }),
     );
 }

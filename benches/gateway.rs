@@ -1,0 +1,309 @@
+//! What `mcp-harness serve` adds to a call: the official TypeScript SDK's
+//! client (`benches/ts_client/bench_http.ts`) calling an upstream over
+//! Streamable HTTP directly, and the same upstream through the gateway
+//! (`serve --http`, the upstream reached over HTTP too), in the same run:
+//! each round runs both, sequential and with 32 calls in flight, alternating
+//! which goes first. Prints the ranges over the rounds and the ratios
+//! (gateway / direct, per round), then the gateway's own share of each call
+//! from its audit records (`timing.gateway_ms`: the view, the schema check,
+//! the policy, the pin check, the screening, the result's conversion) —
+//! the rest of the difference is the extra HTTP hop.
+//!
+//! `cargo bench --bench gateway` — needs `./interop/install.sh` (the SDK,
+//! server-everything and Node 22). `BENCH_ROUNDS` (default 3), `BENCH_CALLS`
+//! (default 1000), `BENCH_EVERYTHING=0` to leave out server-everything.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
+const TOKEN: &str = "bench-token-0123456789abcdef";
+
+/// One upstream to measure: where it listens, which tool, which arguments.
+struct Upstream {
+    name: &'static str,
+    child: Child,
+    url: String,
+    tool: &'static str,
+    args: &'static str,
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let status = std::fs::read_to_string(root.join(".cache/interop/status")).unwrap_or_default();
+    if status.trim() != "ok" {
+        eprintln!("gateway: needs the pinned SDK and servers: run ./interop/install.sh");
+        std::process::exit(1);
+    }
+    let npm = root.join(".cache/interop/npm/node_modules");
+    let rounds: usize = env_or("BENCH_ROUNDS", 3);
+    let calls: usize = env_or("BENCH_CALLS", 1000);
+    let mut upstreams = vec![demo()];
+    if std::env::var("BENCH_EVERYTHING").as_deref() != Ok("0") {
+        upstreams.push(everything(&npm));
+    }
+    println!(
+        "TypeScript SDK client over Streamable HTTP, {calls} calls a run (after 50 warm-up calls), {rounds} rounds"
+    );
+    for upstream in &upstreams {
+        measure(&npm, upstream, rounds, calls);
+    }
+}
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The first line of `child`'s stdout (or stderr) that contains `marker`.
+fn line_with(stream: impl std::io::Read, marker: &str) -> String {
+    BufReader::new(stream)
+        .lines()
+        .map_while(Result::ok)
+        .find(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("no line with {marker:?}"))
+}
+
+/// demo-alpha's `lookup` over HTTP.
+fn demo() -> Upstream {
+    let mut child = Command::new(BIN)
+        .args(["demo-server", "alpha", "--http", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let line = line_with(child.stdout.take().unwrap(), "listening on ");
+    let url = line.trim_start_matches("listening on ").to_string();
+    Upstream {
+        name: "demo-alpha `lookup`",
+        child,
+        url,
+        tool: "lookup",
+        args: r#"{"key":"apple"}"#,
+    }
+}
+
+/// server-everything's `echo` over Streamable HTTP, on a free port.
+fn everything(npm: &Path) -> Upstream {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new(npm.join(".bin/node"))
+        .arg(npm.join("@modelcontextprotocol/server-everything/dist/index.js"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    line_with(child.stderr.take().unwrap(), "listening on port");
+    Upstream {
+        name: "server-everything `echo`",
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        tool: "echo",
+        args: r#"{"message":"hello"}"#,
+    }
+}
+
+fn isolated(mut cmd: Command, dir: &Path) -> Command {
+    cmd.env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join("xdg-config"))
+        .env("XDG_DATA_HOME", dir.join("xdg-data"));
+    cmd
+}
+
+/// The upstream as alias `up`, with the policy `mcp-harness policy` prints
+/// (every tool `confirm`: the gateway runs with `--approve always`), and one
+/// client with a token.
+fn write_config(upstream: &Upstream, dir: &Path) -> PathBuf {
+    let config = dir.join("config.toml");
+    let server = format!("[servers.up]\nurl = {:?}\n", upstream.url);
+    std::fs::write(&config, &server).unwrap();
+    let policy = isolated(Command::new(BIN), dir)
+        .args(["--config", &config.to_string_lossy(), "policy", "up"])
+        .output()
+        .unwrap();
+    assert!(
+        policy.status.success(),
+        "{}",
+        String::from_utf8_lossy(&policy.stderr)
+    );
+    std::fs::write(
+        &config,
+        format!(
+            "{server}{}\n[serve.clients.bench]\ntoken_env = \"MCPH_BENCH_TOKEN\"\n",
+            String::from_utf8_lossy(&policy.stdout)
+        ),
+    )
+    .unwrap();
+    config
+}
+
+/// The TypeScript SDK's client calling `tool` at `url`: its report.
+struct Target<'a> {
+    url: &'a str,
+    tool: &'a str,
+    token: Option<&'a str>,
+}
+
+fn client(npm: &Path, target: &Target<'_>, args: &str, calls: usize, c: usize) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/ts_client/bench_http.ts");
+    let mut cmd = Command::new(npm.join(".bin/node"));
+    cmd.arg("--no-warnings")
+        .arg(script)
+        .arg(npm.join("@modelcontextprotocol/sdk"))
+        .args([
+            &calls.to_string(),
+            &c.to_string(),
+            target.tool,
+            args,
+            target.url,
+        ]);
+    if let Some(token) = target.token {
+        cmd.arg(token);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["ok"], calls, "{report}");
+    report
+}
+
+fn measure(npm: &Path, upstream: &Upstream, rounds: usize, calls: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(upstream, dir.path());
+    let mut gateway = isolated(Command::new(BIN), dir.path())
+        .args(["--config", &config.to_string_lossy()])
+        .args(["serve", "--http", "127.0.0.1:0", "--approve", "always"])
+        .env("MCPH_BENCH_TOKEN", TOKEN)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let line = line_with(gateway.stdout.take().unwrap(), "listening on ");
+    let served = line.trim_start_matches("listening on ").to_string();
+    let outside = format!("up__{}", upstream.tool);
+    let direct = Target {
+        url: &upstream.url,
+        tool: upstream.tool,
+        token: None,
+    };
+    let proxied = Target {
+        url: &served,
+        tool: &outside,
+        token: Some(TOKEN),
+    };
+    // (in flight, [direct reports], [gateway reports])
+    let mut rows: Vec<(usize, Vec<Value>, Vec<Value>)> =
+        vec![(1, vec![], vec![]), (32, vec![], vec![])];
+    for round in 0..rounds {
+        for row in &mut rows {
+            let c = row.0;
+            let direct_first = (round + c) % 2 == 0;
+            for k in 0..2 {
+                if (k == 0) == direct_first {
+                    row.1.push(client(npm, &direct, upstream.args, calls, c));
+                } else {
+                    row.2.push(client(npm, &proxied, upstream.args, calls, c));
+                }
+            }
+        }
+        eprintln!("{}: round {} of {rounds} done", upstream.name, round + 1);
+    }
+    // SIGTERM: the gateway flushes its audit log and closes the upstream.
+    Command::new("kill")
+        .args(["-TERM", &gateway.id().to_string()])
+        .status()
+        .unwrap();
+    gateway.wait().unwrap();
+    print_table(upstream.name, &rows);
+    print_breakdown(dir.path());
+}
+
+fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    values.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)))
+}
+
+fn print_table(name: &str, rows: &[(usize, Vec<Value>, Vec<Value>)]) {
+    println!("\n{name}");
+    println!("| path | in flight | p50 µs | p99 µs | calls/s |");
+    println!("|---|---|---|---|---|");
+    let of = |reports: &[Value], k: &str| {
+        range(reports.iter().map(|r| r["latency_us"][k].as_f64().unwrap()))
+    };
+    for (c, direct, gateway) in rows {
+        for (path, reports) in [("direct", direct), ("through the gateway", gateway)] {
+            let (p50, p99) = (of(reports, "p50"), of(reports, "p99"));
+            let rate = range(reports.iter().map(|r| r["calls_per_s"].as_f64().unwrap()));
+            println!(
+                "| {path} | {c} | {:.0}–{:.0} | {:.0}–{:.0} | {:.0}–{:.0} |",
+                p50.0, p50.1, p99.0, p99.1, rate.0, rate.1
+            );
+        }
+    }
+    for (c, direct, gateway) in rows {
+        let ratio = |k: &str| {
+            range(direct.iter().zip(gateway).map(|(d, g)| {
+                g["latency_us"][k].as_f64().unwrap() / d["latency_us"][k].as_f64().unwrap()
+            }))
+        };
+        let (p50, p99) = (ratio("p50"), ratio("p99"));
+        println!(
+            "{c} in flight, gateway / direct: p50 {:.2}–{:.2}×, p99 {:.2}–{:.2}×",
+            p50.0, p50.1, p99.0, p99.1
+        );
+    }
+}
+
+/// The gateway's own time per call, from its `client_call` audit records.
+fn print_breakdown(dir: &Path) {
+    let sessions = dir.join("xdg-data/mcp-harness/sessions");
+    let mut added = Vec::new();
+    let mut upstream = Vec::new();
+    for session in std::fs::read_dir(sessions).unwrap().flatten() {
+        let text = std::fs::read_to_string(session.path().join("audit.jsonl")).unwrap_or_default();
+        for record in text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        {
+            if record["event"] == "client_call" {
+                added.push(record["timing"]["gateway_ms"].as_f64().unwrap() * 1000.0);
+                upstream.push(record["timing"]["upstream_ms"].as_f64().unwrap() * 1000.0);
+            }
+        }
+    }
+    let pct = |v: &mut Vec<f64>, p: f64| {
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[((p * v.len() as f64 / 100.0).ceil() as usize).max(1) - 1]
+    };
+    println!(
+        "in the gateway ({} calls, all runs): its own work p50 {:.0} µs, p99 {:.0} µs; its exchange with the upstream p50 {:.0} µs, p99 {:.0} µs",
+        added.len(),
+        pct(&mut added, 50.0),
+        pct(&mut added, 99.0),
+        pct(&mut upstream, 50.0),
+        pct(&mut upstream, 99.0),
+    );
+}
