@@ -237,6 +237,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
         health: None,
         server_output: Vec::new(),
         config_changed: false,
+        insecure_http: false,
     }]);
     state.registry_all = true;
     state.selected_tool = tools / 2;

@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::mcp::Hub;
 use crate::mcp::policy::PolicyMismatch;
 use crate::mcp::published::ToolFlag;
+use crate::mcp::undeclared::Undeclared;
 use crate::mcp::{ConnectReport, DefinitionChange, Effect, FailureKind, PinState, ServerIdentity};
 use crate::sanitize::inert_line;
 
@@ -74,6 +75,9 @@ struct ExposedReport {
     name: String,
     remote_name: String,
     effect: Effect,
+    /// Arguments outside the schema's properties: refused by the schema, by
+    /// the harness (`extra_arguments = "refuse"`), or admitted.
+    undeclared_arguments: Undeclared,
 }
 
 pub async fn run(config: Option<PathBuf>, args: CheckArgs) -> ExitCode {
@@ -150,6 +154,7 @@ fn server_report(report: ConnectReport) -> ServerReport {
                     name: t.name.clone(),
                     remote_name: t.remote_name.clone(),
                     effect: t.effect,
+                    undeclared_arguments: t.undeclared,
                 })
                 .collect(),
             Vec::new(),
@@ -260,6 +265,7 @@ fn human(report: &Report, source: &str) -> String {
                 }
             }
         }
+        out.push_str(&open_schemas(&s.exposed));
         if !s.pinned.is_empty() {
             out.push_str(&format!(
                 "  pinned {} new tool definition{} in {} (trust on first use)\n",
@@ -281,5 +287,32 @@ fn human(report: &Report, source: &str) -> String {
         ready,
         report.servers.len()
     ));
+    out
+}
+
+/// The tools whose schemas would admit any argument, and what becomes of them.
+fn open_schemas(exposed: &[ExposedReport]) -> String {
+    let names = |which: Undeclared| {
+        exposed
+            .iter()
+            .filter(|x| x.undeclared_arguments == which)
+            .map(|x| format!("`{}`", x.remote_name))
+            .collect::<Vec<_>>()
+    };
+    let mut out = String::new();
+    let refused = names(Undeclared::RefusedByHarness);
+    if !refused.is_empty() {
+        out.push_str(&format!(
+            "  open schemas (undeclared arguments refused by the harness): {}\n",
+            inert_line(&refused.join(", "), 2000)
+        ));
+    }
+    let admitted = names(Undeclared::Admitted);
+    if !admitted.is_empty() {
+        out.push_str(&format!(
+            "  schemas that admit any argument (sent to the server): {}\n",
+            inert_line(&admitted.join(", "), 2000)
+        ));
+    }
     out
 }

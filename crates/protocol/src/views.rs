@@ -113,6 +113,9 @@ pub struct ServerView {
     /// reached (or its timeouts, sizes, revision): it runs as it was opened
     /// until `r` reconnects it under the new config.
     pub config_changed: bool,
+    /// Plaintext `http://` to a host that is not loopback, which the config
+    /// allows (`allow_insecure_http`): the operator sees it marked.
+    pub insecure_http: bool,
 }
 
 /// Signing in to an HTTP server (OAuth), as the operator deals with it.

@@ -88,10 +88,7 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
     // The answer is bound to this call, this definition, these arguments.
     let green = arguments_sha256(&json!({"key": "apple", "value": "green"}));
     assert!(screen.contains("call         gw-"), "{screen}");
-    assert!(
-        screen.contains("definition   pinned sha256:"),
-        "{screen}"
-    );
+    assert!(screen.contains("definition   pinned sha256:"), "{screen}");
     assert!(
         screen.contains(&format!("arguments (sha256:{}):", &green[..16])),
         "{screen}"
@@ -149,7 +146,9 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
     });
     let gave_up = giving_up.join().unwrap();
     assert!(
-        gave_up["error"].as_str().is_some_and(|e| e.contains("timed out")),
+        gave_up["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("timed out")),
         "{gave_up}"
     );
     assert!(screen.contains("cancelled"), "{screen}");
@@ -187,7 +186,10 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
     for record in &approvals {
         let pin = record["definition_sha256"].as_str().unwrap_or_default();
         assert_eq!(pin.len(), 64, "{record}");
-        assert_eq!(record["definition_sha256"], approvals[0]["definition_sha256"]);
+        assert_eq!(
+            record["definition_sha256"],
+            approvals[0]["definition_sha256"]
+        );
     }
 }
 

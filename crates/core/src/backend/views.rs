@@ -120,6 +120,7 @@ impl ViewBuilder {
                     sign_in: SignInStatus::NotUsed,
                     server_output: Vec::new(),
                     config_changed: self.stale.contains(alias.as_str()),
+                    insecure_http: spec.as_ref().is_some_and(|s| s.transport.insecure_http()),
                 };
                 describe(&state, &mut view);
                 let token = snapshot.connection_for(&alias).and_then(|e| {

@@ -34,8 +34,10 @@ impl ApprovalRequest {
     /// The SHA-256 of the arguments' canonical JSON (RFC 8785): what the
     /// prompt and the audit record name, so an approval is of these arguments.
     pub fn arguments_sha256(&self) -> String {
-        super::pins::canonical::hash(super::pins::canonical::canonical_value(&self.arguments).as_bytes())
-            .to_string()
+        super::pins::canonical::hash(
+            super::pins::canonical::canonical_value(&self.arguments).as_bytes(),
+        )
+        .to_string()
     }
 }
 

@@ -17,6 +17,7 @@ use super::policy::{Effect, ToolPolicy};
 use super::published::PublishedTool;
 use super::registry::ExposedTool;
 use super::schema::{self, SchemaProblem};
+use super::undeclared::{self, ExtraArguments};
 use super::validators::{Precompiled, ValidatorCache};
 
 /// Validates `published` against the local rules and builds the exposed tools
@@ -25,6 +26,7 @@ pub fn expose(
     conn: &Arc<Connection>,
     published: &[PublishedTool],
     policy: &ToolPolicy,
+    extra: ExtraArguments,
     precompiled: Precompiled,
     pins: &[Option<PinHash>],
 ) -> Result<Vec<Arc<ExposedTool>>, ConnectError> {
@@ -65,33 +67,39 @@ pub fn expose(
         .zip(names)
         .zip(validators.into_iter().zip(outputs))
         .zip(definitions)
-        .map(|(((tool, name), (validator, output_validator)), definition)| {
-            let hidden_text = tool.has_hidden_text();
-            // The model reads the schema too: without invisible code points.
-            // (Arguments are still validated against the schema as published.)
-            let model_schema = if hidden_text {
-                Arc::new(crate::sanitize::hidden::strip_value(&tool.input_schema))
-            } else {
-                Arc::clone(&tool.input_schema)
-            };
-            Arc::new(ExposedTool {
-                name,
-                alias: alias.clone(),
-                remote_name: tool.name.clone(),
-                // The model reads this: no control characters, bidi controls or
-                // other invisible code points from the server.
-                description: tool.description.as_deref().map(crate::sanitize::for_model),
-                input_schema: Arc::clone(&tool.input_schema),
-                model_schema,
-                hidden_text,
-                effect: policy.effect(&tool.name).unwrap_or(Effect::Confirm),
-                validator,
-                output_validator,
-                task_support: tool.task_support,
-                definition,
-                connection: Arc::clone(conn),
-            })
-        })
+        .map(
+            |(((tool, name), (validator, output_validator)), definition)| {
+                let hidden_text = tool.has_hidden_text();
+                // The model reads the schema too: without invisible code points.
+                // (Arguments are still validated against the schema as published.)
+                let model_schema = if hidden_text {
+                    Arc::new(crate::sanitize::hidden::strip_value(&tool.input_schema))
+                } else {
+                    Arc::clone(&tool.input_schema)
+                };
+                // What the schema declares, worked out once here: a call only looks up its keys.
+                let (undeclared, declared) = undeclared::classify(&tool.input_schema, extra);
+                Arc::new(ExposedTool {
+                    name,
+                    alias: alias.clone(),
+                    remote_name: tool.name.clone(),
+                    // The model reads this: no control characters, bidi controls or
+                    // other invisible code points from the server.
+                    description: tool.description.as_deref().map(crate::sanitize::for_model),
+                    input_schema: Arc::clone(&tool.input_schema),
+                    model_schema,
+                    hidden_text,
+                    undeclared,
+                    declared: declared.map(Arc::new),
+                    effect: policy.effect(&tool.name).unwrap_or(Effect::Confirm),
+                    validator,
+                    output_validator,
+                    task_support: tool.task_support,
+                    definition,
+                    connection: Arc::clone(conn),
+                })
+            },
+        )
         .collect())
 }
 

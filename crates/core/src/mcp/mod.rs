@@ -98,6 +98,7 @@ mod sink;
 pub mod spec;
 pub mod spill;
 mod tail;
+pub mod undeclared;
 pub mod validators;
 pub mod vars;
 

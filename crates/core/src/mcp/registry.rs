@@ -34,6 +34,10 @@ pub struct ExposedTool {
     pub model_schema: Arc<Value>,
     /// The definition holds invisible code points (SPEC rule 15).
     pub hidden_text: bool,
+    /// How arguments its schema does not declare are treated (`check` shows it).
+    pub undeclared: super::undeclared::Undeclared,
+    /// What the schema declares, when the harness refuses the rest.
+    pub declared: Option<Arc<super::undeclared::Declared>>,
     /// `Allow` or `Confirm`; denied tools are never exposed.
     pub effect: Effect,
     pub validator: Arc<Validator>,
@@ -369,5 +373,6 @@ fn same_definition(a: &ExposedTool, b: &ExposedTool) -> bool {
     a.remote_name == b.remote_name
         && a.description == b.description
         && a.effect == b.effect
+        && a.undeclared == b.undeclared
         && (Arc::ptr_eq(&a.input_schema, &b.input_schema) || a.input_schema == b.input_schema)
 }

@@ -35,6 +35,10 @@ pub enum Toolset {
     Headers,
     /// `report` and `bad_report`, with an `outputSchema` (kept, and broken).
     Structured,
+    /// Schemas that list properties without closing them: `weather` (says
+    /// nothing of other keys), `open_weather` (`additionalProperties: true`),
+    /// plus `lookup` (closed). Each echoes what reached it.
+    OpenSchema,
 }
 
 /// How calls to the published tools are answered.
@@ -336,6 +340,31 @@ fn named(toolset: Toolset) -> Vec<Tool> {
             ),
             echo_tool("c1\u{9b}31m", "Its name has a C1 CSI.", key_schema.clone()),
             echo_tool("rev\u{202e}esrever", "Its name reverses text.", key_schema),
+        ],
+        Toolset::OpenSchema => vec![
+            echo_lookup(),
+            echo_tool(
+                "weather",
+                "Echo the city (and units) it is given; its schema does not close its properties.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "city": {"type": "string"},
+                        "units": {"type": "string", "enum": ["C", "F"]}
+                    },
+                    "required": ["city"]
+                }),
+            ),
+            echo_tool(
+                "open_weather",
+                "Echo its arguments; its schema admits any other key explicitly.",
+                json!({
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}},
+                    "required": ["city"],
+                    "additionalProperties": true
+                }),
+            ),
         ],
         Toolset::WeirdNames => vec![
             echo_tool(

@@ -59,6 +59,15 @@ pub fn servers_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
                 .into_iter()
                 .map(|l| Line::styled(l, theme::dim())),
         );
+        if server.insecure_http {
+            // Allowed by the config, never by default: everything it is sent
+            // (arguments, headers, tokens) crosses the network readable.
+            lines.extend(
+                wrapped("insecure http: plaintext to a remote host", width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, theme::warn())),
+            );
+        }
         if server.config_changed {
             // Runs as it was launched; the new settings wait for a reconnect.
             lines.extend(

@@ -88,7 +88,10 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     }
     lines.push(kv("requested by", view.requested_by.to_string()));
     // What the answer is bound to: this call, this definition, these arguments.
-    lines.push(kv("call", name(view.call_id.as_str(), width.saturating_sub(13))));
+    lines.push(kv(
+        "call",
+        name(view.call_id.as_str(), width.saturating_sub(13)),
+    ));
     if view.alias.is_some() {
         let definition = match &view.definition {
             Some(pin) => format!("pinned sha256:{}", short(pin)),
