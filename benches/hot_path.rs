@@ -218,6 +218,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
             check: None,
             pin: mcp_harness::protocol::PinStatus::Pinned,
             hidden_text: false,
+            suspicious: Vec::new(),
         })
         .collect();
     state.servers = Arc::from(vec![ServerView {

@@ -6,7 +6,8 @@
 //! only the 10,000-tool listing (for profiling it with perf); `connect`
 //! (the whole connect vs a bare rmcp client, with and without pins),
 //! `fairness` (a fast server's rate beside a slow one), `eras` (a call on
-//! each protocol revision and a raw rmcp call), `pins` and `telemetry` run only
+//! each protocol revision and a raw rmcp call), `pins`, `telemetry` and
+//! `screen` (the poisoning screen against the connect it is part of) run only
 //! that part.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
@@ -29,6 +30,8 @@ mod fairness;
 mod large;
 #[path = "mcp_core/pins.rs"]
 mod pins;
+#[path = "mcp_core/screen.rs"]
+mod screen;
 #[path = "mcp_core/telemetry.rs"]
 mod telemetry;
 
@@ -331,6 +334,10 @@ fn main() {
             telemetry_overhead().await;
             return;
         }
+        if only == "screen" {
+            screen::screen_cost().await;
+            return;
+        }
         call_path().await;
         println!();
         eras::eras_call().await;
@@ -349,6 +356,8 @@ fn main() {
         for distinct in [false, true] {
             pins::pin_overhead(10_000, distinct).await;
         }
+        println!();
+        screen::screen_cost().await;
         println!();
         revocation_latency().await;
     });

@@ -52,6 +52,7 @@ mod provider_anthropic;
 mod provider_openai;
 mod results;
 mod run;
+mod screen;
 mod serve;
 mod serve_stdio;
 mod tasks;

@@ -24,8 +24,8 @@ pub use offered::{
 };
 pub use views::{
     ApprovalView, ArgProblem, ArgsCheck, ElicitationView, EndedView, FieldKind, FieldView,
-    HealthView, PinChangeView, ServerView, SessionInfo, SignInStatus, SignInView, TokenInfo,
-    ToolCallView, ToolOutcomeView, ToolView, Views,
+    HealthView, PinChangeView, ServerView, SessionInfo, SignInStatus, SignInView, SuspicionView,
+    TokenInfo, ToolCallView, ToolOutcomeView, ToolView, Views,
 };
 
 /// Identifies one approval prompt.

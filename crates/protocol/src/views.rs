@@ -181,6 +181,9 @@ pub struct ToolView {
     /// The definition holds invisible code points (SPEC rule 15): shown as
     /// `<U+XXXX>`, removed for the model.
     pub hidden_text: bool,
+    /// What the poisoning screen found in the definition (empty: nothing):
+    /// never trusted on first use.
+    pub suspicious: Vec<SuspicionView>,
 }
 
 /// One tool whose published definition differs from its pin.
@@ -195,6 +198,22 @@ pub struct PinChangeView {
     pub diff: String,
     /// A new tool that is this gone tool renamed.
     pub renamed_from: Option<String>,
+    /// Why the poisoning screen flags the published definition (empty:
+    /// nothing). With an empty `old_sha256` the tool has no pin yet.
+    pub suspicious: Vec<SuspicionView>,
+}
+
+/// One hit of the poisoning screen, as the operator reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SuspicionView {
+    /// The rule's name (`model_tag`, `secret_file`, …).
+    pub rule: String,
+    /// Why it is suspicious (the harness's words).
+    pub reason: String,
+    /// Where in the definition (`description`, `inputSchema.properties.x.description`).
+    pub field: String,
+    /// The matched text: the server's words, untrusted.
+    pub phrase: String,
 }
 
 /// One problem with a call's arguments.

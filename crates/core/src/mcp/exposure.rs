@@ -79,6 +79,7 @@ pub fn expose(
                 };
                 // What the schema declares, worked out once here: a call only looks up its keys.
                 let (undeclared, declared) = undeclared::classify(&tool.input_schema, extra);
+                let suspicious: Arc<[_]> = super::screen::tool(tool, published).into();
                 Arc::new(ExposedTool {
                     name,
                     alias: alias.clone(),
@@ -89,6 +90,7 @@ pub fn expose(
                     input_schema: Arc::clone(&tool.input_schema),
                     model_schema,
                     hidden_text,
+                    suspicious,
                     undeclared,
                     declared: declared.map(Arc::new),
                     effect: policy.effect(&tool.name).unwrap_or(Effect::Confirm),

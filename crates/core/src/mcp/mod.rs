@@ -92,6 +92,7 @@ mod result;
 pub mod results;
 mod revoke;
 pub mod schema;
+pub mod screen;
 pub mod shim;
 mod signin;
 mod sink;

@@ -225,6 +225,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             .as_ref()
             .map(|i| i.protocol_version.to_string())
             .unwrap_or_default(),
+        instructions: info.as_ref().and_then(|i| i.instructions.clone()),
     };
     let has_tools = info
         .as_ref()

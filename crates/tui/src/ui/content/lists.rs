@@ -166,10 +166,12 @@ pub fn registry_header(state: &AppState, width: usize, compact: bool) -> Vec<Lin
             lines.extend(hint.into_iter().map(|l| Line::styled(l, theme::warn())));
         }
         if server.pins_refused {
-            let hint = wrapped(
-                "v shows what changed since its tools were pinned (≠), and accepts it.",
-                width,
-            );
+            let text = if server.code.as_deref() == Some("definition_suspicious") {
+                "v shows why its new tools are suspicious, and accepts them."
+            } else {
+                "v shows what changed since its tools were pinned (≠), and accepts it."
+            };
+            let hint = wrapped(text, width);
             lines.extend(hint.into_iter().map(|l| Line::styled(l, theme::warn())));
         }
         lines.push(Line::raw(""));
