@@ -218,6 +218,24 @@ fn the_lead_is_told_the_rule_not_the_phrase_and_an_accepted_tool_stays_flagged()
         }),
         "{registered}"
     );
+    // And so does the session's audit log.
+    let session = events.last().unwrap()["session"].as_str().unwrap();
+    let audit = std::fs::read_to_string(
+        env.path("xdg-data/mcp-harness/sessions")
+            .join(session)
+            .join("audit.jsonl"),
+    )
+    .unwrap();
+    let record = audit
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["event"] == "registered")
+        .unwrap_or_else(|| panic!("{audit}"));
+    assert_eq!(
+        record["flags"]["mcp__s__add"],
+        json!(["suspicious"]),
+        "{record}"
+    );
     env.assert_no_leaks();
 }
 
