@@ -9,7 +9,7 @@ pub mod rules;
 
 use std::sync::LazyLock;
 
-use regex::{Regex, RegexSet};
+use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -44,7 +44,10 @@ const NOT_A_TOOL: &[&str] = &[
 ];
 
 /// The rules compiled once: a set to find which rules match a text in one
-/// pass, and each rule's own regex for the phrase.
+/// pass, and each rule's own regex for the phrase. ASCII classes (`\b`, `\w`,
+/// `\s`, case folding, `[^.\n]` as one byte class) over the text's bytes: the
+/// phrases are English, and Unicode classes under bounded repetitions made
+/// the automaton many times larger and slower.
 pub(crate) struct Screen {
     set: RegexSet,
     each: Vec<Regex>,
@@ -57,10 +60,18 @@ static SCREEN: LazyLock<Screen> = LazyLock::new(compile);
 #[allow(clippy::expect_used)]
 fn compile() -> Screen {
     Screen {
-        set: RegexSet::new(RULES.iter().map(|r| r.pattern)).expect("the screen's rules compile"),
+        set: RegexSetBuilder::new(RULES.iter().map(|r| r.pattern))
+            .unicode(false)
+            .build()
+            .expect("the screen's rules compile"),
         each: RULES
             .iter()
-            .map(|r| Regex::new(r.pattern).expect("the screen's rules compile"))
+            .map(|r| {
+                RegexBuilder::new(r.pattern)
+                    .unicode(false)
+                    .build()
+                    .expect("the screen's rules compile")
+            })
             .collect(),
     }
 }
@@ -108,28 +119,35 @@ fn screen_at(text: &str, field: &dyn Fn() -> String, own: &(impl Own + ?Sized)) 
     // so a phrase broken up by zero-width characters still matches.
     let clean = crate::sanitize::for_model(text);
     let screen = Screen::get();
-    let matched = screen.set.matches(&clean);
+    let matched = screen.set.matches(clean.as_bytes());
     if !matched.matched_any() {
         return Vec::new();
     }
     let mut found = Vec::new();
     for index in matched.iter() {
         let rule = &RULES[index];
-        let hit = screen.each[index].captures_iter(&clean).find(|caps| {
-            !rule.names_tool
-                || ["q", "t", "i"]
-                    .iter()
-                    .find_map(|g| caps.name(g))
-                    .is_some_and(|name| names_another_tool(name.as_str(), own))
-        });
+        let hit = screen.each[index]
+            .captures_iter(clean.as_bytes())
+            .find(|caps| {
+                !rule.names_tool
+                    || ["q", "t", "i"]
+                        .iter()
+                        .find_map(|g| caps.name(g))
+                        .is_some_and(|name| {
+                            names_another_tool(&String::from_utf8_lossy(name.as_bytes()), own)
+                        })
+            });
         if let Some(caps) = hit {
-            let phrase = caps.get(0).map_or("", |m| m.as_str());
+            let phrase = caps
+                .get(0)
+                .map(|m| String::from_utf8_lossy(m.as_bytes()))
+                .unwrap_or_default();
             found.push(Suspicion {
                 rule: rule.name,
                 class: rule.class,
                 reason: rule.reason,
                 field: field(),
-                phrase: crate::sanitize::inert_line(phrase, MAX_PHRASE),
+                phrase: crate::sanitize::inert_line(&phrase, MAX_PHRASE),
             });
         }
     }
