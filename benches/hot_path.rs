@@ -218,6 +218,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
             check: None,
             pin: mcp_harness::protocol::PinStatus::Pinned,
             hidden_text: false,
+            suspicious: Vec::new(),
         })
         .collect();
     state.servers = Arc::from(vec![ServerView {
@@ -237,6 +238,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
         health: None,
         server_output: Vec::new(),
         config_changed: false,
+        insecure_http: false,
     }]);
     state.registry_all = true;
     state.selected_tool = tools / 2;

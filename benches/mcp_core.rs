@@ -6,9 +6,10 @@
 //! only the 10,000-tool listing (for profiling it with perf); `connect`
 //! (the whole connect vs a bare rmcp client, with and without pins),
 //! `fairness` (a fast server's rate beside a slow one), `eras` (a call on
-//! each protocol revision and a raw rmcp call), `pins`, `telemetry` and `flows`
-//! (the credential scan of a 100 kB result, flow control with no labels) run
-//! only that part.
+//! each protocol revision and a raw rmcp call), `pins`, `telemetry`, `flows`
+//! (the credential scan of a 100 kB result, flow control with no labels) and
+//! `screen` (the poisoning screen against the connect it is part of) run only
+//! that part.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: a panic is the report
 
@@ -32,6 +33,8 @@ mod flows;
 mod large;
 #[path = "mcp_core/pins.rs"]
 mod pins;
+#[path = "mcp_core/screen.rs"]
+mod screen;
 #[path = "mcp_core/telemetry.rs"]
 mod telemetry;
 
@@ -338,6 +341,10 @@ fn main() {
             telemetry_overhead().await;
             return;
         }
+        if only == "screen" {
+            screen::screen_cost().await;
+            return;
+        }
         call_path().await;
         println!();
         eras::eras_call().await;
@@ -358,6 +365,8 @@ fn main() {
         for distinct in [false, true] {
             pins::pin_overhead(10_000, distinct).await;
         }
+        println!();
+        screen::screen_cost().await;
         println!();
         revocation_latency().await;
     });

@@ -52,6 +52,7 @@ pub fn big_server(tools: usize, distinct: bool) -> (ServerSpec, mcp_harness::mcp
         resource_read: mcp_harness::mcp::Effect::Confirm,
         max_concurrent_calls: mcp_harness::mcp::spec::MAX_CONCURRENT_CALLS,
         labels: Default::default(),
+        extra_arguments: Default::default(),
     };
     let limits = mcp_harness::mcp::Limits {
         max_tools: 20_000,

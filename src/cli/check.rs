@@ -14,6 +14,8 @@ use crate::mcp::Hub;
 use crate::mcp::flows::{Labels, ToolLabels};
 use crate::mcp::policy::PolicyMismatch;
 use crate::mcp::published::ToolFlag;
+use crate::mcp::screen::{self, Suspicion};
+use crate::mcp::undeclared::Undeclared;
 use crate::mcp::{ConnectReport, DefinitionChange, Effect, FailureKind, PinState, ServerIdentity};
 use crate::sanitize::inert_line;
 
@@ -35,6 +37,10 @@ struct ServerReport {
     status: &'static str,
     error: Option<ErrorReport>,
     server: Option<ServerIdentity>,
+    /// What the poisoning screen found in the server's `instructions` (which
+    /// no model is given): for the operator.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    instructions_suspicious: Vec<Suspicion>,
     published: Vec<PublishedReport>,
     exposed: Vec<ExposedReport>,
     /// What the server said (stderr tail, its error text): untrusted, operator-only.
@@ -64,8 +70,11 @@ struct PublishedReport {
     name: String,
     /// Empty when the server gave none (the contract promises a string).
     description: String,
-    /// What the harness noticed about the definition (`hidden_text`).
+    /// What the harness noticed about the definition (`hidden_text`, `suspicious`).
     flags: Vec<ToolFlag>,
+    /// What the poisoning screen found: rule, reason, field, phrase.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    suspicious: Vec<Suspicion>,
     /// Against its pin: pinned, new, changed, or off (not checked).
     pin: PinState,
     /// Its local flow labels (the config's, never the server's claims).
@@ -77,6 +86,9 @@ struct ExposedReport {
     name: String,
     remote_name: String,
     effect: Effect,
+    /// Arguments outside the schema's properties: refused by the schema, by
+    /// the harness (`extra_arguments = "refuse"`), or admitted.
+    undeclared_arguments: Undeclared,
 }
 
 pub async fn run(config: Option<PathBuf>, args: CheckArgs) -> ExitCode {
@@ -109,6 +121,7 @@ async fn report(hub: &Hub, config: &Config, args: CheckArgs) -> ExitCode {
                     changes: Vec::new(),
                 }),
                 server: None,
+                instructions_suspicious: Vec::new(),
                 published: Vec::new(),
                 exposed: Vec::new(),
                 server_output: Vec::new(),
@@ -139,7 +152,8 @@ fn server_report(report: ConnectReport, labels: &ToolLabels) -> ServerReport {
         .map(|(i, t)| PublishedReport {
             name: t.name.clone(),
             description: t.description.clone().unwrap_or_default(),
-            flags: t.flags(),
+            flags: t.flags(&report.published),
+            suspicious: screen::tool(t, &report.published),
             pin: report.pins.states.get(i).copied().unwrap_or(PinState::Off),
             labels: labels.of(&t.name),
         })
@@ -154,6 +168,7 @@ fn server_report(report: ConnectReport, labels: &ToolLabels) -> ServerReport {
                     name: t.name.clone(),
                     remote_name: t.remote_name.clone(),
                     effect: t.effect,
+                    undeclared_arguments: t.undeclared,
                 })
                 .collect(),
             Vec::new(),
@@ -175,10 +190,17 @@ fn server_report(report: ConnectReport, labels: &ToolLabels) -> ServerReport {
             e.server_output.clone(),
         ),
     };
+    let instructions_suspicious = report
+        .server
+        .as_ref()
+        .and_then(|s| s.instructions.as_deref())
+        .map(screen::instructions)
+        .unwrap_or_default();
     ServerReport {
         alias: report.alias.to_string(),
         status,
         error,
+        instructions_suspicious,
         server: report.server,
         published,
         exposed,
@@ -232,6 +254,9 @@ fn human(report: &Report, source: &str) -> String {
                 if p.flags.contains(&ToolFlag::HiddenText) {
                     published.push_str(" [hidden text]");
                 }
+                if p.flags.contains(&ToolFlag::Suspicious) {
+                    published.push_str(" [suspicious]");
+                }
                 // Pinned by this very run: say so, rather than "new".
                 let pin = if s.pinned.contains(&p.name) {
                     "pinned now"
@@ -264,6 +289,16 @@ fn human(report: &Report, source: &str) -> String {
                 }
             }
         }
+        for s in &s.instructions_suspicious {
+            out.push_str(&format!(
+                "  its instructions (given to no model) are suspicious: {} — {}: \"{}\"\n",
+                s.rule,
+                s.reason,
+                inert_line(&s.phrase, 200)
+            ));
+        }
+        out.push_str(&suspicious(&s.published));
+        out.push_str(&open_schemas(&s.exposed));
         if !s.pinned.is_empty() {
             out.push_str(&format!(
                 "  pinned {} new tool definition{} in {} (trust on first use)\n",
@@ -285,5 +320,61 @@ fn human(report: &Report, source: &str) -> String {
         ready,
         report.servers.len()
     ));
+    out
+}
+
+/// The tools whose schemas would admit any argument, and what becomes of them.
+fn open_schemas(exposed: &[ExposedReport]) -> String {
+    let names = |which: Undeclared| {
+        exposed
+            .iter()
+            .filter(|x| x.undeclared_arguments == which)
+            .map(|x| format!("`{}`", x.remote_name))
+            .collect::<Vec<_>>()
+    };
+    let mut out = String::new();
+    let refused = names(Undeclared::RefusedByHarness);
+    if !refused.is_empty() {
+        out.push_str(&format!(
+            "  open schemas (undeclared arguments refused by the harness): {}\n",
+            inert_line(&refused.join(", "), 2000)
+        ));
+    }
+    let admitted = names(Undeclared::Admitted);
+    if !admitted.is_empty() {
+        out.push_str(&format!(
+            "  schemas that admit any argument (sent to the server): {}\n",
+            inert_line(&admitted.join(", "), 2000)
+        ));
+    }
+    out
+}
+
+/// Why each suspicious tool is: the rule, its reason, where, and the phrase
+/// (the server's words, inert).
+fn suspicious(published: &[PublishedReport]) -> String {
+    let flagged: Vec<&PublishedReport> = published
+        .iter()
+        .filter(|p| !p.suspicious.is_empty())
+        .collect();
+    if flagged.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "  [suspicious]: the poisoning screen found text addressed to the model; such a \
+         tool is never trusted on first use (accept it with `mcp-harness pin ALIAS`, or deny it)\n",
+    );
+    for p in flagged {
+        for s in &p.suspicious {
+            out.push_str(&format!(
+                "    {}: {} — {} (in {}): \"{}\"\n",
+                inert_line(&p.name, 60),
+                s.rule,
+                s.reason,
+                inert_line(&s.field, 120),
+                inert_line(&s.phrase, 200)
+            ));
+        }
+    }
     out
 }

@@ -95,6 +95,13 @@ fn report(alias: &ServerAlias, a: &Acceptance) -> String {
     for name in &a.added {
         let _ = writeln!(text, "  new pin: `{}`", inert_line(name, 80));
     }
+    if !a.suspicious.is_empty() {
+        let _ = writeln!(
+            text,
+            "  accepted although the poisoning screen flags them (what it found):"
+        );
+        text.push_str(&render::definition_changes(&a.suspicious));
+    }
     for name in &a.dropped {
         let _ = writeln!(
             text,

@@ -48,6 +48,11 @@ pub fn definition_changes(changes: &[crate::mcp::DefinitionChange]) -> String {
                 short(&change.old_sha256),
                 short(&change.new_sha256)
             ),
+            None if change.old_sha256.is_empty() => writeln!(
+                out,
+                "  `{tool}` is new, not pinned (sha256 {}):",
+                short(&change.new_sha256)
+            ),
             None => writeln!(
                 out,
                 "  `{tool}` changed (sha256 {} → {}):",
@@ -55,6 +60,17 @@ pub fn definition_changes(changes: &[crate::mcp::DefinitionChange]) -> String {
                 short(&change.new_sha256)
             ),
         };
+        // The rule and its reason are the harness's words; the phrase the server's.
+        for why in &change.suspicious {
+            let _ = writeln!(
+                out,
+                "    suspicious: {} — {} (in {}): \"{}\"",
+                why.rule,
+                why.reason,
+                inert_line(&why.field, 120),
+                inert_line(&why.phrase, 200)
+            );
+        }
         let diff = crate::protocol::diff::narrowed(&change.diff, crate::mcp::pins::diff::CONTEXT);
         for line in diff.lines() {
             let _ = writeln!(out, "    {line}");

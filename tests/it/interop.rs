@@ -113,6 +113,14 @@ fn check_passes_once_the_printed_policies_are_in_the_config() {
     let out = env.run(&["check", "--json"]);
     let report = json(&out);
     assert_eq!(out.status.code(), Some(0), "{report}");
+    // Zero false positives: the poisoning screen flags none of their tools
+    // (nor hidden text), so each was pinned on first use without a word.
+    for server in report["servers"].as_array().unwrap() {
+        assert!(server.get("instructions_suspicious").is_none(), "{server}");
+        for tool in server["published"].as_array().unwrap() {
+            assert_eq!(tool["flags"], j!([]), "{}: {tool}", server["alias"]);
+        }
+    }
     let everything = &report["servers"][0];
     // Its name has a slash, its tools kebab-case names: both handled.
     assert_eq!(everything["server"]["name"], "mcp-servers/everything");

@@ -25,7 +25,7 @@ pub use offered::{
 pub use views::{
     ApprovalView, ArgProblem, ArgsCheck, ElicitationView, EndedView, FieldKind, FieldView,
     HealthView, PinChangeView, ServerView, ServingView, SessionInfo, SignInStatus, SignInView,
-    TaintView, TokenInfo, ToolCallView, ToolOutcomeView, ToolView, Views,
+    SuspicionView, TaintView, TokenInfo, ToolCallView, ToolOutcomeView, ToolView, Views,
 };
 
 /// Identifies one approval prompt.

@@ -124,6 +124,9 @@ pub struct ServerView {
     /// reached (or its timeouts, sizes, revision): it runs as it was opened
     /// until `r` reconnects it under the new config.
     pub config_changed: bool,
+    /// Plaintext `http://` to a host that is not loopback, which the config
+    /// allows (`allow_insecure_http`): the operator sees it marked.
+    pub insecure_http: bool,
 }
 
 /// Signing in to an HTTP server (OAuth), as the operator deals with it.
@@ -189,6 +192,9 @@ pub struct ToolView {
     /// The definition holds invisible code points (SPEC rule 15): shown as
     /// `<U+XXXX>`, removed for the model.
     pub hidden_text: bool,
+    /// What the poisoning screen found in the definition (empty: nothing):
+    /// never trusted on first use.
+    pub suspicious: Vec<SuspicionView>,
 }
 
 /// One tool whose published definition differs from its pin.
@@ -203,6 +209,22 @@ pub struct PinChangeView {
     pub diff: String,
     /// A new tool that is this gone tool renamed.
     pub renamed_from: Option<String>,
+    /// Why the poisoning screen flags the published definition (empty:
+    /// nothing). With an empty `old_sha256` the tool has no pin yet.
+    pub suspicious: Vec<SuspicionView>,
+}
+
+/// One hit of the poisoning screen, as the operator reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SuspicionView {
+    /// The rule's name (`model_tag`, `secret_file`, …).
+    pub rule: String,
+    /// Why it is suspicious (the harness's words).
+    pub reason: String,
+    /// Where in the definition (`description`, `inputSchema.properties.x.description`).
+    pub field: String,
+    /// The matched text: the server's words, untrusted.
+    pub phrase: String,
 }
 
 /// One problem with a call's arguments.

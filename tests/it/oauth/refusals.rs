@@ -238,9 +238,11 @@ fn a_token_is_never_sent_on_a_redirect_to_another_origin() {
 #[test]
 fn oauth_over_plain_http_to_a_remote_host_is_refused() {
     let env = TestEnv::new();
-    // TEST-NET-1: never reached; the refusal comes before any request.
+    // TEST-NET-1: never reached; the refusal comes before any request. The
+    // config refuses such a URL unless told; told, OAuth still refuses it.
     env.config(&format!(
-        "[servers.remote]\nurl = \"http://192.0.2.1/mcp\"\nauth = \"oauth\"\n{POLICY}"
+        "[servers.remote]\nurl = \"http://192.0.2.1/mcp\"\nauth = \"oauth\"\n\
+         allow_insecure_http = true\n{POLICY}"
     ));
     let out = env.run(&["check", "--json"]);
     let server = json(&out)["servers"][0].clone();

@@ -32,6 +32,16 @@ pub fn pin_change(change: &DefinitionChange) -> PinChangeView {
         new_sha256: change.new_sha256.clone(),
         diff: change.diff.clone(),
         renamed_from: change.renamed_from.clone(),
+        suspicious: change.suspicious.iter().map(suspicion).collect(),
+    }
+}
+
+pub fn suspicion(s: &crate::mcp::screen::Suspicion) -> crate::protocol::SuspicionView {
+    crate::protocol::SuspicionView {
+        rule: s.rule.to_string(),
+        reason: s.reason.to_string(),
+        field: s.field.clone(),
+        phrase: s.phrase.clone(),
     }
 }
 

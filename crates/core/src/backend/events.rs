@@ -211,6 +211,16 @@ impl Backend {
                     // The operator's act (v then a, or p) says it in its own
                     // result, with the reconnect: one notice, not two.
                     crate::mcp::PinChange::Accepted => None,
+                    // Without an old pin: new tools it may not trust on
+                    // first use (suspicious, or unpinned under "required").
+                    crate::mcp::PinChange::Violated
+                        if tools.iter().all(|r| r.old_sha256.is_none()) =>
+                    {
+                        Some(format!(
+                            "`{alias}` publishes tools without a pin that need your review: {}",
+                            names.join(", ")
+                        ))
+                    }
                     crate::mcp::PinChange::Violated => Some(format!(
                         "`{alias}` publishes tools that differ from their pins: {}",
                         names.join(", ")

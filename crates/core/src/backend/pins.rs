@@ -30,7 +30,9 @@ impl Backend {
         };
         if !matches!(
             error.code,
-            ConnectErrorCode::DefinitionChanged | ConnectErrorCode::DefinitionUnpinned
+            ConnectErrorCode::DefinitionChanged
+                | ConnectErrorCode::DefinitionUnpinned
+                | ConnectErrorCode::DefinitionSuspicious
         ) {
             return self.tell(format!(
                 "`{alias}` was refused for {}, not for its definitions: fix that first",

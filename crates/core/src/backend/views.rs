@@ -120,6 +120,7 @@ impl ViewBuilder {
                     sign_in: SignInStatus::NotUsed,
                     server_output: Vec::new(),
                     config_changed: self.stale.contains(alias.as_str()),
+                    insecure_http: spec.as_ref().is_some_and(|s| s.transport.insecure_http()),
                 };
                 describe(&state, &mut view);
                 let token = snapshot.connection_for(&alias).and_then(|e| {
@@ -172,6 +173,7 @@ impl ViewBuilder {
                             error.code,
                             ConnectErrorCode::DefinitionChanged
                                 | ConnectErrorCode::DefinitionUnpinned
+                                | ConnectErrorCode::DefinitionSuspicious
                         );
                         if error.code == ConnectErrorCode::PolicyMismatch
                             && let Some(diff) = &error.policy_diff
@@ -222,7 +224,7 @@ impl ViewBuilder {
                     (None, Some(Effect::Deny)) => Some("local policy: deny".to_string()),
                     (None, _) => Some("not in the local policy".to_string()),
                 };
-                let mut view = tool_view(t, effect, why_not);
+                let mut view = tool_view(t, &entry.published, effect, why_not);
                 // Connected: every checked tool matched its pin (or was just pinned).
                 view.pin = match (spec.map(|s| s.pin), effect) {
                     (Some(PinMode::Off) | None, _) | (_, Some(Effect::Deny)) => PinStatus::Off,
@@ -261,7 +263,7 @@ impl ViewBuilder {
             .enumerate()
             .map(|(i, t)| {
                 let effect = spec.and_then(|s| s.policy.effect(&t.name));
-                let mut view = tool_view(t, effect, Some(why.to_string()));
+                let mut view = tool_view(t, published, effect, Some(why.to_string()));
                 view.pin = report
                     .pins
                     .states
@@ -295,7 +297,12 @@ fn args_check(tool: &ExposedTool) -> ArgsCheck {
     })
 }
 
-fn tool_view(t: &PublishedTool, effect: Option<Effect>, why_not: Option<String>) -> ToolView {
+fn tool_view(
+    t: &PublishedTool,
+    listing: &[PublishedTool],
+    effect: Option<Effect>,
+    why_not: Option<String>,
+) -> ToolView {
     ToolView {
         name: t.name.clone(),
         title: t.title.clone(),
@@ -308,6 +315,10 @@ fn tool_view(t: &PublishedTool, effect: Option<Effect>, why_not: Option<String>)
         check: None,
         pin: PinStatus::Off,
         hidden_text: t.has_hidden_text(),
+        suspicious: crate::mcp::screen::tool(t, listing)
+            .iter()
+            .map(convert::suspicion)
+            .collect(),
     }
 }
 

@@ -500,6 +500,45 @@ mod tests {
     }
 
     #[test]
+    fn plaintext_http_to_a_remote_host_is_refused_unless_allowed() {
+        let e = err("[servers.far]\nurl = \"http://mcp.example.com/mcp\"\n");
+        assert_eq!(e.path.as_deref(), Some("servers.far.url"), "{e}");
+        assert!(
+            e.message.contains("`mcp.example.com`")
+                && e.message.contains("allow_insecure_http = true"),
+            "names the host and the fix: {e}"
+        );
+        assert_eq!(
+            err("[servers.far]\nurl = \"http://10.0.0.5:8080/\"\n")
+                .path
+                .as_deref(),
+            Some("servers.far.url")
+        );
+        // The benign twins: loopback, https, a host only known at connect time.
+        for url in [
+            "http://127.0.0.1:9/mcp",
+            "http://localhost/mcp",
+            "http://[::1]:8080/",
+            "https://mcp.example.com/mcp",
+            "http://${MCP_HOST}/mcp",
+        ] {
+            let text = format!("[servers.s]\nurl = \"{url}\"\n");
+            let config = parse(&text, ConfigSource::Embedded).unwrap();
+            assert!(!config.servers[0].transport.insecure_http(), "{url}");
+        }
+        let allowed =
+            "[servers.far]\nurl = \"http://mcp.example.com/mcp\"\nallow_insecure_http = true\n";
+        let config = parse(allowed, ConfigSource::Embedded).unwrap();
+        assert!(config.servers[0].transport.insecure_http(), "marked");
+        let e = err("[servers.s]\ncommand = \"x\"\nallow_insecure_http = true\n");
+        assert_eq!(
+            e.path.as_deref(),
+            Some("servers.s.allow_insecure_http"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn aliases_that_normalize_alike_are_refused() {
         let e = err("[servers.a-b]\ncommand=\"x\"\n[servers.a_b]\ncommand=\"y\"\n");
         assert!(e.message.contains("both become `a_b`"), "{e}");
@@ -507,7 +546,7 @@ mod tests {
 
     #[test]
     fn servers_keep_file_order_and_overrides() {
-        let text = "[limits]\ncall_timeout_ms = 500\n[servers.zeta]\ncommand=\"z\"\n[servers.alpha]\nurl=\"http://x\"\ncall_timeout_ms=7\n";
+        let text = "[limits]\ncall_timeout_ms = 500\n[servers.zeta]\ncommand=\"z\"\n[servers.alpha]\nurl=\"https://x\"\ncall_timeout_ms=7\n";
         let config = parse(text, ConfigSource::Embedded).unwrap();
         assert_eq!(config.servers[0].alias.as_str(), "zeta");
         assert_eq!(config.servers[0].call_timeout, Duration::from_millis(500));

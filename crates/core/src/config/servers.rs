@@ -49,6 +49,8 @@ pub(super) struct RawServer {
     max_message_bytes: Option<usize>,
     task_timeout_ms: Option<u64>,
     max_concurrent_calls: Option<usize>,
+    extra_arguments: Option<crate::mcp::undeclared::ExtraArguments>,
+    allow_insecure_http: Option<bool>,
     protocol: Option<ProtocolChoice>,
     tasks: Option<TaskMode>,
     pin: Option<PinMode>,
@@ -210,6 +212,12 @@ pub(super) fn server_spec(
             if command.trim().is_empty() {
                 return Err((key("command"), "must not be empty".into()));
             }
+            if raw.allow_insecure_http.is_some() {
+                return Err((
+                    key("allow_insecure_http"),
+                    "`allow_insecure_http` only applies to `url` servers".into(),
+                ));
+            }
             if let Some(k) = oauth.any() {
                 return Err((
                     key(k),
@@ -240,10 +248,15 @@ pub(super) fn server_spec(
             {
                 return Err((key("url"), "must start with http:// or https://".into()));
             }
+            let allow_insecure_http = raw.allow_insecure_http.unwrap_or(false);
+            if !allow_insecure_http {
+                insecure_http(&url).map_err(|problem| (key("url"), problem))?;
+            }
             TransportSpec::Http {
                 url,
                 headers: raw.headers.unwrap_or_default().into_iter().collect(),
                 auth: Box::new(auth_spec(oauth, base)?),
+                allow_insecure_http,
             }
         }
     };
@@ -286,6 +299,7 @@ pub(super) fn server_spec(
             None => crate::mcp::spec::MAX_CONCURRENT_CALLS,
         },
         labels,
+        extra_arguments: raw.extra_arguments.unwrap_or_default(),
     })
 }
 
@@ -312,6 +326,27 @@ fn tool_labels(raw: &RawServer) -> Result<ToolLabels, KeyError> {
         server: raw.labels.as_deref().map(Labels::of).unwrap_or_default(),
         tools,
     })
+}
+
+/// Plaintext `http://` to a host that is not loopback: everything the harness
+/// sends (arguments, headers, tokens) would cross the network in the clear. A
+/// host written as a variable is judged at connect time, once expanded.
+fn insecure_http(url: &str) -> Result<(), String> {
+    let authority = url
+        .strip_prefix("http://")
+        .map(|rest| rest.split(['/', '?', '#']).next().unwrap_or_default());
+    match authority {
+        Some(authority) if !authority.contains('$') => {}
+        _ => return Ok(()),
+    }
+    match crate::mcp::spec::insecure_remote_host(url) {
+        Some(host) => Err(format!(
+            "plaintext http:// to `{host}`, which is not loopback (127.0.0.1, ::1, localhost), \
+             would send every request and token in the clear; use https://, or set \
+             `allow_insecure_http = true` on this server if the network is yours"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// `${VAR}` syntax is checked at load time; values are looked up at connect time.

@@ -167,7 +167,14 @@ impl Hub {
         match listed {
             Ok(published) => {
                 let published: Arc<[PublishedTool]> = published.into();
-                let outcome = exposure::expose(conn, &published, &spec.policy, cache, &hashes);
+                let outcome = exposure::expose(
+                    conn,
+                    &published,
+                    &spec.policy,
+                    spec.extra_arguments,
+                    cache,
+                    &hashes,
+                );
                 Listed {
                     published: Some(published),
                     outcome,

@@ -66,7 +66,14 @@ pub fn expose(
     policy: &ToolPolicy,
     precompiled: Precompiled,
 ) -> Result<Vec<Arc<ExposedTool>>, ConnectError> {
-    super::exposure::expose(conn, published, policy, precompiled, &[])
+    super::exposure::expose(
+        conn,
+        published,
+        policy,
+        Default::default(),
+        precompiled,
+        &[],
+    )
 }
 
 /// Closes a connection opened with [`open`].

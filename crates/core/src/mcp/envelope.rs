@@ -69,6 +69,11 @@ pub struct ToolError {
     /// For `mcp_invalid_arguments`: every validation error with its instance path.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ArgumentError>,
+    /// For `mcp_invalid_arguments`: the argument names the tool's schema does
+    /// not declare (refused unless `extra_arguments = "allow"`). A boxed
+    /// slice: the envelope travels in every `Result` of a tool.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub undeclared: Box<[String]>,
 }
 
 impl ToolError {
@@ -79,6 +84,7 @@ impl ToolError {
             alias: None,
             tool: None,
             errors: Vec::new(),
+            undeclared: Box::default(),
         }
     }
 

@@ -28,6 +28,9 @@ pub enum ConnectErrorCode {
     DefinitionChanged,
     /// `pin = "required"` and a tool has no pin.
     DefinitionUnpinned,
+    /// A tool without a pin is suspicious (the poisoning screen): it is not
+    /// trusted on first use; the operator accepts it, or denies it.
+    DefinitionSuspicious,
     SpawnFailed,
     InitializeFailed,
     McpTimeout,
@@ -81,6 +84,7 @@ impl ConnectErrorCode {
             InvalidToolDefinition => "invalid_tool_definition",
             DefinitionChanged => "definition_changed",
             DefinitionUnpinned => "definition_unpinned",
+            DefinitionSuspicious => "definition_suspicious",
             SpawnFailed => "spawn_failed",
             InitializeFailed => "initialize_failed",
             McpTimeout => "mcp_timeout",
@@ -214,6 +218,11 @@ impl ConnectError {
             DefinitionUnpinned => format!(
                 "{} of the server have no pinned (approved) definition, and this server \
                  requires one; the operator must review and pin them",
+                tools(n)
+            ),
+            DefinitionSuspicious => format!(
+                "the definitions of {} of the server read as addressed to the model \
+                 (the harness's poisoning screen); the operator must review and accept them",
                 tools(n)
             ),
         }

@@ -17,6 +17,7 @@ use super::policy::{Effect, ToolPolicy};
 use super::published::PublishedTool;
 use super::registry::ExposedTool;
 use super::schema::{self, SchemaProblem};
+use super::undeclared::{self, ExtraArguments};
 use super::validators::{Precompiled, ValidatorCache};
 
 /// Validates `published` against the local rules and builds the exposed tools
@@ -25,6 +26,7 @@ pub fn expose(
     conn: &Arc<Connection>,
     published: &[PublishedTool],
     policy: &ToolPolicy,
+    extra: ExtraArguments,
     precompiled: Precompiled,
     pins: &[Option<PinHash>],
 ) -> Result<Vec<Arc<ExposedTool>>, ConnectError> {
@@ -75,6 +77,9 @@ pub fn expose(
                 } else {
                     Arc::clone(&tool.input_schema)
                 };
+                // What the schema declares, worked out once here: a call only looks up its keys.
+                let (undeclared, declared) = undeclared::classify(&tool.input_schema, extra);
+                let suspicious: Arc<[_]> = super::screen::tool(tool, published).into();
                 Arc::new(ExposedTool {
                     name,
                     alias: alias.clone(),
@@ -85,6 +90,9 @@ pub fn expose(
                     input_schema: Arc::clone(&tool.input_schema),
                     model_schema,
                     hidden_text,
+                    suspicious,
+                    undeclared,
+                    declared: declared.map(Arc::new),
                     effect: policy.effect(&tool.name).unwrap_or(Effect::Confirm),
                     validator,
                     output_validator,

@@ -93,6 +93,7 @@ mod result;
 pub mod results;
 mod revoke;
 pub mod schema;
+pub mod screen;
 pub mod secrets;
 pub mod shim;
 mod signin;
@@ -100,6 +101,7 @@ mod sink;
 pub mod spec;
 pub mod spill;
 mod tail;
+pub mod undeclared;
 pub mod validators;
 pub mod vars;
 

@@ -44,6 +44,9 @@ pub enum ToolFlag {
     /// The definition holds invisible code points (SPEC rule 15): the operator
     /// sees them as `<U+XXXX>`, the model gets them removed.
     HiddenText,
+    /// The poisoning screen found text addressed to the model in it (SPEC
+    /// rule 20): never trusted on first use.
+    Suspicious,
 }
 
 /// Where a tool sat in the listing, for messages about tools without a usable name.
@@ -66,13 +69,17 @@ impl PublishedTool {
             || self.annotations.as_ref().is_some_and(value_has_hidden)
     }
 
-    /// What the harness flags about this definition.
-    pub fn flags(&self) -> Vec<ToolFlag> {
+    /// What the harness flags about this definition, published in `listing`
+    /// (the screen does not count the listing's own tools as another's).
+    pub fn flags(&self, listing: &[PublishedTool]) -> Vec<ToolFlag> {
+        let mut flags = Vec::new();
         if self.has_hidden_text() {
-            vec![ToolFlag::HiddenText]
-        } else {
-            Vec::new()
+            flags.push(ToolFlag::HiddenText);
         }
+        if !super::screen::tool(self, listing).is_empty() {
+            flags.push(ToolFlag::Suspicious);
+        }
+        flags
     }
 
     /// Parses one tool definition from raw JSON, so that one malformed tool is

@@ -34,6 +34,12 @@ pub struct ExposedTool {
     pub model_schema: Arc<Value>,
     /// The definition holds invisible code points (SPEC rule 15).
     pub hidden_text: bool,
+    /// What the poisoning screen found in its definition (empty: nothing).
+    pub suspicious: Arc<[super::screen::Suspicion]>,
+    /// How arguments its schema does not declare are treated (`check` shows it).
+    pub undeclared: super::undeclared::Undeclared,
+    /// What the schema declares, when the harness refuses the rest.
+    pub declared: Option<Arc<super::undeclared::Declared>>,
     /// `Allow` or `Confirm`; denied tools are never exposed.
     pub effect: Effect,
     pub validator: Arc<Validator>,
@@ -357,10 +363,19 @@ impl Registry {
 
 /// The flags of the tools that have any, by exposed name.
 fn flags_of(exposed: &[Arc<ExposedTool>]) -> super::events::ToolFlags {
+    use super::published::ToolFlag;
     exposed
         .iter()
-        .filter(|t| t.hidden_text)
-        .map(|t| (t.name.clone(), vec![super::published::ToolFlag::HiddenText]))
+        .filter_map(|t| {
+            let mut flags = Vec::new();
+            if t.hidden_text {
+                flags.push(ToolFlag::HiddenText);
+            }
+            if !t.suspicious.is_empty() {
+                flags.push(ToolFlag::Suspicious);
+            }
+            (!flags.is_empty()).then(|| (t.name.clone(), flags))
+        })
         .collect()
 }
 
@@ -369,5 +384,6 @@ fn same_definition(a: &ExposedTool, b: &ExposedTool) -> bool {
     a.remote_name == b.remote_name
         && a.description == b.description
         && a.effect == b.effect
+        && a.undeclared == b.undeclared
         && (Arc::ptr_eq(&a.input_schema, &b.input_schema) || a.input_schema == b.input_schema)
 }

@@ -41,6 +41,9 @@ pub struct ServerSpec {
     pub max_concurrent_calls: usize,
     /// Local flow labels: the server's, and per-tool overrides (rule 20).
     pub labels: super::flows::ToolLabels,
+    /// Arguments outside the properties a tool's schema declares, when the
+    /// schema does not say (`extra_arguments`; default refused).
+    pub extra_arguments: super::undeclared::ExtraArguments,
 }
 
 /// `max_concurrent_calls` when the config does not say.
@@ -49,7 +52,8 @@ pub const MAX_CONCURRENT_CALLS: usize = 8;
 /// What differs between two specs of one alias, as a re-read config sees it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SpecChange {
-    /// The `tools` table: a live connection is re-validated against it.
+    /// The `tools` table (or `extra_arguments`): a live connection is
+    /// re-validated against it.
     pub policy: bool,
     /// Read from the spec at each use (`resources.read`,
     /// `max_concurrent_calls`): in force at once.
@@ -67,10 +71,11 @@ impl SpecChange {
             resource_read: super::policy::Effect::Confirm,
             max_concurrent_calls: 0,
             labels: Default::default(),
+            extra_arguments: Default::default(),
             ..s.clone()
         };
         Self {
-            policy: old.policy != new.policy,
+            policy: old.policy != new.policy || old.extra_arguments != new.extra_arguments,
             live: old.resource_read != new.resource_read
                 || old.max_concurrent_calls != new.max_concurrent_calls
                 || old.labels != new.labels,
@@ -135,7 +140,19 @@ pub enum TransportSpec {
         headers: Vec<(String, String)>,
         /// How to sign in (OAuth); by default only when the server asks.
         auth: Box<AuthSpec>,
+        /// `allow_insecure_http = true`: plaintext `http://` to a host that is
+        /// not loopback is the operator's explicit choice (the TUI marks it).
+        allow_insecure_http: bool,
     },
+}
+
+/// The host of `url` when it is plaintext `http://` to a host that is not
+/// loopback (127.0.0.0/8, ::1, `localhost`: the OAuth client's rule), so
+/// requests and tokens would cross the network readable by anyone on the way.
+pub fn insecure_remote_host(url: &str) -> Option<String> {
+    let parsed = url::Url::parse(url).ok()?;
+    (parsed.scheme() == "http" && !super::auth::origin::is_loopback(&parsed))
+        .then(|| parsed.host_str().unwrap_or_default().to_string())
 }
 
 /// A transport with every variable expanded (holds secrets: never log or display).
@@ -202,8 +219,17 @@ impl TransportSpec {
                     cwd,
                 }))
             }
-            TransportSpec::Http { url, headers, .. } => {
+            TransportSpec::Http {
+                url,
+                headers,
+                allow_insecure_http,
+                ..
+            } => {
                 let url = vars.expand(url).map_err(|e| at("url", e))?;
+                // A URL made of variables could only be judged once expanded.
+                if !allow_insecure_http && let Some(host) = insecure_remote_host(&url) {
+                    return Err(at("url", VarError::InsecureHttp(host)));
+                }
                 let headers = headers
                     .iter()
                     .map(|(k, v)| {
@@ -226,6 +252,23 @@ impl TransportSpec {
                 .collect::<Vec<_>>()
                 .join(" "),
             TransportSpec::Http { url, .. } => url.clone(),
+        }
+    }
+
+    /// Plaintext `http://` to a remote host, allowed by `allow_insecure_http`
+    /// (the operator's views mark it).
+    pub fn insecure_http(&self) -> bool {
+        match self {
+            TransportSpec::Http {
+                url,
+                allow_insecure_http,
+                ..
+            } => {
+                *allow_insecure_http
+                    && !url.starts_with("https://")
+                    && (url.contains("${") || insecure_remote_host(url).is_some())
+            }
+            TransportSpec::Stdio { .. } => false,
         }
     }
 

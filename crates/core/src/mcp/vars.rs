@@ -51,6 +51,13 @@ pub enum VarError {
     BadName(String),
     #[error("environment variable `{0}` is not set")]
     Unset(String),
+    /// Not a variable's fault as such: what it expanded to is plaintext http to
+    /// a remote host, which `allow_insecure_http` must allow.
+    #[error(
+        "expands to plaintext http:// to `{0}`, which is not loopback; use https://, or set \
+         `allow_insecure_http = true` on this server to send it in the clear"
+    )]
+    InsecureHttp(String),
 }
 
 /// Checks `${…}` syntax without looking anything up (config load time).

@@ -102,6 +102,7 @@ fn hub(setup: &Setup, policy: ToolPolicy) -> Hub {
             url: setup.url.clone(),
             headers: Vec::new(),
             auth: Box::new(setup.auth.clone()),
+            allow_insecure_http: false,
         },
         connect_timeout: TIMEOUT,
         call_timeout: TIMEOUT,
@@ -116,6 +117,7 @@ fn hub(setup: &Setup, policy: ToolPolicy) -> Hub {
         resource_read: mcp_harness::mcp::Effect::Confirm,
         max_concurrent_calls: mcp_harness::mcp::spec::MAX_CONCURRENT_CALLS,
         labels: Default::default(),
+        extra_arguments: Default::default(),
     };
     let limits = Limits {
         connect_timeout: TIMEOUT,

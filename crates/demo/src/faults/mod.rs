@@ -65,6 +65,8 @@ pub enum Fault {
     /// Invisible characters (`hidden_payload`) in `lookup`'s definition and in
     /// every text the server sends back.
     HiddenText,
+    /// `poisoned-instructions`: the server's `instructions` address the model.
+    PoisonedInstructions,
     ListChangedStorm {
         count: u32,
     },
@@ -190,6 +192,7 @@ impl Fault {
             }),
             "escapes" => flag(Fault::Escapes),
             "hidden-text" => flag(Fault::HiddenText),
+            "poisoned-instructions" => flag(Fault::PoisonedInstructions),
             "content-blocks" => flag(Fault::ContentBlocks),
             "list-changed-storm" => Ok(Fault::ListChangedStorm {
                 count: u32::try_from(number()?).map_err(|e| e.to_string())?,
@@ -241,6 +244,7 @@ pub struct Faults {
     pub content_blocks: bool,
     pub escapes: bool,
     pub hidden_text: bool,
+    pub poisoned_instructions: bool,
     pub list_changed_storm: Option<u32>,
     pub mutate_tools: Option<Mutation>,
     pub mutate_after_ms: Option<u64>,
@@ -277,6 +281,7 @@ impl Faults {
                 Fault::HugeResult { bytes } => faults.huge_result = Some(bytes),
                 Fault::Escapes => faults.escapes = true,
                 Fault::HiddenText => faults.hidden_text = true,
+                Fault::PoisonedInstructions => faults.poisoned_instructions = true,
                 Fault::ContentBlocks => faults.content_blocks = true,
                 Fault::ListChangedStorm { count } => faults.list_changed_storm = Some(count),
                 Fault::MutateTools { kind } => faults.mutate_tools = Some(kind),

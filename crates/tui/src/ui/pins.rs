@@ -95,33 +95,68 @@ fn view_lines(
         .filter(|t| !server.pin_changes.iter().any(|c| c.tool == t.name))
         .map(|t| format!("`{}`", line(&t.name, 60)))
         .collect();
-    let mut lines = para(
-        &format!(
+    let first_use = server
+        .pin_changes
+        .iter()
+        .all(|c| c.old_sha256.is_empty() && !c.suspicious.is_empty());
+    let intro = if first_use {
+        format!(
+            "`{alias}` publishes definitions without a pin that read as addressed to the model \
+             (the poisoning screen): they are never trusted on first use. Until you accept them \
+             (or deny them in the policy), it stays refused. Every invisible character is shown \
+             as <U+XXXX>. Text quoted from the server is untrusted."
+        )
+    } else {
+        format!(
             "`{alias}` publishes definitions that differ from what was approved (pinned in {}). \
              Until you accept them, it stays refused. Pinned → published; every invisible \
              character is shown as <U+XXXX>. Text quoted from the server is untrusted.",
             server.pins_at
-        ),
-        theme::strong(),
-    );
+        )
+    };
+    let mut lines = para(&intro, theme::strong());
     for change in server.pin_changes.iter() {
         lines.push(Line::raw(""));
         let tool = line(&change.tool, 60);
         let head = match &change.renamed_from {
             Some(from) => format!("`{tool}` is `{}` renamed", line(from, 60)),
+            None if change.old_sha256.is_empty() => format!("`{tool}` is new, not pinned"),
             None => format!("`{tool}` changed"),
         };
         lines.push(Line::from(vec![
             Span::styled(head, theme::warn()),
             Span::styled(
-                format!(
-                    "  sha256 {} → {}",
-                    short(&change.old_sha256),
-                    short(&change.new_sha256)
-                ),
+                if change.old_sha256.is_empty() {
+                    format!("  sha256 {}", short(&change.new_sha256))
+                } else {
+                    format!(
+                        "  sha256 {} → {}",
+                        short(&change.old_sha256),
+                        short(&change.new_sha256)
+                    )
+                },
                 theme::dim(),
             ),
         ]));
+        for why in &change.suspicious {
+            // The rule and its reason are the harness's; the phrase the server's.
+            let said = format!(
+                "  suspicious: {} — {} (in {}): ",
+                why.rule,
+                why.reason,
+                line(&why.field, 80)
+            );
+            let mut pieces = wrapped(&format!("{said}\"{}\"", line(&why.phrase, 200)), width);
+            if let Some(first) = pieces.first_mut() {
+                lines.push(Line::styled(std::mem::take(first), theme::warn()));
+            }
+            lines.extend(
+                pieces
+                    .into_iter()
+                    .skip(1)
+                    .map(|l| Line::styled(l, theme::untrusted())),
+            );
+        }
         let diff = crate::protocol::diff::narrowed(&change.diff, radius);
         for diff_line in diff.lines() {
             let style = match diff_line.chars().next() {

@@ -230,8 +230,8 @@ impl<'a> Source<'a> {
                     RegistryRow::Tool { alias, .. } if self.all => alias.chars().count() + 1,
                     RegistryRow::Tool { .. } => 0,
                 };
-                // The " [hidden text]" mark (rule 15) is part of the name column.
-                let mark = if tool.hidden_text { 14 } else { 0 };
+                // The " [hidden text]" / " [suspicious]" mark is part of the name column.
+                let mark = crate::ui::text::width(flag_mark(tool));
                 // So is a pin mark ("+ " no pin yet, "≠ " changed).
                 let mark = mark
                     + match tool.pin {
@@ -305,6 +305,17 @@ pub fn contains_ignore_case(haystack: &str, needle: &str) -> bool {
         return h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n));
     }
     haystack.to_lowercase().contains(&needle.to_lowercase())
+}
+
+/// What the registry writes after a tool's name when the harness flagged its
+/// definition: hidden text (rule 15), the poisoning screen (rule 20), or both.
+pub fn flag_mark(tool: &crate::protocol::ToolView) -> &'static str {
+    match (tool.hidden_text, !tool.suspicious.is_empty()) {
+        (true, true) => " [hidden text] [suspicious]",
+        (true, false) => " [hidden text]",
+        (false, true) => " [suspicious]",
+        (false, false) => "",
+    }
 }
 
 #[cfg(test)]

@@ -188,16 +188,34 @@ impl Hub {
             arguments
         };
         let dropped = nulls::drop_refused_nulls(&tool.validator, &mut arguments);
-        let errors = schema::validate(&tool.validator, &arguments);
+        let mut errors = schema::validate(&tool.validator, &arguments);
+        // Keys the schema does not declare (and would admit): refused too.
+        let undeclared: Vec<String> = match (&tool.declared, arguments.as_object()) {
+            (Some(declared), Some(given)) => {
+                let keys = declared.undeclared(given);
+                errors.extend(declared.errors(&keys));
+                keys.into_iter()
+                    .map(|k| crate::sanitize::for_model_line(k, 80))
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
         if !errors.is_empty() {
-            let mut error = envelope(
-                Code::McpInvalidArguments,
+            let message = if errors.len() == undeclared.len() {
+                format!(
+                    "the arguments include parameters the input schema of `{}` does not declare; \
+                     nothing was sent",
+                    tool.name
+                )
+            } else {
                 format!(
                     "the arguments do not match the input schema of `{}`; nothing was sent",
                     tool.name
-                ),
-            );
+                )
+            };
+            let mut error = envelope(Code::McpInvalidArguments, message);
             error.errors = errors;
+            error.undeclared = undeclared.into_boxed_slice();
             let mut outcome = Settled::local(error, Decision::RefusedBySchema);
             outcome.dropped_nulls = dropped;
             return outcome;

@@ -63,11 +63,13 @@ pub struct OpenParams<'a> {
 pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let alias = p.spec.alias.clone();
     let transport = p.spec.transport.resolve(&alias, p.vars).map_err(|e| {
-        ConnectError::new(
-            Code::SpawnFailed,
-            e.to_string(),
-            "set the variable in the environment the harness runs in",
-        )
+        let hint = match e.problem {
+            crate::mcp::vars::VarError::InsecureHttp(_) => {
+                "use an https:// URL, or set `allow_insecure_http = true` on this server"
+            }
+            _ => "set the variable in the environment the harness runs in",
+        };
+        ConnectError::new(Code::SpawnFailed, e.to_string(), hint)
     })?;
     let (list_changed, list_changes) = watch::channel(0u64);
     let parts = HandlerParts {
@@ -223,6 +225,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             .as_ref()
             .map(|i| i.protocol_version.to_string())
             .unwrap_or_default(),
+        instructions: info.as_ref().and_then(|i| i.instructions.clone()),
     };
     let has_tools = info
         .as_ref()

@@ -13,6 +13,11 @@ pub struct ServerIdentity {
     pub version: String,
     /// The protocol revision negotiated in `initialize`.
     pub protocol_version: String,
+    /// What the server asks the host to tell the model about it (its
+    /// `instructions`): the harness passes them to no model; the poisoning
+    /// screen reads them for the operator. Not printed (server prose).
+    #[serde(skip)]
+    pub instructions: Option<String>,
 }
 
 /// How the connection reaches its server.

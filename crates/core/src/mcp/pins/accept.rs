@@ -34,6 +34,8 @@ pub struct Acceptance {
     pub dropped: Vec<String>,
     /// Pins that already matched.
     pub unchanged: usize,
+    /// New pins the poisoning screen flags: accepted by this very act.
+    pub suspicious: Vec<DefinitionChange>,
 }
 
 impl Acceptance {
@@ -104,6 +106,7 @@ impl Hub {
                 .iter()
                 .filter(|s| **s == super::PinState::Pinned)
                 .count(),
+            suspicious: review.suspicious.clone(),
         };
         let pins: Vec<(String, Pin)> = published
             .iter()

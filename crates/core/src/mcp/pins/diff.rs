@@ -39,6 +39,22 @@ pub fn unified(old: &str, new: &str) -> String {
     out
 }
 
+/// A definition that has no pin yet, as a diff from nothing: every line added.
+pub fn added(new: &str) -> String {
+    let mut out = String::from("--- (no pin)\n+++ published\n");
+    for line in pretty(new).lines() {
+        out.push('+');
+        out.push_str(&visible(line));
+        out.push('\n');
+        if let Some(spelled) = tag_text(line) {
+            out.push_str(&format!(
+                "\\ the hidden tag characters above spell: {spelled}\n"
+            ));
+        }
+    }
+    out
+}
+
 /// Pretty JSON with sorted keys, one member a line; text that is not JSON
 /// (a hand-edited lock entry) is shown as it is.
 fn pretty(text: &str) -> String {

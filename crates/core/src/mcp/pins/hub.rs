@@ -174,7 +174,16 @@ fn violations(review: &PinReview, published: &[PublishedTool]) -> Vec<PinRecord>
             old_sha256: None,
             new_sha256: review.hashes[i].as_ref().map(ToString::to_string),
         });
-    changed.chain(unpinned).collect()
+    let suspicious = review
+        .suspicious
+        .iter()
+        .filter(|_| review.mode == PinMode::Tofu && review.changed.is_empty())
+        .map(|c| PinRecord {
+            tool: c.tool.clone(),
+            old_sha256: None,
+            new_sha256: Some(c.new_sha256.clone()),
+        });
+    changed.chain(unpinned).chain(suspicious).collect()
 }
 
 /// The refusal of a first use for an alias pinned in another lock: names both

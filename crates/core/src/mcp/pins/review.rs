@@ -15,6 +15,7 @@ use crate::mcp::error::{ConnectError, ConnectErrorCode};
 use crate::mcp::names::quote;
 use crate::mcp::policy::{Effect, ToolPolicy};
 use crate::mcp::published::PublishedTool;
+use crate::mcp::screen::{self, Suspicion};
 
 /// One tool whose definition differs from its pin (or, with `renamed_from`,
 /// a new tool whose definition is a gone tool's, but for its name).
@@ -29,6 +30,10 @@ pub struct DefinitionChange {
     pub diff: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub renamed_from: Option<String>,
+    /// What the poisoning screen found in the published definition: why it
+    /// is not trusted without the operator's word (empty: nothing).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suspicious: Vec<Suspicion>,
 }
 
 /// What a connect found about pins, for the operator's views.
@@ -54,6 +59,9 @@ pub struct PinReview {
     pub renamed: Vec<DefinitionChange>,
     /// Indices (into the listing) of tools without a pin.
     pub unpinned: Vec<usize>,
+    /// Tools without a pin that the poisoning screen flags, each as a
+    /// definition added (`old_sha256` empty) with why: never pinned on first use.
+    pub suspicious: Vec<DefinitionChange>,
     /// Pinned tools that are no longer published (or are now `deny`).
     pub gone: Vec<String>,
     /// Each published tool's pin as published now (`None`: not checked).
@@ -77,6 +85,7 @@ impl PinReview {
             changed: Vec::new(),
             renamed: Vec::new(),
             unpinned: Vec::new(),
+            suspicious: Vec::new(),
             gone: Vec::new(),
             hashes: vec![None; published.len()],
         };
@@ -101,7 +110,9 @@ impl PinReview {
                 }
                 Some(pin) if pin.sha256 == hash => PinState::Pinned,
                 Some(pin) => {
-                    review.changed.push(change(pin, tool, &hash, None));
+                    review
+                        .changed
+                        .push(change(pin, tool, &hash, None, published));
                     PinState::Changed
                 }
             };
@@ -113,6 +124,15 @@ impl PinReview {
             .cloned()
             .collect();
         review.find_renames(published, pins);
+        review.suspicious = review
+            .unpinned
+            .iter()
+            .filter_map(|&i| {
+                let found = screen::tool(&published[i], published);
+                let hash = review.hashes[i].clone()?;
+                (!found.is_empty()).then(|| added(&published[i], &hash, found))
+            })
+            .collect();
         review
     }
 
@@ -139,7 +159,7 @@ impl PinReview {
                     .clone()
                     .unwrap_or_else(|| Pin::of(tool).sha256);
                 self.renamed
-                    .push(change(pin, tool, &hash, Some(name.clone())));
+                    .push(change(pin, tool, &hash, Some(name.clone()), published));
             }
         }
     }
@@ -182,6 +202,38 @@ impl PinReview {
             .with_changes(self.changed.iter().chain(&self.renamed).cloned().collect());
             return Err(error);
         }
+        if self.mode == PinMode::Tofu && !self.suspicious.is_empty() {
+            let list: Vec<String> = self
+                .suspicious
+                .iter()
+                .map(|c| {
+                    let mut rules: Vec<&str> = c.suspicious.iter().map(|s| s.rule).collect();
+                    rules.dedup();
+                    format!("{} ({})", quote(&c.tool), rules.join(", "))
+                })
+                .collect();
+            return Err(ConnectError::new(
+                ConnectErrorCode::DefinitionSuspicious,
+                format!(
+                    "screen rule: {} {} no pin in {location} and {} addressed to the model; a \
+                     suspicious definition is never trusted on first use",
+                    list.join(", "),
+                    if list.len() == 1 { "has" } else { "have" },
+                    if list.len() == 1 {
+                        "reads as"
+                    } else {
+                        "read as"
+                    },
+                ),
+                format!(
+                    "review why (`mcp-harness check` prints each rule and the phrase it matched); \
+                     if you trust it, accept it with `mcp-harness pin {alias}` or from the TUI's \
+                     diff view, or set it to \"deny\" in the policy"
+                ),
+            )
+            .with_tools(self.suspicious.iter().map(|c| c.tool.clone()).collect())
+            .with_changes(self.suspicious.clone()));
+        }
         if self.mode == PinMode::Required && !self.unpinned.is_empty() {
             let names: Vec<String> = self
                 .unpinned
@@ -210,19 +262,21 @@ impl PinReview {
                 ),
             )
             .with_tools(self.unpinned.iter().map(|&i| published[i].name.clone()).collect())
-            .with_changes(self.renamed.clone());
+            .with_changes(self.renamed.iter().chain(&self.suspicious).cloned().collect());
             return Err(error);
         }
         Ok(())
     }
 
-    /// The pins trust on first use writes: every tool without one.
+    /// The pins trust on first use writes: every tool without one, but the
+    /// suspicious ones (only the operator's explicit acceptance pins those).
     pub fn first_use(&self, published: &[PublishedTool]) -> Vec<(String, Pin)> {
         if self.mode != PinMode::Tofu {
             return Vec::new();
         }
         self.unpinned
             .iter()
+            .filter(|&&i| !self.suspicious.iter().any(|s| s.tool == published[i].name))
             .map(|&i| (published[i].name.clone(), Pin::of(&published[i])))
             .collect()
     }
@@ -233,6 +287,7 @@ fn change(
     tool: &PublishedTool,
     hash: &PinHash,
     renamed_from: Option<String>,
+    listing: &[PublishedTool],
 ) -> DefinitionChange {
     let now = canonical::canonical_value(&canonical::definition(tool));
     DefinitionChange {
@@ -241,6 +296,20 @@ fn change(
         new_sha256: hash.to_string(),
         diff: diff::unified(&pin.definition, &now),
         renamed_from,
+        suspicious: screen::tool(tool, listing),
+    }
+}
+
+/// A tool without a pin, shown whole, with what the screen found in it.
+fn added(tool: &PublishedTool, hash: &PinHash, suspicious: Vec<Suspicion>) -> DefinitionChange {
+    let now = canonical::canonical_value(&canonical::definition(tool));
+    DefinitionChange {
+        tool: tool.name.clone(),
+        old_sha256: String::new(),
+        new_sha256: hash.to_string(),
+        diff: diff::added(&now),
+        renamed_from: None,
+        suspicious,
     }
 }
 

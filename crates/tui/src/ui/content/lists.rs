@@ -59,6 +59,15 @@ pub fn servers_lines(state: &AppState, width: usize) -> Vec<Line<'static>> {
                 .into_iter()
                 .map(|l| Line::styled(l, theme::dim())),
         );
+        if server.insecure_http {
+            // Allowed by the config, never by default: everything it is sent
+            // (arguments, headers, tokens) crosses the network readable.
+            lines.extend(
+                wrapped("insecure http: plaintext to a remote host", width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, theme::warn())),
+            );
+        }
         if server.config_changed {
             // Runs as it was launched; the new settings wait for a reconnect.
             lines.extend(
@@ -157,10 +166,12 @@ pub fn registry_header(state: &AppState, width: usize, compact: bool) -> Vec<Lin
             lines.extend(hint.into_iter().map(|l| Line::styled(l, theme::warn())));
         }
         if server.pins_refused {
-            let hint = wrapped(
-                "v shows what changed since its tools were pinned (≠), and accepts it.",
-                width,
-            );
+            let text = if server.code.as_deref() == Some("definition_suspicious") {
+                "v shows why its new tools are suspicious, and accepts them."
+            } else {
+                "v shows what changed since its tools were pinned (≠), and accepts it."
+            };
+            let hint = wrapped(text, width);
             lines.extend(hint.into_iter().map(|l| Line::styled(l, theme::warn())));
         }
         lines.push(Line::raw(""));

@@ -159,6 +159,23 @@ fn detail(alias: &str, tool: &ToolView, width: usize) -> Vec<Line<'static>> {
             .map(|l| Line::styled(l, theme::warn())),
         );
     }
+    for why in &tool.suspicious {
+        // The rule and its reason are the harness's words; the phrase the server's.
+        lines.extend(
+            wrapped(
+                &format!(
+                    "suspicious: {} — {} (in {}): \"{}\"",
+                    why.rule,
+                    why.reason,
+                    line(&why.field, 80),
+                    line(&why.phrase, 200)
+                ),
+                width,
+            )
+            .into_iter()
+            .map(|l| Line::styled(l, theme::warn())),
+        );
+    }
     lines.push(Line::styled(
         "Server claims (data from the server, never permission):",
         theme::untrusted(),

@@ -12,7 +12,7 @@ use ratatui::widgets::Paragraph;
 use crate::protocol::{AliasStatus, PinStatus};
 use crate::ui::content::{registry_empty, registry_header};
 use crate::ui::layout::registry_geometry;
-use crate::ui::rows::{ARROW, EFFECT_WIDTH, RegistryRow};
+use crate::ui::rows::{ARROW, EFFECT_WIDTH, RegistryRow, flag_mark};
 use crate::ui::sanitize::{inert_text, wrapped};
 use crate::ui::state::{AppState, Focus};
 use crate::ui::text::{fit, fit_lines, fit_middle, fit_qualified, pad, pad_middle};
@@ -53,9 +53,6 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
     }
     frame.render_widget(Paragraph::new(fit_lines(lines, width)), inner);
 }
-
-/// The mark of a tool whose definition holds invisible characters.
-pub const HIDDEN: &str = " [hidden text]";
 
 /// `Registry v4 · demo_alpha`, and while a filter is set `· /QUERY M/N`. In a
 /// narrow pane the pins summary gives way first, then the query (cut with
@@ -178,7 +175,7 @@ impl Shape {
                         theme::error(),
                     ),
                 };
-                let name_style = if tool.hidden_text {
+                let name_style = if tool.hidden_text || !tool.suspicious.is_empty() {
                     theme::warn()
                 } else {
                     Style::new()
@@ -197,7 +194,7 @@ impl Shape {
                 };
                 spans.extend([
                     Span::styled(
-                        name_cell(qualifier, &name, tool.hidden_text, name_col),
+                        name_cell(qualifier, &name, flag_mark(tool), name_col),
                         name_style,
                     ),
                     Span::styled(arrow, theme::dim()),
@@ -220,19 +217,19 @@ enum Cut {
 /// A name (`ALIAS/NAME` in the all-servers view) in `columns` columns, cut in
 /// the middle; a definition with invisible characters (rule 15) keeps its
 /// whole mark after the name wherever it fits.
-fn name_cell(alias: Option<&str>, name: &str, hidden_text: bool, columns: usize) -> String {
+fn name_cell(alias: Option<&str>, name: &str, flagged: &str, columns: usize) -> String {
     let cut = |columns| match alias {
         Some(alias) => fit_qualified(alias, name, columns),
         None => fit_middle(name, columns),
     };
-    if !hidden_text {
+    if flagged.is_empty() {
         return pad(&cut(columns), columns);
     }
-    let mark = crate::ui::text::width(HIDDEN);
+    let mark = crate::ui::text::width(flagged);
     if columns >= mark + 4 {
-        pad(&format!("{}{HIDDEN}", cut(columns - mark)), columns)
+        pad(&format!("{}{flagged}", cut(columns - mark)), columns)
     } else {
-        pad_middle(&format!("{name}{HIDDEN}"), columns)
+        pad_middle(&format!("{name}{flagged}"), columns)
     }
 }
 

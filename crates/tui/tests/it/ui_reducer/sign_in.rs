@@ -33,6 +33,7 @@ fn remote(sign_in: SignInStatus) -> ServerView {
         pins_refused: false,
         server_output: Vec::new(),
         config_changed: false,
+        insecure_http: false,
         health: None,
         sign_in,
     }

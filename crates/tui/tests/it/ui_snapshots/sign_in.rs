@@ -32,6 +32,7 @@ fn remote(status: AliasStatus, sign_in: SignInStatus, health: Option<HealthView>
         pins_refused: false,
         server_output: Vec::new(),
         config_changed: false,
+        insecure_http: false,
         health,
         sign_in,
     }
@@ -113,4 +114,17 @@ fn health_shows_the_token_never_the_token_itself() {
         servers
     });
     snapshot("signed_in_health", &mut s);
+}
+
+#[test]
+fn a_server_reached_over_plaintext_http_is_marked() {
+    let mut s = with(|opened| {
+        let mut servers = servers_at(opened);
+        let mut far = remote(AliasStatus::Disconnected, SignInStatus::NotUsed, None);
+        far.transport = "http: http://10.0.0.5:8080/mcp".into();
+        far.insecure_http = true;
+        servers.push(far);
+        servers
+    });
+    snapshot("insecure_http", &mut s);
 }
