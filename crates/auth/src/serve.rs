@@ -36,6 +36,10 @@ where
                     // Out of file descriptors or a reset before accept: keep serving.
                     continue;
                 };
+                // Answers are small writes (an SSE event, then the stream's end):
+                // with Nagle's algorithm each waits for the client's delayed ACK,
+                // ~40 ms a call.
+                let _ = stream.set_nodelay(true);
                 let (handle, stop) = (handle.clone(), stop.clone());
                 connections.spawn(async move {
                     let service = hyper::service::service_fn(move |request| {
