@@ -853,3 +853,38 @@ fn each_clients_session_has_its_own_taint() {
     assert_eq!(by, ["mcp__demo_beta__lookup", "mcp__demo_alpha__lookup"]);
     env.assert_no_leaks();
 }
+
+/// A hostile upstream that hides text in invisible code points (a tag-
+/// character instruction in `lookup`'s description and in its result): an
+/// outside client's model gets neither, as the Lead's does not.
+#[test]
+fn no_invisible_character_reaches_an_outside_client() {
+    let interop = Interop::get();
+    let env = TestEnv::new();
+    env.config(&format!(
+        "{}[servers.demo_alpha.tools]\nlookup = \"allow\"\nset = \"confirm\"\nreset = \"deny\"\n\
+         fail = \"allow\"\nslow = \"allow\"\n\
+         [serve.clients.claude]\ntoken_env = \"MCPH_TEST_TOKEN_A\"\n",
+        env.demo("demo_alpha", "alpha", &["--fault", "hidden-text"]),
+    ));
+    let gateway = Gateway::start(&env);
+    let mut claude = TsClient::start(&interop, &gateway.url, Some(TOKEN_A), None);
+    assert_eq!(claude.connect()["ok"], true);
+    let listed = claude.ask(json!({"op": "list"}));
+    let looked_up = claude.call("demo_alpha__lookup", json!({"key": "apple"}));
+    assert_eq!(looked_up["isError"], false, "{looked_up}");
+    assert!(
+        looked_up.to_string().contains("apple"),
+        "the visible answer arrives: {looked_up}"
+    );
+    for (what, value) in [("the tool list", &listed), ("the result", &looked_up)] {
+        let text = value.to_string();
+        let hidden: Vec<char> = text
+            .chars()
+            .filter(|c| mcp_harness::sanitize::hidden::is_invisible(*c))
+            .collect();
+        assert!(hidden.is_empty(), "{what} carries {hidden:?}: {text}");
+    }
+    gateway.stop();
+    env.assert_no_leaks();
+}

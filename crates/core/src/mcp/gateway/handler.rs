@@ -413,9 +413,16 @@ impl GatewayHandler {
         });
         let result = match &outcome.result {
             Ok(output) => {
-                let content = output.content.iter().cloned().map(content_block).collect();
+                // What the server said reaches the client's model as it reaches
+                // the Lead's: never an invisible code point (rule 15).
+                let content = output
+                    .content
+                    .iter()
+                    .map(visible)
+                    .map(content_block)
+                    .collect();
                 let mut result = CallToolResult::success(content);
-                result.structured_content = output.structured_content.clone();
+                result.structured_content = output.structured_content.as_ref().map(visible);
                 result
             }
             Err(error) => refused(error),
@@ -526,6 +533,16 @@ fn refused(error: &ToolError) -> CallToolResult {
     let mut result = CallToolResult::error(vec![ContentBlock::text(envelope.to_string())]);
     result.structured_content = Some(envelope);
     result
+}
+
+/// `value` without invisible code points in any of its strings (copied only
+/// when it has some).
+fn visible(value: &Value) -> Value {
+    if crate::sanitize::hidden::value_has_hidden(value) {
+        crate::sanitize::hidden::strip_value(value)
+    } else {
+        value.clone()
+    }
 }
 
 /// A content block as the server sent it (already cut at `max_result_bytes`);
