@@ -28,6 +28,24 @@ fn armed(value: &'static str) -> impl Fn(&str) -> bool {
     }
 }
 
+/// demo_alpha (`set` confirm, `reset` deny) and the `[serve.clients]` given.
+fn room_config(env: &TestEnv, clients: &str) {
+    env.config(&format!(
+        "{}[servers.demo_alpha.tools]\nlookup = \"allow\"\nset = \"confirm\"\nreset = \"deny\"\n\
+         fail = \"allow\"\nslow = \"allow\"\n{clients}",
+        env.demo("demo_alpha", "alpha", &[]),
+    ));
+}
+
+/// A free loopback port (released at once: the TUI binds it).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// `client` calls `set` on a thread of its own (it waits for the operator).
 fn set_in_background(
     mut client: TsClient,
@@ -51,19 +69,12 @@ fn set_in_background(
 fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
     let interop = Interop::get();
     let env = TestEnv::new();
-    env.config(&format!(
-        "{}[servers.demo_alpha.tools]\nlookup = \"allow\"\nset = \"confirm\"\nreset = \"deny\"\n\
-         fail = \"allow\"\nslow = \"allow\"\n\
-         [serve.clients.claude]\ntoken_env = \"MCPH_TEST_CR_TOKEN\"\n\
+    room_config(
+        &env,
+        "[serve.clients.claude]\ntoken_env = \"MCPH_TEST_CR_TOKEN\"\n\
          [serve.clients.ci]\ntoken_env = \"MCPH_TEST_CI_TOKEN\"\n",
-        env.demo("demo_alpha", "alpha", &[]),
-    ));
-    // A free loopback port (released at once: the TUI binds it).
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    );
+    let port = free_port();
     let command = format!(
         "env MCPH_TEST_CR_TOKEN={TOKEN} MCPH_TEST_CI_TOKEN={CI_TOKEN} {} --serve 127.0.0.1:{port}",
         tui_command(&env)
@@ -242,17 +253,8 @@ fn arguments_sha256(arguments: &serde_json::Value) -> String {
 fn a_stdio_host_relays_to_the_control_room_and_waits_for_the_operator() {
     let interop = Interop::get();
     let env = TestEnv::new();
-    env.config(&format!(
-        "{}[servers.demo_alpha.tools]\nlookup = \"allow\"\nset = \"confirm\"\nreset = \"deny\"\n\
-         fail = \"allow\"\nslow = \"allow\"\n\
-         [serve.clients.cursor]\nservers = [\"demo_alpha\"]\n",
-        env.demo("demo_alpha", "alpha", &[]),
-    ));
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    room_config(&env, "[serve.clients.cursor]\nservers = [\"demo_alpha\"]\n");
+    let port = free_port();
     let command = format!("{} --serve 127.0.0.1:{port}", tui_command(&env));
     let tmux = Tmux::start(&env, &command, 120, 40);
     tmux.wait(
