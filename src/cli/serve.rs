@@ -218,11 +218,7 @@ async fn stdio(
 /// (its `confirm` calls wait for the operator) and this process only passes
 /// bytes; `None` when none is, and the gateway runs here, headless.
 async fn relay(config: &crate::config::Config, client: &str) -> Option<ExitCode> {
-    let file = match &config.source {
-        crate::config::ConfigSource::File(path) => Some(path.as_path()),
-        crate::config::ConfigSource::Embedded => None,
-    };
-    let path = relay::socket_path(file)?;
+    let path = config.relay_socket()?;
     let stream = match relay::connect(&path, client).await {
         Ok(Some(stream)) => stream,
         Ok(None) => return None,

@@ -14,8 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Backend, Inbound};
 use crate::agent::toolbox::from_mcp;
-use crate::config::ConfigSource;
-use crate::mcp::gateway::relay::{self, Relay, RelayListener};
+use crate::mcp::gateway::relay::{Relay, RelayListener};
 use crate::mcp::gateway::{
     Changes, ClientCallRecord, ClientCallStart, Gateway, GatewayError, PATH, Watcher,
 };
@@ -163,11 +162,7 @@ impl Backend {
     /// Listens for `serve --stdio` processes of this config (same user) and
     /// serves their hosts here, so their `confirm` calls wait for the operator.
     fn serve_relay(&mut self, relay: Relay, changes: Option<Changes>) {
-        let config = match &self.config.source {
-            ConfigSource::File(path) => Some(path.as_path()),
-            ConfigSource::Embedded => None,
-        };
-        let Some(path) = relay::socket_path(config) else {
+        let Some(path) = self.config.relay_socket() else {
             return;
         };
         match RelayListener::bind(&path) {

@@ -35,6 +35,16 @@ pub enum ConfigSource {
     Embedded,
 }
 
+impl ConfigSource {
+    /// The config file, when there is one.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            ConfigSource::File(path) => Some(path),
+            ConfigSource::Embedded => None,
+        }
+    }
+}
+
 impl fmt::Display for ConfigSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -116,6 +126,12 @@ pub fn locate(explicit: Option<&Path>) -> ConfigSource {
 }
 
 impl Config {
+    /// Where the control room of this config listens for `serve --stdio`
+    /// relays (see `mcp::gateway::relay`).
+    pub fn relay_socket(&self) -> Option<PathBuf> {
+        crate::mcp::gateway::relay::socket_path(self.source.file())
+    }
+
     /// `mcp-harness.lock`, where the tools' pins live: beside the config file,
     /// or in the data dir for the embedded default.
     pub fn lock_path(&self) -> Option<PathBuf> {

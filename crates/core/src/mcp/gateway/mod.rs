@@ -263,6 +263,29 @@ pub enum GatewayError {
     NotLoopback(std::net::SocketAddr),
 }
 
+/// The HTTP clients' bearer keys, each token read through `tokens` from the
+/// variable its `token_env` names. A client without a token_env comes in over
+/// stdio only.
+fn keys(
+    settings: &GatewaySettings,
+    tokens: impl Fn(&str) -> Option<String>,
+) -> Result<Vec<door::Key>, GatewayError> {
+    let mut keys = Vec::new();
+    for client in &settings.clients {
+        let Some(var) = &client.token_env else {
+            continue;
+        };
+        let token = tokens(var)
+            .filter(|t| !t.trim().is_empty())
+            .ok_or_else(|| GatewayError::MissingToken {
+                client: client.name.clone(),
+                var: var.clone(),
+            })?;
+        keys.push(door::Key::new(&client.name, token.trim()));
+    }
+    Ok(keys)
+}
+
 impl Gateway {
     /// `tokens(var)` reads a client's token from the environment.
     pub fn new(
@@ -272,20 +295,7 @@ impl Gateway {
         watcher: Arc<dyn Watcher>,
         tokens: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, GatewayError> {
-        let mut keys = Vec::new();
-        // A client without a token_env comes in over stdio only.
-        for client in &settings.clients {
-            let Some(var) = &client.token_env else {
-                continue;
-            };
-            let token = tokens(var)
-                .filter(|t| !t.trim().is_empty())
-                .ok_or_else(|| GatewayError::MissingToken {
-                    client: client.name.clone(),
-                    var: var.clone(),
-                })?;
-            keys.push(door::Key::new(&client.name, token.trim()));
-        }
+        let keys = keys(&settings, tokens)?;
         if keys.is_empty() {
             return Err(GatewayError::NoClients);
         }
@@ -303,18 +313,8 @@ impl Gateway {
         tokens: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, GatewayError> {
         settings.stdio_client(None)?;
-        match Self::new(
-            hub.clone(),
-            settings.clone(),
-            Arc::clone(&approver),
-            Arc::clone(&watcher),
-            tokens,
-        ) {
-            Err(GatewayError::NoClients) => {
-                Ok(Self::with(hub, settings, approver, watcher, Vec::new()))
-            }
-            other => other,
-        }
+        let keys = keys(&settings, tokens)?;
+        Ok(Self::with(hub, settings, approver, watcher, keys))
     }
 
     /// Whether a client can come in over HTTP (one has a token).
