@@ -21,6 +21,11 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
+#[path = "shared/cli.rs"]
+mod cli;
+
+use cli::{config_with_policy, env_or, isolated, range};
+
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
 const TOKEN: &str = "bench-token-0123456789abcdef";
 
@@ -60,13 +65,6 @@ fn main() {
     for upstream in &upstreams {
         measure(&npm, upstream, rounds, calls);
     }
-}
-
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 /// The first line of `child`'s stdout (or stderr) that contains `marker`.
@@ -122,38 +120,13 @@ fn everything(npm: &Path) -> Upstream {
     }
 }
 
-fn isolated(mut cmd: Command, dir: &Path) -> Command {
-    cmd.env("HOME", dir)
-        .env("XDG_CONFIG_HOME", dir.join("xdg-config"))
-        .env("XDG_DATA_HOME", dir.join("xdg-data"));
-    cmd
-}
-
 /// The upstream as alias `up`, with the policy `mcp-harness policy` prints
 /// (every tool `confirm`: the gateway runs with `--approve always`), and one
 /// client with a token.
 fn write_config(upstream: &Upstream, dir: &Path) -> PathBuf {
-    let config = dir.join("config.toml");
     let server = format!("[servers.up]\nurl = {:?}\n", upstream.url);
-    std::fs::write(&config, &server).unwrap();
-    let policy = isolated(Command::new(BIN), dir)
-        .args(["--config", &config.to_string_lossy(), "policy", "up"])
-        .output()
-        .unwrap();
-    assert!(
-        policy.status.success(),
-        "{}",
-        String::from_utf8_lossy(&policy.stderr)
-    );
-    std::fs::write(
-        &config,
-        format!(
-            "{server}{}\n[serve.clients.bench]\ntoken_env = \"MCPH_BENCH_TOKEN\"\n",
-            String::from_utf8_lossy(&policy.stdout)
-        ),
-    )
-    .unwrap();
-    config
+    let client = "\n[serve.clients.bench]\ntoken_env = \"MCPH_BENCH_TOKEN\"\n";
+    config_with_policy(BIN, dir, &server, "up", client)
 }
 
 /// The TypeScript SDK's client calling `tool` at `url`: its report.
@@ -240,10 +213,6 @@ fn measure(npm: &Path, upstream: &Upstream, rounds: usize, calls: usize) {
     gateway.wait().unwrap();
     print_table(upstream.name, &rows);
     print_breakdown(dir.path());
-}
-
-fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    values.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)))
 }
 
 fn print_table(name: &str, rows: &[(usize, Vec<Value>, Vec<Value>)]) {

@@ -16,7 +16,11 @@ use std::process::Command;
 
 use serde_json::Value;
 
+#[path = "../shared/cli.rs"]
+mod cli;
 mod floor;
+
+use cli::{config_with_policy, env_or, isolated, range};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
 const ARGS: &str = r#"{"message":"hello"}"#;
@@ -90,16 +94,8 @@ fn main() {
     print_table(&rows, calls);
 }
 
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 /// server-everything over stdio, with the policy `mcp-harness policy` prints.
 fn write_config(interop: &Interop, dir: &Path) -> PathBuf {
-    let config = dir.join("config.toml");
     let server = format!(
         "[servers.everything]\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\n",
         interop.node().to_string_lossy(),
@@ -108,34 +104,7 @@ fn write_config(interop: &Interop, dir: &Path) -> PathBuf {
             .join("dist/index.js")
             .to_string_lossy()
     );
-    std::fs::write(&config, &server).unwrap();
-    let policy = isolated(Command::new(BIN), dir)
-        .args([
-            "--config",
-            &config.to_string_lossy(),
-            "policy",
-            "everything",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        policy.status.success(),
-        "{}",
-        String::from_utf8_lossy(&policy.stderr)
-    );
-    std::fs::write(
-        &config,
-        format!("{server}{}", String::from_utf8_lossy(&policy.stdout)),
-    )
-    .unwrap();
-    config
-}
-
-fn isolated(mut cmd: Command, dir: &Path) -> Command {
-    cmd.env("HOME", dir)
-        .env("XDG_CONFIG_HOME", dir.join("xdg-config"))
-        .env("XDG_DATA_HOME", dir.join("xdg-data"));
-    cmd
+    config_with_policy(BIN, dir, &server, "everything", "")
 }
 
 fn harness(config: &Path, dir: &Path, calls: usize, concurrency: usize) -> Value {
@@ -173,10 +142,6 @@ fn parse(what: &str, out: &std::process::Output) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{what}: {e}"))
-}
-
-fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    values.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)))
 }
 
 fn print_table(rows: &[(&str, usize, Vec<Value>)], calls: usize) {
