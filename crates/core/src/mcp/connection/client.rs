@@ -13,7 +13,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
 use super::negotiate::Era;
 use crate::mcp::elicit::Elicitor;
@@ -30,7 +30,23 @@ const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Progress token → the call (its id) that asked for progress: lets a
 /// progress notification name its call, however many run at once.
-pub type ProgressRoutes = Arc<Mutex<std::collections::HashMap<String, CallId>>>;
+pub type ProgressRoutes = Arc<Mutex<std::collections::HashMap<String, Routed>>>;
+
+/// Where a progress token's notifications go.
+pub struct Routed {
+    call: CallId,
+    /// Woken by each notification: a fast-lane request restarts its timer.
+    progressed: Arc<Notify>,
+}
+
+/// What wakes at each progress notification of `token`, if it has a route.
+pub(super) fn progress_signal(routes: &ProgressRoutes, token: &str) -> Option<Arc<Notify>> {
+    routes
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(token)
+        .map(|routed| Arc::clone(&routed.progressed))
+}
 
 /// One entry of [`ProgressRoutes`], removed when the request is over.
 pub struct ProgressRoute {
@@ -40,10 +56,13 @@ pub struct ProgressRoute {
 
 impl ProgressRoute {
     pub fn register(routes: &ProgressRoutes, token: String, call: CallId) -> Self {
-        routes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(token.clone(), call);
+        routes.lock().unwrap_or_else(|e| e.into_inner()).insert(
+            token.clone(),
+            Routed {
+                call,
+                progressed: Arc::new(Notify::new()),
+            },
+        );
         Self {
             routes: Arc::clone(routes),
             token,
@@ -180,13 +199,15 @@ impl ClientHandler for HarnessClient {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let call = self
-            .parts
-            .routes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&params.progress_token.0.to_string())
-            .cloned();
+        let call = {
+            let routes = self.parts.routes.lock().unwrap_or_else(|e| e.into_inner());
+            routes
+                .get(&params.progress_token.0.to_string())
+                .map(|routed| {
+                    routed.progressed.notify_one();
+                    routed.call.clone()
+                })
+        };
         if !self.progress_due(&call, params.total.is_some_and(|t| params.progress >= t)) {
             return;
         }

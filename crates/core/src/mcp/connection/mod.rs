@@ -28,6 +28,7 @@ use super::rawtap::RawTap;
 
 pub(super) mod client;
 pub(super) mod initfail;
+mod lane;
 pub(super) mod listen;
 pub mod negotiate;
 pub(super) mod open;
@@ -63,6 +64,8 @@ pub struct Connection {
     pub(super) id: ConnectionId,
     pub(super) alias: ServerAlias,
     pub(super) peer: Peer<RoleClient>,
+    /// The fast lane for raw requests (stdio connections; see `lane`).
+    lane: Option<self::lane::Lane>,
     pub(super) server: ServerIdentity,
     pub(super) endpoint: Endpoint,
     pub(super) opened: Instant,

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Map, Value};
 use tokio::sync::{mpsc, watch};
 
 use super::client::HandlerParts;
@@ -91,6 +92,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let mut auth = None;
     let tap = Arc::new(RawTap::default());
     let spills = Arc::new(SpillTable::new(p.spill_dir.clone()));
+    let mut lane_io = None;
     let ((session, era), process) = match transport {
         ResolvedTransport::Stdio(launch) => {
             let (mut process, pipes) = ServerProcess::spawn(&launch, Arc::clone(&stderr))
@@ -116,9 +118,11 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
                 state: p.limits.max_request_state_bytes,
             };
             let stdout = Gate::new(stdout, Lexer::new(caps, Arc::clone(&spills)));
-            // Answers to raw requests are parsed once, as JSON (see `wire`).
-            let transport =
-                super::wire::StdioWire::new(stdout, pipes.stdin, p.spec.max_message_bytes);
+            // Answers to raw requests are parsed once, as JSON (see `wire`), and
+            // the harness's own go by the fast lane (see `lane`).
+            let io = super::lane::LaneIo::new(pipes.stdin);
+            lane_io = Some(Arc::clone(&io));
+            let transport = super::wire::StdioWire::new(stdout, io, p.spec.max_message_bytes);
             let probe_window = p.limits.discover_timeout.min(timeout / 2);
             let negotiation = negotiate::over_stdio(transport, plan, &parts, probe_window);
             let negotiation = tokio::time::timeout(timeout, negotiation);
@@ -240,6 +244,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         Some(p) => Endpoint::Stdio { pid: p.pid() },
         None => Endpoint::Http,
     };
+    let lane = lane_io.map(|io| super::lane::Lane::new(io, lane_meta(&parts, era, &server)));
     let (stop, stop_rx) = mpsc::unbounded_channel();
     let life = Arc::new(Lifeline::default());
     let peer = session.peer().clone();
@@ -262,6 +267,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         id: p.id,
         alias,
         peer,
+        lane,
         server,
         endpoint,
         opened: Instant::now(),
@@ -299,6 +305,29 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
 }
 
 /// The server answered a revision we did not offer, or speaks none we do.
+/// What every request of a 2026-07-28 connection carries in `_meta`, as rmcp
+/// adds it to its own requests: the revision, and our identity and
+/// capabilities (there is no handshake to have said them once).
+fn lane_meta(parts: &HandlerParts, era: Era, server: &ServerIdentity) -> Map<String, Value> {
+    let mut meta = Map::new();
+    if era == Era::Stateless {
+        let info = rmcp::ClientHandler::get_info(&parts.client(era));
+        meta.insert(
+            "io.modelcontextprotocol/protocolVersion".into(),
+            Value::String(server.protocol_version.clone()),
+        );
+        meta.insert(
+            "io.modelcontextprotocol/clientInfo".into(),
+            serde_json::to_value(&info.client_info).unwrap_or(Value::Null),
+        );
+        meta.insert(
+            "io.modelcontextprotocol/clientCapabilities".into(),
+            serde_json::to_value(&info.capabilities).unwrap_or(Value::Null),
+        );
+    }
+    meta
+}
+
 fn mismatch(message: String, stderr: &StderrTail) -> ConnectError {
     initfail::with_stderr(
         ConnectError::new(

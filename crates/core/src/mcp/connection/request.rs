@@ -2,7 +2,42 @@
 //! progress where allowed), cancelled on the server when dropped, and every
 //! failure mapped to a `RequestError` in the harness's words.
 
+use super::lane::Lane;
 use super::*;
+
+/// How long a request may wait for its answer.
+#[derive(Clone, Copy)]
+pub(super) struct Deadline {
+    /// Without an answer for this long (or, under `progress_until`, without
+    /// progress either), the request times out.
+    pub idle: Duration,
+    /// Progress notifications restart the timer, up to this long in all.
+    pub progress_until: Option<Duration>,
+}
+
+/// A progress notification for the request (never, if it has no route).
+async fn progress(signal: Option<&tokio::sync::Notify>) {
+    match signal {
+        Some(signal) => signal.notified().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A JSON-RPC error object as the server sent it, in the harness's terms.
+fn remote(error: &Value) -> RequestError {
+    RequestError::Remote {
+        code: error
+            .get("code")
+            .and_then(Value::as_i64)
+            .and_then(|c| i32::try_from(c).ok())
+            .unwrap_or(rmcp::model::ErrorCode::INTERNAL_ERROR.0),
+        message: error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+    }
+}
 
 impl Connection {
     /// Sends one request and waits for its answer, at most `timeout`. A timeout or
@@ -27,22 +62,34 @@ impl Connection {
         timeout: Duration,
         sent: impl FnOnce(&RequestId),
     ) -> Result<ServerResult, RequestError> {
-        let options = PeerRequestOptions::with_timeout(timeout);
-        self.request_with_options(method, params, options, |id, _| sent(id))
+        let deadline = Deadline {
+            idle: timeout,
+            progress_until: None,
+        };
+        self.request_with_deadline(method, params, deadline, |id, _| sent(id))
             .await
     }
 
     /// The one way a request goes out; `sent` learns its JSON-RPC id and
-    /// progress token.
-    pub(super) async fn request_with_options(
+    /// progress token (on the fast lane, before the request is written).
+    pub(super) async fn request_with_deadline(
         &self,
         method: &str,
         params: Value,
-        options: PeerRequestOptions,
+        deadline: Deadline,
         sent: impl FnOnce(&RequestId, &ProgressToken),
     ) -> Result<ServerResult, RequestError> {
         if self.end_reason().is_some() {
             return Err(self.ended_error());
+        }
+        if let Some(lane) = &self.lane {
+            return self.on_lane(lane, method, params, deadline, sent).await;
+        }
+        let mut options = PeerRequestOptions::with_timeout(deadline.idle);
+        if let Some(until) = deadline.progress_until {
+            options = options
+                .reset_timeout_on_progress()
+                .with_max_total_timeout(until);
         }
         let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
         let handle = match self.peer.send_request_with_option(request, options).await {
@@ -71,6 +118,68 @@ impl Connection {
         result
     }
 
+    /// [`Self::request_with_deadline`] on the stdio fast lane (see `lane`):
+    /// the same deadline, progress and cancellation as rmcp's path.
+    async fn on_lane(
+        &self,
+        lane: &Lane,
+        method: &str,
+        params: Value,
+        deadline: Deadline,
+        sent: impl FnOnce(&RequestId, &ProgressToken),
+    ) -> Result<ServerResult, RequestError> {
+        let key = lane.next_id();
+        let id = RequestId::String(Arc::clone(&key));
+        sent(&id, &ProgressToken(id.clone()));
+        let progressed = deadline
+            .progress_until
+            .and_then(|_| client::progress_signal(&self.parts.routes, &key));
+        // Dropped before the answer (a timeout, or the caller gave up): the
+        // server is told to stop.
+        let mut guard = CancelOnDrop {
+            peer: self.peer.clone(),
+            id: Some(id),
+        };
+        let started = tokio::time::Instant::now();
+        let timer = tokio::time::sleep(deadline.idle);
+        tokio::pin!(timer);
+        let mut waiting = tokio::select! {
+            sent = lane.send(key, method, params) => match sent {
+                Ok(waiting) => waiting,
+                Err(_) => {
+                    guard.id = None;
+                    return Err(self.lost_once_ended().await);
+                }
+            },
+            () = &mut timer => return Err(RequestError::Timeout(deadline.idle)),
+            () = self.ended() => {
+                guard.id = None;
+                return Err(self.ended_error());
+            }
+        };
+        loop {
+            tokio::select! {
+                answer = waiting.answer() => {
+                    guard.id = None;
+                    return match answer {
+                        Some(Ok(result)) => Ok(ServerResult::CustomResult(CustomResult(result))),
+                        Some(Err(error)) => Err(remote(&error)),
+                        None => Err(self.lost_once_ended().await),
+                    };
+                }
+                () = &mut timer => return Err(RequestError::Timeout(deadline.idle)),
+                () = progress(progressed.as_deref()) => {
+                    let until = started + deadline.progress_until.unwrap_or(deadline.idle);
+                    timer.as_mut().reset((tokio::time::Instant::now() + deadline.idle).min(until));
+                }
+                () = self.ended() => {
+                    guard.id = None;
+                    return Err(self.ended_error());
+                }
+            }
+        }
+    }
+
     /// A request whose answer may be large or slow (`tools/call`,
     /// `resources/read`, `prompts/get`, a task's outcome): what the stdio gate
     /// cut from the response comes with it, and, for a call (`call` names it),
@@ -84,17 +193,16 @@ impl Connection {
         timeout: Duration,
         call: Option<&crate::protocol::CallId>,
     ) -> Result<Long, RequestError> {
-        let mut options = PeerRequestOptions::with_timeout(timeout);
-        if call.is_some() && self.reset_timeout_on_progress {
-            options = options
-                .reset_timeout_on_progress()
-                .with_max_total_timeout(self.max_call.max(timeout));
-        }
+        let deadline = Deadline {
+            idle: timeout,
+            progress_until: (call.is_some() && self.reset_timeout_on_progress)
+                .then(|| self.max_call.max(timeout)),
+        };
         let key = std::sync::Mutex::new(None);
         let route = std::sync::Mutex::new(None);
         let started = Instant::now();
         let result = self
-            .request_with_options(method, params, options, |id, token| {
+            .request_with_deadline(method, params, deadline, |id, token| {
                 *key.lock().unwrap_or_else(|e| e.into_inner()) =
                     Some(crate::mcp::spill::lexer::id_key(id.to_string().as_bytes()));
                 if let Some(call) = call {

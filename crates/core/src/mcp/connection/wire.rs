@@ -5,9 +5,11 @@
 //! `ServerResult::CustomResult`. rmcp would parse it into its untagged
 //! `ServerResult`, trying variants one by one (a serde error built per failed
 //! variant) and building typed tools or content the harness turns back into
-//! JSON anyway. Everything else — rmcp's own requests' answers
-//! (`initialize`, `server/discover`, `subscriptions/listen`), notifications,
-//! the server's requests, errors — is parsed exactly as rmcp does.
+//! JSON anyway. The answers to the fast lane's requests (see `lane`) go
+//! straight to their callers and rmcp never sees them. Everything else —
+//! rmcp's own requests' answers (`initialize`, `server/discover`,
+//! `subscriptions/listen`), notifications, the server's requests, errors — is
+//! parsed exactly as rmcp does.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -20,41 +22,44 @@ use rmcp::model::{
     ServerResult,
 };
 use rmcp::transport::Transport;
-use rmcp::transport::async_rw::JsonRpcMessageCodec;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, BufReader};
-use tokio_util::codec::FramedWrite;
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, BufReader};
 
-type Writer<W> = FramedWrite<W, JsonRpcMessageCodec<ClientJsonRpcMessage>>;
+use super::lane::LaneIo;
 
 /// The client end of a stdio session.
-pub(in crate::mcp) struct StdioWire<R, W> {
+pub(in crate::mcp) struct StdioWire<R> {
     read: BufReader<R>,
     line: Vec<u8>,
     max_line: usize,
     discarding: bool,
-    write: Arc<tokio::sync::Mutex<Option<Writer<W>>>>,
-    /// Requests sent as raw JSON whose answer has not come yet.
+    /// The writer, and the fast lane's callers waiting for answers.
+    lane: Arc<LaneIo>,
+    /// Requests rmcp sent as raw JSON whose answer has not come yet.
     raw_ids: Arc<Mutex<HashSet<RequestId>>>,
     invalid_request_pending: bool,
 }
 
-impl<R: AsyncRead, W: AsyncWrite> StdioWire<R, W> {
-    pub(in crate::mcp) fn new(read: R, write: W, max_line: usize) -> Self {
+impl<R: AsyncRead> StdioWire<R> {
+    pub(in crate::mcp) fn new(read: R, lane: Arc<LaneIo>, max_line: usize) -> Self {
         Self {
             read: BufReader::new(read),
             line: Vec::new(),
             max_line,
             discarding: false,
-            write: Arc::new(tokio::sync::Mutex::new(Some(FramedWrite::new(
-                write,
-                JsonRpcMessageCodec::default(),
-            )))),
+            lane,
             raw_ids: Arc::default(),
             invalid_request_pending: false,
         }
+    }
+}
+
+impl<R> Drop for StdioWire<R> {
+    fn drop(&mut self) {
+        // No answer can come any more: the lane's callers learn it now.
+        self.lane.abandon();
     }
 }
 
@@ -68,7 +73,7 @@ struct Frame {
     #[serde(default)]
     method: Option<IgnoredAny>,
     #[serde(default)]
-    error: Option<IgnoredAny>,
+    error: Option<Value>,
 }
 
 enum Line {
@@ -77,10 +82,9 @@ enum Line {
     End,
 }
 
-impl<R, W> StdioWire<R, W>
+impl<R> StdioWire<R>
 where
     R: AsyncRead + Unpin + Send,
-    W: AsyncWrite + Unpin + Send + 'static,
 {
     /// One line into `self.line`, never more than `max_line` bytes buffered.
     /// Cancel-safe: a partial line stays in `self.line` for the next call.
@@ -123,21 +127,35 @@ where
     /// The message in `line`, or `None` to skip it.
     fn decode(&mut self, line: &[u8]) -> Option<ServerJsonRpcMessage> {
         let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-        let waiting = !self.ids().is_empty();
-        if waiting
+        let lane = self.lane.waiting();
+        if (lane || !self.ids().is_empty())
             && let Ok(Frame {
                 id: Some(id),
-                result: Some(result),
+                result,
                 method: None,
-                error: None,
+                error,
             }) = serde_json::from_slice::<Frame>(line)
-            && self.ids().remove(&id)
         {
-            return Some(JsonRpcMessage::Response(JsonRpcResponse {
-                jsonrpc: JsonRpcVersion2_0,
-                id,
-                result: ServerResult::CustomResult(CustomResult(result)),
-            }));
+            if lane
+                && let RequestId::String(key) = &id
+                && let Some(caller) = self.lane.take(key)
+            {
+                // A caller that stopped waiting is no one's loss.
+                let _ = caller.send(match error {
+                    Some(error) => Err(error),
+                    None => Ok(result.unwrap_or(Value::Null)),
+                });
+                return None;
+            }
+            if let (Some(result), None) = (result, error)
+                && self.ids().remove(&id)
+            {
+                return Some(JsonRpcMessage::Response(JsonRpcResponse {
+                    jsonrpc: JsonRpcVersion2_0,
+                    id,
+                    result: ServerResult::CustomResult(CustomResult(result)),
+                }));
+            }
         }
         match serde_json::from_slice::<ServerJsonRpcMessage>(line) {
             Ok(message) => {
@@ -179,7 +197,7 @@ where
 
     /// What rmcp answers to well-formed JSON that is no message: "Invalid request".
     async fn answer_invalid_request(&mut self) -> bool {
-        let mut write = self.write.lock().await;
+        let mut write = self.lane.writer().lock().await;
         let Some(framed) = write.as_mut() else {
             return false;
         };
@@ -189,10 +207,9 @@ where
     }
 }
 
-impl<R, W> Transport<RoleClient> for StdioWire<R, W>
+impl<R> Transport<RoleClient> for StdioWire<R>
 where
     R: AsyncRead + Unpin + Send,
-    W: AsyncWrite + Unpin + Send + 'static,
 {
     type Error = std::io::Error;
 
@@ -215,7 +232,7 @@ where
             }
             _ => {}
         }
-        let write = Arc::clone(&self.write);
+        let write = Arc::clone(self.lane.writer());
         async move {
             match write.lock().await.as_mut() {
                 Some(framed) => framed.send(item).await.map_err(Into::into),
@@ -263,7 +280,7 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        drop(self.write.lock().await.take());
+        drop(self.lane.writer().lock().await.take());
         Ok(())
     }
 }
