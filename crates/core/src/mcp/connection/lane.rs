@@ -178,3 +178,85 @@ impl Drop for Waiting {
         self.io.take(&self.id);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{JsonRpcMessage, RequestId};
+    use rmcp::transport::Transport as _;
+    use serde_json::json;
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+
+    use super::*;
+    use crate::mcp::connection::wire::StdioWire;
+
+    #[tokio::test]
+    async fn a_lane_request_is_answered_past_rmcp_and_carries_its_token_and_meta() {
+        let (to_server, server_in) = tokio::io::duplex(64 * 1024);
+        let (mut server_out, from_server) = tokio::io::duplex(64 * 1024);
+        let io = LaneIo::new(to_server);
+        let mut wire = StdioWire::new(from_server, Arc::clone(&io), 1 << 20);
+        let mut meta = Map::new();
+        meta.insert(
+            "io.modelcontextprotocol/protocolVersion".into(),
+            json!("2026-07-28"),
+        );
+        let lane = Lane::new(io, meta);
+        let mut server_in = BufReader::new(server_in).lines();
+
+        let id = lane.next_id();
+        let mut first = lane
+            .send(id, "tools/call", json!({"name": "echo"}))
+            .await
+            .unwrap();
+        let line: Value = serde_json::from_str(&server_in.next_line().await.unwrap().unwrap())
+            .expect("one JSON line");
+        assert_eq!(line["jsonrpc"], "2.0");
+        assert_eq!(line["id"], "h1");
+        assert_eq!(line["method"], "tools/call");
+        assert_eq!(line["params"]["name"], "echo");
+        assert_eq!(line["params"]["_meta"]["progressToken"], "h1");
+        assert_eq!(
+            line["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+
+        let second = lane.next_id();
+        let mut second = lane.send(second, "tools/list", Value::Null).await.unwrap();
+        let line: Value =
+            serde_json::from_str(&server_in.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(line["id"], "h2");
+        assert!(line["params"]["_meta"].is_object(), "{line}");
+
+        // The lane's answers go to their callers; rmcp's (a number id) to rmcp.
+        server_out
+            .write_all(
+                concat!(
+                    r#"{"jsonrpc":"2.0","id":"h1","result":{"content":[]}}"#,
+                    "\n",
+                    r#"{"jsonrpc":"2.0","id":"h2","error":{"code":-32602,"message":"no"}}"#,
+                    "\n",
+                    r#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+                    "\n"
+                )
+                .as_bytes(),
+            )
+            .await
+            .unwrap();
+        let JsonRpcMessage::Response(response) = wire.receive().await.expect("rmcp's answer")
+        else {
+            panic!("not a response");
+        };
+        assert_eq!(response.id, RequestId::Number(7));
+        assert_eq!(first.answer().await, Some(Ok(json!({"content": []}))));
+        assert_eq!(
+            second.answer().await,
+            Some(Err(json!({"code": -32602, "message": "no"})))
+        );
+
+        // A caller still waiting when the transport goes learns it at once.
+        let third = lane.next_id();
+        let mut third = lane.send(third, "tools/call", json!({})).await.unwrap();
+        drop(wire);
+        assert_eq!(third.answer().await, None);
+    }
+}
