@@ -74,6 +74,8 @@ pub struct HandlerParts {
     pub elicitor: Arc<dyn Elicitor>,
     /// Progress token → the call it belongs to.
     pub routes: ProgressRoutes,
+    /// Who hears a call's progress, unthrottled.
+    pub taps: crate::mcp::taps::CallTaps,
 }
 
 impl HandlerParts {
@@ -187,6 +189,16 @@ impl ClientHandler for HarnessClient {
             .unwrap_or_else(|e| e.into_inner())
             .get(&params.progress_token.0.to_string())
             .cloned();
+        if let Some(call) = &call {
+            self.parts.taps.progress(
+                call,
+                crate::mcp::taps::CallProgress {
+                    progress: params.progress,
+                    total: params.total,
+                    message: params.message.clone(),
+                },
+            );
+        }
         if !self.progress_due(&call, params.total.is_some_and(|t| params.progress >= t)) {
             return;
         }

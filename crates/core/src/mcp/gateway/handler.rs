@@ -70,7 +70,10 @@ impl GatewayHandler {
     /// all of them where rmcp asks without a request (its checks of what is
     /// advertised), each handler answering its own client's view anyway.
     fn info_for<'a>(&self, clients: impl IntoIterator<Item = &'a ClientProfile>) -> ServerConfig {
-        let mut capabilities = json!({ "tools": { "listChanged": true } });
+        // `logging`: a client may set a level (the 2025-11-25 hosts do), but no
+        // server's log text is passed on — a log message names no call, so it
+        // could be another client's, and it is server text outside any result.
+        let mut capabilities = json!({ "tools": { "listChanged": true }, "logging": {} });
         let hub = &self.shared.hub;
         let snapshot = hub.snapshot();
         for client in clients {
@@ -287,6 +290,17 @@ impl ServerHandler for GatewayHandler {
         answer
     }
 
+    /// Accepted and kept by no one: the gateway sends no log messages (see
+    /// `info_for`), at any level.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.client_of(&context.extensions).map(|_| ())
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // The session's peer, kept to tell this client when its tool set changes.
         if let Ok(client) = self.client_of(&context.extensions) {
@@ -328,8 +342,13 @@ impl ServerHandler for GatewayHandler {
     ) -> Result<CallToolResponse, McpError> {
         let client = self.client_of(&context.extensions)?;
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
+        // A client that asked for progress hears the server's, under its token.
+        let progress = context.meta.get_progress_token().map(|token| Progress {
+            peer: context.peer.clone(),
+            token,
+        });
         Ok(self
-            .call(client, &request.name, arguments, &context.ct)
+            .call(client, &request.name, arguments, &context.ct, progress)
             .await
             .into())
     }
@@ -347,6 +366,7 @@ impl GatewayHandler {
         name: &str,
         arguments: Value,
         cancelled: &tokio_util::sync::CancellationToken,
+        progress: Option<Progress>,
     ) -> CallToolResult {
         let (clock, started) = (Instant::now(), SystemTime::now());
         let shared = &self.shared;
@@ -373,12 +393,21 @@ impl GatewayHandler {
         let approver = Timed::new(shared.approver.as_ref());
         let (mut outcome, alias) = match exposed {
             Some(exposed) => {
+                let mut tap = progress.as_ref().map(|_| shared.hub.taps().tap(&call.id));
                 let calling = shared
                     .hub
                     .call_as(&snapshot, &exposed, arguments, &approver, &call);
-                let outcome = tokio::select! {
-                    outcome = calling => outcome,
-                    () = cancelled.cancelled() => not_run(&call.id, cancelled_by(client)),
+                tokio::pin!(calling);
+                let outcome = loop {
+                    tokio::select! {
+                        outcome = &mut calling => break outcome,
+                        () = cancelled.cancelled() => break not_run(&call.id, cancelled_by(client)),
+                        Some(note) = next_progress(&mut tap) => {
+                            if let Some(progress) = &progress {
+                                progress.pass_on(note).await;
+                            }
+                        }
+                    }
                 };
                 let alias = snapshot
                     .resolve(&exposed)
@@ -487,6 +516,43 @@ impl GatewayHandler {
                 }
             }
         }
+    }
+}
+
+/// Where a call's progress goes: the session that asked, under its token.
+struct Progress {
+    peer: rmcp::Peer<RoleServer>,
+    token: rmcp::model::ProgressToken,
+}
+
+impl Progress {
+    /// One progress notification of the server's, as the client's; its
+    /// message is server text, so without invisible code points or controls.
+    async fn pass_on(&self, note: crate::mcp::taps::CallProgress) {
+        let mut param = json!({
+            "progressToken": self.token,
+            "progress": note.progress,
+        });
+        if let Some(total) = note.total {
+            param["total"] = json!(total);
+        }
+        if let Some(message) = note.message {
+            param["message"] = json!(crate::sanitize::for_model_line(&message, 512));
+        }
+        if let Ok(param) = serde_json::from_value(param) {
+            // A client gone mid-call misses progress; the call goes on.
+            let _ = self.peer.notify_progress(param).await;
+        }
+    }
+}
+
+/// The next progress of a tapped call; never, for an untapped one.
+async fn next_progress(
+    tap: &mut Option<crate::mcp::taps::Tap>,
+) -> Option<crate::mcp::taps::CallProgress> {
+    match tap {
+        Some(tap) => tap.next().await,
+        None => std::future::pending().await,
     }
 }
 
