@@ -56,6 +56,7 @@ mod run;
 mod screen;
 mod secrets;
 mod serve;
+mod serve_conformance;
 mod serve_offerings;
 mod serve_stdio;
 mod tasks;
