@@ -59,6 +59,7 @@ mod serve;
 mod serve_conformance;
 mod serve_offerings;
 mod serve_stdio;
+mod serve_subscribe;
 mod tasks;
 mod telemetry;
 mod tool_search;

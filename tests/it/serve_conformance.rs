@@ -152,14 +152,6 @@ const BY_DESIGN: &[(&str, &str)] = &[
         "completion-complete",
         "completion/complete is not passed upstream yet",
     ),
-    (
-        "resources-subscribe",
-        "resources/subscribe is not passed upstream yet",
-    ),
-    (
-        "resources-unsubscribe",
-        "resources/subscribe is not passed upstream yet",
-    ),
 ];
 
 /// Every tool of the upstream allowed, its resources readable, one client.

@@ -154,7 +154,7 @@ pub async fn run(args: DemoServerArgs) -> anyhow::Result<()> {
         #[cfg(feature = "test-fixtures")]
         DemoName::Hostile => fixtures::hostile(&args.fixtures, args.http.is_some()).await,
         #[cfg(feature = "test-fixtures")]
-        DemoName::Conformance => conformance::serve_upstream(args.http).await,
+        DemoName::Conformance => conformance::serve_upstream(args.http, args.protocol).await,
         DemoName::Alpha => serve_demo(Flavor::Alpha, args).await,
         DemoName::Beta => serve_demo(Flavor::Beta, args).await,
     }

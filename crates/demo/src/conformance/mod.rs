@@ -63,10 +63,13 @@ impl Scenario {
 
 /// `demo-server conformance [--http ADDR]`: the upstream of the suite's server
 /// side, over Streamable HTTP or stdio.
-pub async fn serve_upstream(http: Option<std::net::SocketAddr>) -> anyhow::Result<()> {
+pub async fn serve_upstream(
+    http: Option<std::net::SocketAddr>,
+    protocol: crate::DemoProtocol,
+) -> anyhow::Result<()> {
     use rmcp::ServiceExt as _;
     crate::init_log("demo-conformance", false);
-    let handler = server::ConformanceServer::default();
+    let handler = server::ConformanceServer::new(protocol);
     match http {
         Some(addr) => crate::http::serve(handler, addr, false, None).await,
         None => {

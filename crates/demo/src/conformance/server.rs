@@ -25,11 +25,12 @@ use rmcp::{
         GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
         ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
         LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam,
-        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+        ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
         ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, ServerRequest,
-        SetLevelRequestParams, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+        SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+        UnsubscribeRequestParams,
     },
-    service::RequestContext,
+    service::{RequestContext, SubscriptionContext, SubscriptionSink},
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -41,9 +42,11 @@ const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
 /// The resource whose reads and `touch_watched` tell its subscribers.
 pub const WATCHED: &str = "test://watched-resource";
 
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ConformanceServer {
     inner: Arc<Inner>,
+    /// Which revisions it speaks (`--protocol`).
+    protocol: crate::DemoProtocol,
 }
 
 #[derive(Default)]
@@ -52,6 +55,8 @@ struct Inner {
     version: Mutex<u64>,
     /// The sessions subscribed to the watched resource.
     subscribers: Mutex<Vec<Peer<RoleServer>>>,
+    /// The 2026-07-28 subscriptions (`subscriptions/listen`) to it.
+    sinks: Mutex<Vec<SubscriptionSink>>,
 }
 
 fn typed<T: DeserializeOwned>(value: Value) -> Result<T, McpError> {
@@ -83,6 +88,13 @@ fn blocks(value: Value) -> Result<CallToolResult, McpError> {
 }
 
 impl ConformanceServer {
+    pub fn new(protocol: crate::DemoProtocol) -> Self {
+        Self {
+            inner: Arc::default(),
+            protocol,
+        }
+    }
+
     fn tools() -> Vec<Tool> {
         vec![
             tool("test_simple_text", "Returns simple text", no_arguments()),
@@ -287,8 +299,10 @@ impl ConformanceServer {
             ))),
             "test_reconnection" => Ok(text("Reconnection test completed")),
             "touch_watched" => {
-                self.touch().await;
-                Ok(text("test://watched-resource changed"))
+                let told = self.touch().await;
+                Ok(text(format!(
+                    "test://watched-resource changed; {told} subscribed sessions told"
+                )))
             }
             other => Err(McpError::invalid_params(format!("no tool {other:?}"), None)),
         }
@@ -314,22 +328,32 @@ impl ConformanceServer {
         })
     }
 
-    /// The watched resource changes; every subscribed session is told.
-    async fn touch(&self) {
+    /// The watched resource changes; every subscribed session is told. How
+    /// many were.
+    async fn touch(&self) -> usize {
         *self.inner.version.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        let peers = self
-            .inner
-            .subscribers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        self.subscribers()
-            .retain(|peer| !peer.is_transport_closed());
-        for peer in peers {
-            let _ = peer
-                .notify_resource_updated(ResourceUpdatedNotificationParam::new(WATCHED))
-                .await;
+        let peers = {
+            let mut subscribers = self.subscribers();
+            subscribers.retain(|peer| !peer.is_transport_closed());
+            subscribers.clone()
+        };
+        let sinks = self.sinks().clone();
+        let mut told = 0;
+        for sink in sinks {
+            told += usize::from(sink.notify_resource_updated(WATCHED).await.is_ok());
         }
+        for peer in peers {
+            told += usize::from(
+                peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(WATCHED))
+                    .await
+                    .is_ok(),
+            );
+        }
+        told
+    }
+
+    fn sinks(&self) -> std::sync::MutexGuard<'_, Vec<SubscriptionSink>> {
+        self.inner.sinks.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn subscribers(&self) -> std::sync::MutexGuard<'_, Vec<Peer<RoleServer>>> {
@@ -354,6 +378,17 @@ impl ServerHandler for ConformanceServer {
             "demo-conformance",
             env!("CARGO_PKG_VERSION"),
         ))
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        use std::borrow::Cow;
+        match self.protocol {
+            crate::DemoProtocol::Both => Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
+            crate::DemoProtocol::Stateless => Cow::Owned(vec![ProtocolVersion::V_2026_07_28]),
+            crate::DemoProtocol::Handshake => {
+                Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+            }
+        }
     }
 
     async fn list_tools(
@@ -452,6 +487,34 @@ impl ServerHandler for ConformanceServer {
         typed::<ReadResourceResult>(json!({"contents": [content]})).map(Into::into)
     }
 
+    /// 2026-07-28: the watched resource, by `resourceSubscriptions`.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resource_subscriptions = requested
+            .resource_subscriptions
+            .as_ref()
+            .map(|uris| uris.iter().filter(|u| *u == WATCHED).cloned().collect());
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let sink = context.sink().clone();
+        let watches = sink
+            .accepted()
+            .resource_subscriptions
+            .as_ref()
+            .is_some_and(|uris| !uris.is_empty());
+        if watches {
+            self.sinks().push(sink.clone());
+        }
+        context.cancelled().await;
+        self.sinks().retain(|s| s.id() != sink.id());
+        Ok(())
+    }
+
     #[allow(deprecated)]
     async fn subscribe(
         &self,
@@ -459,7 +522,10 @@ impl ServerHandler for ConformanceServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         if request.uri == WATCHED {
-            self.subscribers().push(context.peer);
+            let mut subscribers = self.subscribers();
+            if !subscribers.iter().any(|p| same_session(p, &context.peer)) {
+                subscribers.push(context.peer);
+            }
         }
         Ok(())
     }

@@ -113,6 +113,15 @@ impl HarnessClient {
         });
     }
 
+    /// A watched resource changed (from a notification or a subscription).
+    pub(in crate::mcp) fn note_resource_updated(parts: &HandlerParts, uri: String) {
+        parts.events.emit(McpEvent::ResourceUpdated {
+            alias: parts.alias.clone(),
+            connection: parts.id,
+            uri,
+        });
+    }
+
     /// Counts one `tools/list_changed` (from a notification or a subscription).
     pub(in crate::mcp) fn note_list_changed(parts: &HandlerParts) {
         parts.list_changed.send_modify(|n| *n = n.wrapping_add(1));
@@ -175,6 +184,14 @@ impl ClientHandler for HarnessClient {
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
         Self::note_offerings_changed(&self.parts, Offering::Prompts);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        Self::note_resource_updated(&self.parts, params.uri);
     }
 
     async fn on_progress(

@@ -273,6 +273,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         has_resources,
         has_prompts,
         era,
+        watches: Default::default(),
         listens: stateless
             && info
                 .as_ref()

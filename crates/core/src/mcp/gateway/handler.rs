@@ -29,6 +29,7 @@ use super::offered::{aliases_offering, to_mcp_error};
 use super::prompts::{self, PromptView};
 use super::resources::{self, ResourceView};
 use super::settings::{ClientProfile, Naming};
+use super::subscriptions::{self, Subscription};
 use super::timing::{Timed, Timing};
 use super::view::{View, valid_name};
 use super::{AuthedClient, ClientCallRecord, ClientCallStart, ClientMethod, Shared};
@@ -78,7 +79,7 @@ impl GatewayHandler {
         let snapshot = hub.snapshot();
         for client in clients {
             if !aliases_offering(hub, &snapshot, client, Offering::Resources).is_empty() {
-                capabilities["resources"] = json!({ "listChanged": true });
+                capabilities["resources"] = json!({ "listChanged": true, "subscribe": true });
             }
             if !aliases_offering(hub, &snapshot, client, Offering::Prompts).is_empty() {
                 capabilities["prompts"] = json!({ "listChanged": true });
@@ -230,6 +231,55 @@ impl ServerHandler for GatewayHandler {
             &outcome,
         );
         answer
+    }
+
+    /// Resolved as a read is, in what the client is offered now; subscribed
+    /// upstream under the read policy; the session hears of that resource's
+    /// changes under the URI it gave (`subscriptions.rs`).
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let client = self.client_of(&context.extensions)?;
+        let (alias, upstream) = resources::resolve(&self.shared, client, &request.uri)
+            .await
+            .map_err(|e| to_mcp_error(&e, Offering::Resources))?;
+        let subscribed = self
+            .shared
+            .hub
+            .resource_subscription(alias.as_str(), &upstream, true)
+            .await;
+        let connection = subscribed
+            .result
+            .map_err(|e| to_mcp_error(&e, Offering::Resources))?;
+        self.shared.subscriptions.add(Subscription {
+            client: client.name.clone(),
+            peer: context.peer,
+            alias,
+            connection,
+            upstream,
+            outside: request.uri,
+        });
+        Ok(())
+    }
+
+    /// Ends this session's subscription; the last one on a resource ends the
+    /// upstream's. Unsubscribing from what was never subscribed is no error.
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.client_of(&context.extensions)?;
+        let unwatched = self
+            .shared
+            .subscriptions
+            .remove(&context.peer, &request.uri);
+        subscriptions::unsubscribe_upstream(&self.shared, unwatched).await;
+        Ok(())
     }
 
     async fn list_prompts(

@@ -21,6 +21,7 @@ mod prompts;
 pub mod relay;
 mod resources;
 mod settings;
+mod subscriptions;
 mod timing;
 mod view;
 
@@ -150,6 +151,10 @@ pub(crate) struct Shared {
     approver: Arc<dyn Approver>,
     watcher: Arc<dyn Watcher>,
     peers: Peers,
+    /// Which sessions watch which resource (`resources/subscribe`).
+    subscriptions: subscriptions::Subscriptions,
+    /// A session ended: its subscriptions end too.
+    session_ended: Notify,
     /// How many client sessions are live (counted by their handlers).
     sessions: tokio::sync::watch::Sender<usize>,
 }
@@ -172,6 +177,7 @@ impl SessionLive {
 impl Drop for SessionLive {
     fn drop(&mut self) {
         self.0.sessions.send_modify(|n| *n = n.saturating_sub(1));
+        self.0.session_ended.notify_one();
         tracing::debug!(
             live = *self.0.sessions.borrow(),
             "gateway: a client session ended"
@@ -213,6 +219,9 @@ struct ChangesInner {
     /// Upstreams that said their resources or prompts changed, since the
     /// notifier last looked.
     offerings: Mutex<Vec<(ServerAlias, Offering)>>,
+    /// Resources upstreams said changed (`notifications/resources/updated`),
+    /// by connection and the server's URI, since the notifier last looked.
+    updated: Mutex<Vec<(super::events::ConnectionId, String)>>,
 }
 
 impl Changes {
@@ -231,12 +240,26 @@ impl Changes {
                     .push((alias.clone(), *what));
                 self.0.wake.notify_one();
             }
+            McpEvent::ResourceUpdated {
+                connection, uri, ..
+            } => {
+                self.0
+                    .updated
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((*connection, uri.clone()));
+                self.0.wake.notify_one();
+            }
             _ => {}
         }
     }
 
     fn take_offerings(&self) -> Vec<(ServerAlias, Offering)> {
         std::mem::take(&mut *self.0.offerings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn take_updated(&self) -> Vec<(super::events::ConnectionId, String)> {
+        std::mem::take(&mut *self.0.updated.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
@@ -361,6 +384,8 @@ impl Gateway {
                 approver,
                 watcher,
                 peers: Peers::default(),
+                subscriptions: Default::default(),
+                session_ended: Notify::new(),
                 sessions: tokio::sync::watch::Sender::new(0),
             }),
             keys: Arc::new(keys),
@@ -565,9 +590,14 @@ fn offers(shared: &Shared) -> Vec<Offer> {
 async fn notify_changes(shared: Arc<Shared>, changes: Changes) {
     let mut last = offers(&shared);
     loop {
-        changes.0.wake.notified().await;
+        tokio::select! {
+            () = changes.0.wake.notified() => {}
+            () = shared.session_ended.notified() => {}
+        }
         tokio::time::sleep(DEBOUNCE).await;
         let now = offers(&shared);
+        subscriptions::pass_on_updates(&shared, changes.take_updated()).await;
+        subscriptions::end_stale(&shared, &now).await;
         let said = changes.take_offerings();
         for ((client, before), after) in shared.settings.clients.iter().zip(&last).zip(&now) {
             let upstream_said =
