@@ -57,6 +57,7 @@ mod screen;
 mod secrets;
 mod serve;
 mod serve_conformance;
+mod serve_listen;
 mod serve_offerings;
 mod serve_stdio;
 mod serve_subscribe;

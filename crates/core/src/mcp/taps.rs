@@ -34,6 +34,7 @@ impl CallTaps {
         self.lock().insert(call.clone(), sender);
         Tap {
             receiver,
+            last: None,
             taps: self.clone(),
             call: call.clone(),
         }
@@ -54,15 +55,36 @@ impl CallTaps {
 /// One call's progress, as it comes.
 pub struct Tap {
     receiver: mpsc::Receiver<CallProgress>,
+    /// The last notification taken.
+    last: Option<CallProgress>,
     taps: CallTaps,
     call: CallId,
 }
 
 impl Tap {
+    /// A progress notification already here, if any.
+    pub fn try_next(&mut self) -> Option<CallProgress> {
+        let next = self.receiver.try_recv().ok();
+        self.remember(next)
+    }
+
+    /// The last notification taken, if any.
+    pub fn last(&self) -> Option<&CallProgress> {
+        self.last.as_ref()
+    }
+
+    fn remember(&mut self, next: Option<CallProgress>) -> Option<CallProgress> {
+        if let Some(note) = &next {
+            self.last = Some(note.clone());
+        }
+        next
+    }
+
     /// The next progress notification (pending forever once there is none
     /// left and the call's tap is gone).
     pub async fn next(&mut self) -> Option<CallProgress> {
-        self.receiver.recv().await
+        let next = self.receiver.recv().await;
+        self.remember(next)
     }
 }
 

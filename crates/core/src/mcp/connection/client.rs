@@ -51,12 +51,29 @@ impl ProgressRoute {
     }
 }
 
+/// How long a route outlives its request: rmcp hands each notification to a
+/// task of its own, so progress that came just before the answer may be
+/// handled just after it, and must still find its call.
+const ROUTE_LINGER: Duration = Duration::from_millis(250);
+
 impl Drop for ProgressRoute {
     fn drop(&mut self) {
-        self.routes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&self.token);
+        let (routes, token) = (Arc::clone(&self.routes), std::mem::take(&mut self.token));
+        let remove = move || {
+            routes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&token);
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    tokio::time::sleep(ROUTE_LINGER).await;
+                    remove();
+                });
+            }
+            Err(_) => remove(),
+        }
     }
 }
 

@@ -127,11 +127,19 @@ impl GatewayHandler {
 
 impl ServerHandler for GatewayHandler {
     fn get_info(&self) -> ServerConfig {
-        let client = self
-            .stdio_client
-            .as_deref()
-            .and_then(|name| self.shared.settings.clients.iter().find(|c| c.name == name));
-        self.info_for(client)
+        match self.stdio_client.as_deref() {
+            Some(name) => self.info_for(
+                self.shared
+                    .settings
+                    .clients
+                    .iter()
+                    .filter(|c| c.name == name),
+            ),
+            // Over HTTP rmcp asks without a request (e.g. to intersect a
+            // `subscriptions/listen` filter with what is declared): what any
+            // client is offered; each request still gets its own client's view.
+            None => self.info_for(self.shared.settings.clients.iter()),
+        }
     }
 
     async fn initialize(
@@ -351,6 +359,32 @@ impl ServerHandler for GatewayHandler {
         self.client_of(&context.extensions).map(|_| ())
     }
 
+    /// A 2026-07-28 client hears of list changes on a `subscriptions/listen`
+    /// stream (it has no session to be told on): the list-changed kinds it
+    /// asks for are accepted (rmcp keeps those the gateway declares to it).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        let mut accepted = rmcp::model::SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.prompts_list_changed = requested.prompts_list_changed;
+        Some(accepted)
+    }
+
+    /// Kept while the client listens; told of changes as sessions are.
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        let client = self.client_of(&context.request_context().extensions)?;
+        let key = self
+            .shared
+            .peers
+            .listen(&client.name, context.sink().clone());
+        context.cancelled().await;
+        self.shared.peers.unlisten(key);
+        Ok(())
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // The session's peer, kept to tell this client when its tool set changes.
         if let Ok(client) = self.client_of(&context.extensions) {
@@ -459,6 +493,9 @@ impl GatewayHandler {
                         }
                     }
                 };
+                if let (Some(tap), Some(progress)) = (&mut tap, &progress) {
+                    progress.pass_on_the_rest(tap).await;
+                }
                 let alias = snapshot
                     .resolve(&exposed)
                     .map(|t| t.alias.as_str().to_string())
@@ -575,7 +612,32 @@ struct Progress {
     token: rmcp::model::ProgressToken,
 }
 
+/// How long a call's answer waits for the rest of its progress, when the
+/// server's last word was that it was not done.
+const PROGRESS_GRACE: std::time::Duration = std::time::Duration::from_millis(25);
+
 impl Progress {
+    /// Progress sent before the result goes before it: a client drops
+    /// progress that comes after its answer. rmcp hands each notification to
+    /// a task of its own, so one that arrived just before the answer may still
+    /// be on its way: what is there is passed on, and while the last said
+    /// `progress < total`, what comes within [`PROGRESS_GRACE`].
+    async fn pass_on_the_rest(&self, tap: &mut crate::mcp::taps::Tap) {
+        tokio::task::yield_now().await;
+        while let Some(note) = tap.try_next() {
+            self.pass_on(note).await;
+        }
+        while tap
+            .last()
+            .is_some_and(|p| p.total.is_some_and(|t| p.progress < t))
+        {
+            match tokio::time::timeout(PROGRESS_GRACE, tap.next()).await {
+                Ok(Some(note)) => self.pass_on(note).await,
+                _ => break,
+            }
+        }
+    }
+
     /// One progress notification of the server's, as the client's; its
     /// message is server text, so without invisible code points or controls.
     async fn pass_on(&self, note: crate::mcp::taps::CallProgress) {

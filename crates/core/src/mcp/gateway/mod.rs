@@ -11,7 +11,8 @@
 //!   client's resources and prompts under outside names; `timing.rs`: what
 //!   the gateway adds to a call's time; `approver.rs`: `--approve`;
 //!   `door.rs`: tokens, origins, sessions; `relay.rs`: `serve --stdio`
-//!   passing its host on to a running control room.
+//!   passing its host on to a running control room; `subscriptions.rs`:
+//!   `resources/subscribe` passed upstream and its updates back.
 
 mod approver;
 mod door;
@@ -185,11 +186,48 @@ impl Drop for SessionLive {
     }
 }
 
-/// Live sessions by client, to tell each one when its tool set changes.
+/// Live sessions by client, to tell each one when its tool set changes; and
+/// the 2026-07-28 clients' `subscriptions/listen` streams, which are how a
+/// client of that revision hears of changes (it has no session).
 #[derive(Default)]
-struct Peers(Mutex<Vec<(String, Peer<RoleServer>)>>);
+struct Peers(Mutex<Vec<(String, Peer<RoleServer>)>>, Mutex<Listeners>);
+
+/// The open `subscriptions/listen` streams, each under a key of the
+/// gateway's: their request ids are the clients' and may be the same
+/// (`listen-1` from two processes).
+#[derive(Default)]
+struct Listeners {
+    next: u64,
+    open: Vec<(u64, String, rmcp::service::SubscriptionSink)>,
+}
 
 impl Peers {
+    /// Keeps `sink` of `client` until [`Peers::unlisten`] with the key returned.
+    fn listen(&self, client: &str, sink: rmcp::service::SubscriptionSink) -> u64 {
+        let mut listeners = self.listeners();
+        listeners.next += 1;
+        let key = listeners.next;
+        listeners.open.push((key, client.to_string(), sink));
+        key
+    }
+
+    fn unlisten(&self, key: u64) {
+        self.listeners().open.retain(|(k, _, _)| *k != key);
+    }
+
+    fn listening(&self, client: &str) -> Vec<rmcp::service::SubscriptionSink> {
+        self.listeners()
+            .open
+            .iter()
+            .filter(|(_, c, _)| c == client)
+            .map(|(_, _, s)| s.clone())
+            .collect()
+    }
+
+    fn listeners(&self) -> std::sync::MutexGuard<'_, Listeners> {
+        self.1.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn add(&self, client: &str, peer: Peer<RoleServer>) {
         let mut peers = self.0.lock().unwrap_or_else(|e| e.into_inner());
         peers.retain(|(_, p)| !p.is_transport_closed());
@@ -620,6 +658,25 @@ async fn notify_changes(shared: Arc<Shared>, changes: Changes) {
                         alias = alias.as_str(),
                         "gateway: not offered: {why}"
                     );
+                }
+            }
+            for sink in shared.peers.listening(&client.name) {
+                let accepted = sink.accepted();
+                let wants = |v: Option<bool>| v == Some(true);
+                let sent = async {
+                    if tools && wants(accepted.tools_list_changed) {
+                        sink.notify_tool_list_changed().await?;
+                    }
+                    if resources && wants(accepted.resources_list_changed) {
+                        sink.notify_resource_list_changed().await?;
+                    }
+                    if prompts && wants(accepted.prompts_list_changed) {
+                        sink.notify_prompt_list_changed().await?;
+                    }
+                    Ok::<(), rmcp::service::SubscriptionSendError>(())
+                };
+                if let Err(e) = sent.await {
+                    tracing::info!(client = client.name, "gateway: list_changed not sent: {e}");
                 }
             }
             for peer in shared.peers.of(&client.name) {
