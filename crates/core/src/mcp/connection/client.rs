@@ -28,11 +28,13 @@ use crate::protocol::CallId;
 /// each show their own.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
-/// Progress token → the call (its id) that asked for progress: lets a
-/// progress notification name its call, however many run at once.
-pub type ProgressRoutes = Arc<Mutex<std::collections::HashMap<String, CallId>>>;
+/// Progress token → the call (its id) that asked for progress, and when its
+/// request ended: lets a progress notification name its call, however many
+/// run at once.
+pub type ProgressRoutes = Arc<Mutex<std::collections::HashMap<String, (CallId, Option<Instant>)>>>;
 
-/// One entry of [`ProgressRoutes`], removed when the request is over.
+/// One entry of [`ProgressRoutes`]: marked ended when the request is over,
+/// and gone once its linger is (swept as later routes come).
 pub struct ProgressRoute {
     routes: ProgressRoutes,
     token: String,
@@ -40,10 +42,12 @@ pub struct ProgressRoute {
 
 impl ProgressRoute {
     pub fn register(routes: &ProgressRoutes, token: String, call: CallId) -> Self {
-        routes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(token.clone(), call);
+        let mut map = routes.lock().unwrap_or_else(|e| e.into_inner());
+        // Routes whose linger is over go as new ones come (no timer per call).
+        let now = Instant::now();
+        map.retain(|_, (_, ended)| ended.is_none_or(|t| now.duration_since(t) < ROUTE_LINGER));
+        map.insert(token.clone(), (call, None));
+        drop(map);
         Self {
             routes: Arc::clone(routes),
             token,
@@ -58,21 +62,13 @@ const ROUTE_LINGER: Duration = Duration::from_millis(250);
 
 impl Drop for ProgressRoute {
     fn drop(&mut self) {
-        let (routes, token) = (Arc::clone(&self.routes), std::mem::take(&mut self.token));
-        let remove = move || {
-            routes
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&token);
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(async move {
-                    tokio::time::sleep(ROUTE_LINGER).await;
-                    remove();
-                });
-            }
-            Err(_) => remove(),
+        if let Some((_, ended)) = self
+            .routes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(&self.token)
+        {
+            *ended = Some(Instant::now());
         }
     }
 }
@@ -222,7 +218,8 @@ impl ClientHandler for HarnessClient {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&params.progress_token.0.to_string())
-            .cloned();
+            .filter(|(_, ended)| ended.is_none_or(|t| t.elapsed() < ROUTE_LINGER))
+            .map(|(call, _)| call.clone());
         if let Some(call) = &call {
             self.parts.taps.progress(
                 call,
