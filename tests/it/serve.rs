@@ -216,7 +216,7 @@ impl Drop for TsClient {
     }
 }
 
-fn lines_of(stream: impl std::io::Read + Send + 'static) -> Receiver<String> {
+pub(crate) fn lines_of(stream: impl std::io::Read + Send + 'static) -> Receiver<String> {
     let (tx, rx) = channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stream).lines().map_while(Result::ok) {

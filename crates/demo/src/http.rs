@@ -18,7 +18,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::log;
 use super::oauth_gate::{Gate, PRM_PATH};
-use super::tools::DemoHandler;
 use mcp_harness::mcp::serve::{self as http, reply};
 
 /// The one route.
@@ -26,21 +25,22 @@ const PATH: &str = "/mcp";
 /// Open SSE streams can hold a graceful shutdown open: give them this long, not forever.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
-type Service = StreamableHttpService<DemoHandler, LocalSessionManager>;
-
-pub(super) async fn serve(
-    handler: DemoHandler,
+pub(super) async fn serve<H>(
+    handler: H,
     addr: SocketAddr,
     ignore_term: bool,
     gate: Option<Gate>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<()>
+where
+    H: rmcp::ServerHandler + Clone + Send + Sync + 'static,
+{
     anyhow::ensure!(
         addr.ip().is_loopback(),
         "--http only serves on loopback addresses, not {addr}"
     );
     let ct = CancellationToken::new();
     let config = StreamableHttpServerConfig::default().with_cancellation_token(ct.child_token());
-    let service: Service = StreamableHttpService::new(
+    let service: StreamableHttpService<H, LocalSessionManager> = StreamableHttpService::new(
         move || Ok(handler.clone()),
         Arc::new(LocalSessionManager::default()),
         config,

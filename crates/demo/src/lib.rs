@@ -96,6 +96,10 @@ pub enum DemoName {
     #[cfg(feature = "test-fixtures")]
     #[value(hide = true)]
     Sleeper,
+    /// What the server side of the official conformance suite asks for.
+    #[cfg(feature = "test-fixtures")]
+    #[value(hide = true)]
+    Conformance,
 }
 
 /// The binary's commands that only test builds have (flattened into its
@@ -149,6 +153,8 @@ pub async fn run(args: DemoServerArgs) -> anyhow::Result<()> {
         DemoName::Sleeper => fixtures::sleeper(args.fixtures.setsid).await,
         #[cfg(feature = "test-fixtures")]
         DemoName::Hostile => fixtures::hostile(&args.fixtures, args.http.is_some()).await,
+        #[cfg(feature = "test-fixtures")]
+        DemoName::Conformance => conformance::serve_upstream(args.http, args.protocol).await,
         DemoName::Alpha => serve_demo(Flavor::Alpha, args).await,
         DemoName::Beta => serve_demo(Flavor::Beta, args).await,
     }

@@ -268,7 +268,9 @@ impl Backend {
                 return;
             }
             // The call's row and its explanation learn it from its result.
-            McpEvent::ToolListChanged { .. } | McpEvent::Redacted { .. } => return,
+            McpEvent::ToolListChanged { .. }
+            | McpEvent::Redacted { .. }
+            | McpEvent::ResourceUpdated { .. } => return,
             McpEvent::FlowEscalated {
                 call,
                 rule,

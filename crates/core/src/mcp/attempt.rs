@@ -202,6 +202,7 @@ impl Hub {
             vars: &self.inner.vars,
             events: self.inner.events.clone(),
             elicitor: self.elicitor(),
+            taps: self.taps().clone(),
             spill_dir: self.spill_dir(id),
             known_era: self.known_era(&spec.alias),
             auth: self.auth_context(interactive),

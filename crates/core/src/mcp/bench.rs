@@ -36,6 +36,7 @@ pub async fn open(
         vars,
         events: EventSink::discard(),
         elicitor: Arc::new(DecliningElicitor),
+        taps: Default::default(),
         known_era: None,
         auth: super::auth::AuthContext::new(Arc::new(super::auth::Store::memory())),
         spill_dir: std::env::temp_dir().join(format!(

@@ -350,6 +350,13 @@ pub enum McpEvent {
         scope: super::flows::FlowScope,
         was: super::flows::Taint,
     },
+    /// The server said a resource it was asked to watch
+    /// (`resources/subscribe`) changed: `uri` as the server names it.
+    ResourceUpdated {
+        alias: ServerAlias,
+        connection: ConnectionId,
+        uri: String,
+    },
     /// Progress of a running call, as reported by the server.
     Progress {
         alias: ServerAlias,

@@ -101,6 +101,7 @@ mod sink;
 pub mod spec;
 pub mod spill;
 mod tail;
+pub mod taps;
 pub mod undeclared;
 pub mod validators;
 pub mod vars;

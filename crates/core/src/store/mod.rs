@@ -154,6 +154,7 @@ impl Store {
             }
             McpEvent::ToolListChanged { .. }
             | McpEvent::OfferingsChanged { .. }
+            | McpEvent::ResourceUpdated { .. }
             | McpEvent::Progress { .. } => {}
         }
     }

@@ -12,6 +12,7 @@
 
 mod auth;
 mod calls;
+mod server;
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -56,6 +57,25 @@ impl Scenario {
             name: var(SCENARIO_VAR).unwrap_or_default(),
             context: auth::context(),
             protocol: calls::protocol(var(calls::PROTOCOL_VAR).as_deref()),
+        }
+    }
+}
+
+/// `demo-server conformance [--http ADDR]`: the upstream of the suite's server
+/// side, over Streamable HTTP or stdio.
+pub async fn serve_upstream(
+    http: Option<std::net::SocketAddr>,
+    protocol: crate::DemoProtocol,
+) -> anyhow::Result<()> {
+    use rmcp::ServiceExt as _;
+    crate::init_log("demo-conformance", false);
+    let handler = server::ConformanceServer::new(protocol);
+    match http {
+        Some(addr) => crate::http::serve(handler, addr, false, None).await,
+        None => {
+            let service = handler.serve(rmcp::transport::stdio_pipes()).await?;
+            service.waiting().await?;
+            Ok(())
         }
     }
 }

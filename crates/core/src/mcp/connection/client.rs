@@ -30,13 +30,31 @@ const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Progress token → the call (its id) that asked for progress: lets a
 /// progress notification name its call, however many run at once.
-pub type ProgressRoutes = Arc<Mutex<std::collections::HashMap<String, Routed>>>;
+pub type ProgressRoutes = Arc<Mutex<RouteTable>>;
+
+/// The routes of one connection's progress tokens.
+#[derive(Default)]
+pub struct RouteTable {
+    routes: std::collections::HashMap<String, Routed>,
+    /// When ended routes were last swept out (at most once per linger, so a
+    /// busy connection does not walk the table per call).
+    swept: Option<Instant>,
+}
 
 /// Where a progress token's notifications go.
-pub struct Routed {
+struct Routed {
     call: CallId,
     /// Woken by each notification: a fast-lane request restarts its timer.
     progressed: Arc<Notify>,
+    /// When its request ended (the route lingers a moment after).
+    ended: Option<Instant>,
+}
+
+impl Routed {
+    fn live(&self, now: Instant) -> bool {
+        self.ended
+            .is_none_or(|t| now.duration_since(t) < ROUTE_LINGER)
+    }
 }
 
 /// What wakes at each progress notification of `token`, if it has a route.
@@ -44,11 +62,13 @@ pub(super) fn progress_signal(routes: &ProgressRoutes, token: &str) -> Option<Ar
     routes
         .lock()
         .unwrap_or_else(|e| e.into_inner())
+        .routes
         .get(token)
         .map(|routed| Arc::clone(&routed.progressed))
 }
 
-/// One entry of [`ProgressRoutes`], removed when the request is over.
+/// One entry of [`ProgressRoutes`]: marked ended when the request is over,
+/// and gone once its linger is (swept as later routes come).
 pub struct ProgressRoute {
     routes: ProgressRoutes,
     token: String,
@@ -56,13 +76,25 @@ pub struct ProgressRoute {
 
 impl ProgressRoute {
     pub fn register(routes: &ProgressRoutes, token: String, call: CallId) -> Self {
-        routes.lock().unwrap_or_else(|e| e.into_inner()).insert(
+        let mut table = routes.lock().unwrap_or_else(|e| e.into_inner());
+        // Routes whose linger is over go as new ones come (no timer per call).
+        let now = Instant::now();
+        if table
+            .swept
+            .is_none_or(|t| now.duration_since(t) >= ROUTE_LINGER)
+        {
+            table.routes.retain(|_, routed| routed.live(now));
+            table.swept = Some(now);
+        }
+        table.routes.insert(
             token.clone(),
             Routed {
                 call,
                 progressed: Arc::new(Notify::new()),
+                ended: None,
             },
         );
+        drop(table);
         Self {
             routes: Arc::clone(routes),
             token,
@@ -70,12 +102,22 @@ impl ProgressRoute {
     }
 }
 
+/// How long a route outlives its request: rmcp hands each notification to a
+/// task of its own, so progress that came just before the answer may be
+/// handled just after it, and must still find its call.
+const ROUTE_LINGER: Duration = Duration::from_millis(250);
+
 impl Drop for ProgressRoute {
     fn drop(&mut self) {
-        self.routes
+        if let Some(routed) = self
+            .routes
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .remove(&self.token);
+            .routes
+            .get_mut(&self.token)
+        {
+            routed.ended = Some(Instant::now());
+        }
     }
 }
 
@@ -93,6 +135,8 @@ pub struct HandlerParts {
     pub elicitor: Arc<dyn Elicitor>,
     /// Progress token → the call it belongs to.
     pub routes: ProgressRoutes,
+    /// Who hears a call's progress, unthrottled.
+    pub taps: crate::mcp::taps::CallTaps,
 }
 
 impl HandlerParts {
@@ -127,6 +171,15 @@ impl HarnessClient {
             alias: parts.alias.clone(),
             connection: parts.id,
             what,
+        });
+    }
+
+    /// A watched resource changed (from a notification or a subscription).
+    pub(in crate::mcp) fn note_resource_updated(parts: &HandlerParts, uri: String) {
+        parts.events.emit(McpEvent::ResourceUpdated {
+            alias: parts.alias.clone(),
+            connection: parts.id,
+            uri,
         });
     }
 
@@ -194,20 +247,40 @@ impl ClientHandler for HarnessClient {
         Self::note_offerings_changed(&self.parts, Offering::Prompts);
     }
 
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        Self::note_resource_updated(&self.parts, params.uri);
+    }
+
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
         let call = {
-            let routes = self.parts.routes.lock().unwrap_or_else(|e| e.into_inner());
-            routes
+            let table = self.parts.routes.lock().unwrap_or_else(|e| e.into_inner());
+            table
+                .routes
                 .get(&params.progress_token.0.to_string())
+                .filter(|routed| routed.live(Instant::now()))
                 .map(|routed| {
                     routed.progressed.notify_one();
                     routed.call.clone()
                 })
         };
+        if let Some(call) = &call {
+            self.parts.taps.progress(
+                call,
+                crate::mcp::taps::CallProgress {
+                    progress: params.progress,
+                    total: params.total,
+                    message: params.message.clone(),
+                },
+            );
+        }
         if !self.progress_due(&call, params.total.is_some_and(|t| params.progress >= t)) {
             return;
         }

@@ -3,6 +3,9 @@
 //! `subscriptions/listen` (tools only) and counts each
 //! `notifications/tools/list_changed` it delivers exactly like a notification
 //! on a handshake connection — the same coalesced re-list follows (`relist`).
+//! A resource watched for a client of the gateway gets a `subscriptions/listen`
+//! of its own (`resourceSubscriptions`), whose `notifications/resources/updated`
+//! become the same event a handshake connection's give.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -124,4 +127,72 @@ async fn wait(connection: &Connection) {
         () = tokio::time::sleep(RESUBSCRIBE_AFTER) => {}
         () = connection.ended() => {}
     }
+}
+
+/// Watches `uri` on a 2026-07-28 connection (`resources/subscribe` has no
+/// place there): a subscription of its own, until [`unwatch_resource`] or the
+/// connection's end. Watching a URI already watched is a no-op.
+pub(in crate::mcp) async fn watch_resource(
+    connection: &Arc<Connection>,
+    uri: &str,
+) -> Result<(), rmcp::ServiceError> {
+    if lock(connection).contains_key(uri) {
+        return Ok(());
+    }
+    let mut filter = SubscriptionFilter::new();
+    filter.resource_subscriptions = Some(vec![uri.to_string()]);
+    let mut subscription = connection
+        .peer
+        .listen_with_capacity(filter, CAPACITY)
+        .await?;
+    let accepted = subscription
+        .acknowledged()
+        .resource_subscriptions
+        .as_ref()
+        .is_some_and(|uris| uris.iter().any(|u| u == uri));
+    if !accepted {
+        return Err(rmcp::ServiceError::McpError(
+            rmcp::ErrorData::invalid_params(
+                "the server did not accept the resource subscription",
+                None,
+            ),
+        ));
+    }
+    let stop = tokio_util::sync::CancellationToken::new();
+    lock(connection).insert(uri.to_string(), stop.clone());
+    let connection = Arc::clone(connection);
+    let uri = uri.to_string();
+    tokio::spawn(async move {
+        loop {
+            let next = tokio::select! {
+                next = subscription.next() => next,
+                () = stop.cancelled() => break,
+                () = connection.ended() => break,
+            };
+            match next {
+                Ok(Some(ServerNotification::ResourceUpdatedNotification(n))) => {
+                    HarnessClient::note_resource_updated(&connection.parts, n.params.uri);
+                }
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => break,
+            }
+        }
+        // Dropping the subscription cancels it on the server.
+        lock(&connection).remove(&uri);
+    });
+    Ok(())
+}
+
+/// Ends the watch of `uri`, if there is one.
+pub(in crate::mcp) fn unwatch_resource(connection: &Connection, uri: &str) {
+    if let Some(stop) = lock(connection).remove(uri) {
+        stop.cancel();
+    }
+}
+
+fn lock(
+    connection: &Connection,
+) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, tokio_util::sync::CancellationToken>>
+{
+    connection.watches.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -29,7 +29,7 @@ use super::rawtap::RawTap;
 pub(super) mod client;
 pub(super) mod initfail;
 mod lane;
-pub(super) mod listen;
+pub(in crate::mcp) mod listen;
 pub mod negotiate;
 pub(super) mod open;
 mod outcome;
@@ -103,6 +103,10 @@ pub struct Connection {
     pub(super) unreachable: tokio_util::sync::CancellationToken,
     /// The open tool-list subscription (ended first when the connection closes).
     pub(super) listening: Arc<self::watchdog::ListenSlot>,
+    /// Resources watched on a 2026-07-28 connection: one `subscriptions/listen`
+    /// per URI, ended by its token (`listen::unwatch_resource`).
+    pub(super) watches:
+        std::sync::Mutex<std::collections::HashMap<String, tokio_util::sync::CancellationToken>>,
     /// Tasks running on this connection (cancelled when it closes).
     pub(super) tasks: Arc<self::tasks::TaskBook>,
     /// How long a task may run (`task_timeout_ms`), and which tools run as tasks.

@@ -51,6 +51,8 @@ pub struct OpenParams<'a> {
     pub events: EventSink,
     /// Answers the server's elicitation requests.
     pub elicitor: Arc<dyn Elicitor>,
+    /// Who hears which call's progress.
+    pub taps: crate::mcp::taps::CallTaps,
     /// Where long texts cut from this connection's messages wait to be claimed.
     pub spill_dir: std::path::PathBuf,
     /// The era the last connect of this alias found, if any (no re-probe of a
@@ -79,6 +81,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         events: p.events,
         list_changed: Arc::new(list_changed),
         elicitor: p.elicitor,
+        taps: p.taps,
         routes: super::client::ProgressRoutes::default(),
     };
     let plan = Plan::new(p.spec.protocol, p.known_era);
@@ -276,6 +279,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         has_resources,
         has_prompts,
         era,
+        watches: Default::default(),
         listens: stateless
             && info
                 .as_ref()

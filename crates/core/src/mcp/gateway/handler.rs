@@ -29,6 +29,7 @@ use super::offered::{aliases_offering, to_mcp_error};
 use super::prompts::{self, PromptView};
 use super::resources::{self, ResourceView};
 use super::settings::{ClientProfile, Naming};
+use super::subscriptions::{self, Subscription};
 use super::timing::{Timed, Timing};
 use super::view::{View, valid_name};
 use super::{AuthedClient, ClientCallRecord, ClientCallStart, ClientMethod, Shared};
@@ -70,12 +71,15 @@ impl GatewayHandler {
     /// all of them where rmcp asks without a request (its checks of what is
     /// advertised), each handler answering its own client's view anyway.
     fn info_for<'a>(&self, clients: impl IntoIterator<Item = &'a ClientProfile>) -> ServerConfig {
-        let mut capabilities = json!({ "tools": { "listChanged": true } });
+        // `logging`: a client may set a level (the 2025-11-25 hosts do), but no
+        // server's log text is passed on — a log message names no call, so it
+        // could be another client's, and it is server text outside any result.
+        let mut capabilities = json!({ "tools": { "listChanged": true }, "logging": {} });
         let hub = &self.shared.hub;
         let snapshot = hub.snapshot();
         for client in clients {
             if !aliases_offering(hub, &snapshot, client, Offering::Resources).is_empty() {
-                capabilities["resources"] = json!({ "listChanged": true });
+                capabilities["resources"] = json!({ "listChanged": true, "subscribe": true });
             }
             if !aliases_offering(hub, &snapshot, client, Offering::Prompts).is_empty() {
                 capabilities["prompts"] = json!({ "listChanged": true });
@@ -123,11 +127,19 @@ impl GatewayHandler {
 
 impl ServerHandler for GatewayHandler {
     fn get_info(&self) -> ServerConfig {
-        let client = self
-            .stdio_client
-            .as_deref()
-            .and_then(|name| self.shared.settings.clients.iter().find(|c| c.name == name));
-        self.info_for(client)
+        match self.stdio_client.as_deref() {
+            Some(name) => self.info_for(
+                self.shared
+                    .settings
+                    .clients
+                    .iter()
+                    .filter(|c| c.name == name),
+            ),
+            // Over HTTP rmcp asks without a request (e.g. to intersect a
+            // `subscriptions/listen` filter with what is declared): what any
+            // client is offered; each request still gets its own client's view.
+            None => self.info_for(self.shared.settings.clients.iter()),
+        }
     }
 
     async fn initialize(
@@ -229,6 +241,55 @@ impl ServerHandler for GatewayHandler {
         answer
     }
 
+    /// Resolved as a read is, in what the client is offered now; subscribed
+    /// upstream under the read policy; the session hears of that resource's
+    /// changes under the URI it gave (`subscriptions.rs`).
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let client = self.client_of(&context.extensions)?;
+        let (alias, upstream) = resources::resolve(&self.shared, client, &request.uri)
+            .await
+            .map_err(|e| to_mcp_error(&e, Offering::Resources))?;
+        let subscribed = self
+            .shared
+            .hub
+            .resource_subscription(alias.as_str(), &upstream, true)
+            .await;
+        let connection = subscribed
+            .result
+            .map_err(|e| to_mcp_error(&e, Offering::Resources))?;
+        self.shared.subscriptions.add(Subscription {
+            client: client.name.clone(),
+            peer: context.peer,
+            alias,
+            connection,
+            upstream,
+            outside: request.uri,
+        });
+        Ok(())
+    }
+
+    /// Ends this session's subscription; the last one on a resource ends the
+    /// upstream's. Unsubscribing from what was never subscribed is no error.
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.client_of(&context.extensions)?;
+        let unwatched = self
+            .shared
+            .subscriptions
+            .remove(&context.peer, &request.uri);
+        subscriptions::unsubscribe_upstream(&self.shared, unwatched).await;
+        Ok(())
+    }
+
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -287,6 +348,43 @@ impl ServerHandler for GatewayHandler {
         answer
     }
 
+    /// Accepted and kept by no one: the gateway sends no log messages (see
+    /// `info_for`), at any level.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.client_of(&context.extensions).map(|_| ())
+    }
+
+    /// A 2026-07-28 client hears of list changes on a `subscriptions/listen`
+    /// stream (it has no session to be told on): the list-changed kinds it
+    /// asks for are accepted (rmcp keeps those the gateway declares to it).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        let mut accepted = rmcp::model::SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.prompts_list_changed = requested.prompts_list_changed;
+        Some(accepted)
+    }
+
+    /// Kept while the client listens; told of changes as sessions are.
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        let client = self.client_of(&context.request_context().extensions)?;
+        let key = self
+            .shared
+            .peers
+            .listen(&client.name, context.sink().clone());
+        context.cancelled().await;
+        self.shared.peers.unlisten(key);
+        Ok(())
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // The session's peer, kept to tell this client when its tool set changes.
         if let Ok(client) = self.client_of(&context.extensions) {
@@ -328,8 +426,13 @@ impl ServerHandler for GatewayHandler {
     ) -> Result<CallToolResponse, McpError> {
         let client = self.client_of(&context.extensions)?;
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
+        // A client that asked for progress hears the server's, under its token.
+        let progress = context.meta.get_progress_token().map(|token| Progress {
+            peer: context.peer.clone(),
+            token,
+        });
         Ok(self
-            .call(client, &request.name, arguments, &context.ct)
+            .call(client, &request.name, arguments, &context.ct, progress)
             .await
             .into())
     }
@@ -347,6 +450,7 @@ impl GatewayHandler {
         name: &str,
         arguments: Value,
         cancelled: &tokio_util::sync::CancellationToken,
+        progress: Option<Progress>,
     ) -> CallToolResult {
         let (clock, started) = (Instant::now(), SystemTime::now());
         let shared = &self.shared;
@@ -373,13 +477,25 @@ impl GatewayHandler {
         let approver = Timed::new(shared.approver.as_ref());
         let (mut outcome, alias) = match exposed {
             Some(exposed) => {
+                let mut tap = progress.as_ref().map(|_| shared.hub.taps().tap(&call.id));
                 let calling = shared
                     .hub
                     .call_as(&snapshot, &exposed, arguments, &approver, &call);
-                let outcome = tokio::select! {
-                    outcome = calling => outcome,
-                    () = cancelled.cancelled() => not_run(&call.id, cancelled_by(client)),
+                tokio::pin!(calling);
+                let outcome = loop {
+                    tokio::select! {
+                        outcome = &mut calling => break outcome,
+                        () = cancelled.cancelled() => break not_run(&call.id, cancelled_by(client)),
+                        Some(note) = next_progress(&mut tap) => {
+                            if let Some(progress) = &progress {
+                                progress.pass_on(note).await;
+                            }
+                        }
+                    }
                 };
+                if let (Some(tap), Some(progress)) = (&mut tap, &progress) {
+                    progress.pass_on_the_rest(tap).await;
+                }
                 let alias = snapshot
                     .resolve(&exposed)
                     .map(|t| t.alias.as_str().to_string())
@@ -487,6 +603,68 @@ impl GatewayHandler {
                 }
             }
         }
+    }
+}
+
+/// Where a call's progress goes: the session that asked, under its token.
+struct Progress {
+    peer: rmcp::Peer<RoleServer>,
+    token: rmcp::model::ProgressToken,
+}
+
+/// How long a call's answer waits for the rest of its progress, when the
+/// server's last word was that it was not done.
+const PROGRESS_GRACE: std::time::Duration = std::time::Duration::from_millis(25);
+
+impl Progress {
+    /// Progress sent before the result goes before it: a client drops
+    /// progress that comes after its answer. rmcp hands each notification to
+    /// a task of its own, so one that arrived just before the answer may still
+    /// be on its way: what is there is passed on, and while the last said
+    /// `progress < total`, what comes within [`PROGRESS_GRACE`].
+    async fn pass_on_the_rest(&self, tap: &mut crate::mcp::taps::Tap) {
+        tokio::task::yield_now().await;
+        while let Some(note) = tap.try_next() {
+            self.pass_on(note).await;
+        }
+        while tap
+            .last()
+            .is_some_and(|p| p.total.is_some_and(|t| p.progress < t))
+        {
+            match tokio::time::timeout(PROGRESS_GRACE, tap.next()).await {
+                Ok(Some(note)) => self.pass_on(note).await,
+                _ => break,
+            }
+        }
+    }
+
+    /// One progress notification of the server's, as the client's; its
+    /// message is server text, so without invisible code points or controls.
+    async fn pass_on(&self, note: crate::mcp::taps::CallProgress) {
+        let mut param = json!({
+            "progressToken": self.token,
+            "progress": note.progress,
+        });
+        if let Some(total) = note.total {
+            param["total"] = json!(total);
+        }
+        if let Some(message) = note.message {
+            param["message"] = json!(crate::sanitize::for_model_line(&message, 512));
+        }
+        if let Ok(param) = serde_json::from_value(param) {
+            // A client gone mid-call misses progress; the call goes on.
+            let _ = self.peer.notify_progress(param).await;
+        }
+    }
+}
+
+/// The next progress of a tapped call; never, for an untapped one.
+async fn next_progress(
+    tap: &mut Option<crate::mcp::taps::Tap>,
+) -> Option<crate::mcp::taps::CallProgress> {
+    match tap {
+        Some(tap) => tap.next().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -11,7 +11,8 @@
 //!   client's resources and prompts under outside names; `timing.rs`: what
 //!   the gateway adds to a call's time; `approver.rs`: `--approve`;
 //!   `door.rs`: tokens, origins, sessions; `relay.rs`: `serve --stdio`
-//!   passing its host on to a running control room.
+//!   passing its host on to a running control room; `subscriptions.rs`:
+//!   `resources/subscribe` passed upstream and its updates back.
 
 mod approver;
 mod door;
@@ -21,6 +22,7 @@ mod prompts;
 pub mod relay;
 mod resources;
 mod settings;
+mod subscriptions;
 mod timing;
 mod view;
 
@@ -150,6 +152,10 @@ pub(crate) struct Shared {
     approver: Arc<dyn Approver>,
     watcher: Arc<dyn Watcher>,
     peers: Peers,
+    /// Which sessions watch which resource (`resources/subscribe`).
+    subscriptions: subscriptions::Subscriptions,
+    /// A session ended: its subscriptions end too.
+    session_ended: Notify,
     /// How many client sessions are live (counted by their handlers).
     sessions: tokio::sync::watch::Sender<usize>,
 }
@@ -172,6 +178,7 @@ impl SessionLive {
 impl Drop for SessionLive {
     fn drop(&mut self) {
         self.0.sessions.send_modify(|n| *n = n.saturating_sub(1));
+        self.0.session_ended.notify_one();
         tracing::debug!(
             live = *self.0.sessions.borrow(),
             "gateway: a client session ended"
@@ -179,11 +186,48 @@ impl Drop for SessionLive {
     }
 }
 
-/// Live sessions by client, to tell each one when its tool set changes.
+/// Live sessions by client, to tell each one when its tool set changes; and
+/// the 2026-07-28 clients' `subscriptions/listen` streams, which are how a
+/// client of that revision hears of changes (it has no session).
 #[derive(Default)]
-struct Peers(Mutex<Vec<(String, Peer<RoleServer>)>>);
+struct Peers(Mutex<Vec<(String, Peer<RoleServer>)>>, Mutex<Listeners>);
+
+/// The open `subscriptions/listen` streams, each under a key of the
+/// gateway's: their request ids are the clients' and may be the same
+/// (`listen-1` from two processes).
+#[derive(Default)]
+struct Listeners {
+    next: u64,
+    open: Vec<(u64, String, rmcp::service::SubscriptionSink)>,
+}
 
 impl Peers {
+    /// Keeps `sink` of `client` until [`Peers::unlisten`] with the key returned.
+    fn listen(&self, client: &str, sink: rmcp::service::SubscriptionSink) -> u64 {
+        let mut listeners = self.listeners();
+        listeners.next += 1;
+        let key = listeners.next;
+        listeners.open.push((key, client.to_string(), sink));
+        key
+    }
+
+    fn unlisten(&self, key: u64) {
+        self.listeners().open.retain(|(k, _, _)| *k != key);
+    }
+
+    fn listening(&self, client: &str) -> Vec<rmcp::service::SubscriptionSink> {
+        self.listeners()
+            .open
+            .iter()
+            .filter(|(_, c, _)| c == client)
+            .map(|(_, _, s)| s.clone())
+            .collect()
+    }
+
+    fn listeners(&self) -> std::sync::MutexGuard<'_, Listeners> {
+        self.1.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn add(&self, client: &str, peer: Peer<RoleServer>) {
         let mut peers = self.0.lock().unwrap_or_else(|e| e.into_inner());
         peers.retain(|(_, p)| !p.is_transport_closed());
@@ -213,6 +257,9 @@ struct ChangesInner {
     /// Upstreams that said their resources or prompts changed, since the
     /// notifier last looked.
     offerings: Mutex<Vec<(ServerAlias, Offering)>>,
+    /// Resources upstreams said changed (`notifications/resources/updated`),
+    /// by connection and the server's URI, since the notifier last looked.
+    updated: Mutex<Vec<(super::events::ConnectionId, String)>>,
 }
 
 impl Changes {
@@ -231,12 +278,26 @@ impl Changes {
                     .push((alias.clone(), *what));
                 self.0.wake.notify_one();
             }
+            McpEvent::ResourceUpdated {
+                connection, uri, ..
+            } => {
+                self.0
+                    .updated
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((*connection, uri.clone()));
+                self.0.wake.notify_one();
+            }
             _ => {}
         }
     }
 
     fn take_offerings(&self) -> Vec<(ServerAlias, Offering)> {
         std::mem::take(&mut *self.0.offerings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn take_updated(&self) -> Vec<(super::events::ConnectionId, String)> {
+        std::mem::take(&mut *self.0.updated.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
@@ -361,6 +422,8 @@ impl Gateway {
                 approver,
                 watcher,
                 peers: Peers::default(),
+                subscriptions: Default::default(),
+                session_ended: Notify::new(),
                 sessions: tokio::sync::watch::Sender::new(0),
             }),
             keys: Arc::new(keys),
@@ -565,9 +628,14 @@ fn offers(shared: &Shared) -> Vec<Offer> {
 async fn notify_changes(shared: Arc<Shared>, changes: Changes) {
     let mut last = offers(&shared);
     loop {
-        changes.0.wake.notified().await;
+        tokio::select! {
+            () = changes.0.wake.notified() => {}
+            () = shared.session_ended.notified() => {}
+        }
         tokio::time::sleep(DEBOUNCE).await;
         let now = offers(&shared);
+        subscriptions::pass_on_updates(&shared, changes.take_updated()).await;
+        subscriptions::end_stale(&shared, &now).await;
         let said = changes.take_offerings();
         for ((client, before), after) in shared.settings.clients.iter().zip(&last).zip(&now) {
             let upstream_said =
@@ -590,6 +658,25 @@ async fn notify_changes(shared: Arc<Shared>, changes: Changes) {
                         alias = alias.as_str(),
                         "gateway: not offered: {why}"
                     );
+                }
+            }
+            for sink in shared.peers.listening(&client.name) {
+                let accepted = sink.accepted();
+                let wants = |v: Option<bool>| v == Some(true);
+                let sent = async {
+                    if tools && wants(accepted.tools_list_changed) {
+                        sink.notify_tool_list_changed().await?;
+                    }
+                    if resources && wants(accepted.resources_list_changed) {
+                        sink.notify_resource_list_changed().await?;
+                    }
+                    if prompts && wants(accepted.prompts_list_changed) {
+                        sink.notify_prompt_list_changed().await?;
+                    }
+                    Ok::<(), rmcp::service::SubscriptionSendError>(())
+                };
+                if let Err(e) = sent.await {
+                    tracing::info!(client = client.name, "gateway: list_changed not sent: {e}");
                 }
             }
             for peer in shared.peers.of(&client.name) {

@@ -126,6 +126,7 @@ impl HubBuilder {
                 registry: Registry::new(self.reserved, self.events.clone()),
                 events: self.events,
                 elicitor: self.elicitor,
+                taps: Default::default(),
                 results: self.results,
                 eras: Mutex::new(BTreeMap::new()),
                 pins: Arc::new(self.pins),

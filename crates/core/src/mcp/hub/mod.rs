@@ -43,6 +43,8 @@ pub(super) struct Inner {
     pub(super) events: EventSink,
     /// Answers the servers' elicitation requests.
     pub(super) elicitor: Arc<dyn Elicitor>,
+    /// Who hears which running call's progress (the gateway, for its clients).
+    pub(super) taps: super::taps::CallTaps,
     /// The session's `results/` directory: whole results over `max_result_bytes`.
     results: Option<std::path::PathBuf>,
     /// The protocol era each alias's server was last found to speak.
@@ -95,6 +97,11 @@ pub(super) struct Slot {
 impl Hub {
     pub(super) fn elicitor(&self) -> Arc<dyn Elicitor> {
         Arc::clone(&self.inner.elicitor)
+    }
+
+    /// The taps on running calls' progress.
+    pub fn taps(&self) -> &super::taps::CallTaps {
+        &self.inner.taps
     }
 
     /// Where whole results over `max_result_bytes` are kept, if anywhere.

@@ -158,6 +158,63 @@ impl Hub {
         Offered::ok(list)
     }
 
+    /// `resources/subscribe` (`on`) or `resources/unsubscribe` of `uri` on a
+    /// connected alias whose read policy lets its resources be read (`deny`
+    /// refuses, nothing sent): the connection it was sent on, whose
+    /// `notifications/resources/updated` then come as
+    /// [`McpEvent::ResourceUpdated`](crate::mcp::McpEvent::ResourceUpdated).
+    /// A subscription says only that a resource changed; reading it is still
+    /// a read under the policy.
+    pub async fn resource_subscription(
+        &self,
+        alias: &str,
+        uri: &str,
+        on: bool,
+    ) -> Offered<super::super::events::ConnectionId> {
+        let conn = match self.offering(alias, Kind::Resources) {
+            Ok(conn) => conn,
+            Err(e) => return Offered::local(e),
+        };
+        if self.resource_policy(alias) == Effect::Deny {
+            return Offered::local(denied(alias));
+        }
+        let method = if on {
+            "resources/subscribe"
+        } else {
+            "resources/unsubscribe"
+        };
+        if conn.era() == crate::mcp::connection::negotiate::Era::Stateless {
+            // 2026-07-28 has no resources/subscribe: a subscription of its own.
+            if !on {
+                crate::mcp::connection::listen::unwatch_resource(&conn, uri);
+                return Offered::ok(conn.id());
+            }
+            return match crate::mcp::connection::listen::watch_resource(&conn, uri).await {
+                Ok(()) => Offered::ok(conn.id()),
+                Err(rmcp::ServiceError::McpError(e)) => request_failed(
+                    alias,
+                    "subscriptions/listen",
+                    RequestError::Remote {
+                        code: e.code.0,
+                        message: e.message.to_string(),
+                    },
+                ),
+                Err(e) => request_failed(
+                    alias,
+                    "subscriptions/listen",
+                    RequestError::Lost(e.to_string()),
+                ),
+            };
+        }
+        match conn
+            .request(method, json!({ "uri": uri }), conn.call_timeout())
+            .await
+        {
+            Ok(_) => Offered::ok(conn.id()),
+            Err(e) => request_failed(alias, method, e),
+        }
+    }
+
     /// `resources/read` of `uri` on a connected alias, under its read policy
     /// (`confirm` asks `approver`). The text is capped at `max_result_bytes`;
     /// the whole of it is saved as `results/CALL_ID.txt`.
