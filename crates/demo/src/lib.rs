@@ -34,6 +34,7 @@ mod tasks;
 mod tests;
 mod tools;
 mod toolsets;
+mod ws;
 
 use std::process::ExitCode;
 use std::{net::SocketAddr, sync::OnceLock};
@@ -62,8 +63,12 @@ pub struct DemoServerArgs {
     pub name: DemoName,
 
     /// Serve Streamable HTTP at http://ADDR/mcp (loopback only, e.g. 127.0.0.1:0) instead of stdio.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", conflicts_with = "ws")]
     pub http: Option<SocketAddr>,
+
+    /// Serve WebSocket at ws://ADDR/mcp, subprotocol `mcp` (loopback only, e.g. 127.0.0.1:0) instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    pub ws: Option<SocketAddr>,
 
     /// Which protocol revisions to speak: both (2026-07-28 and the handshake
     /// revisions), only 2026-07-28 (refuses `initialize`), or only 2025-11-25
@@ -175,9 +180,10 @@ async fn serve_demo(flavor: Flavor, args: DemoServerArgs) -> anyhow::Result<()> 
         args.protocol,
         args.extras,
     );
-    match args.http {
-        Some(addr) => http::serve(handler, addr, faults.ignore_term, gate).await,
-        None => serve_stdio(handler, &faults).await,
+    match (args.http, args.ws) {
+        (Some(addr), _) => http::serve(handler, addr, faults.ignore_term, gate).await,
+        (None, Some(addr)) => ws::serve(handler, addr, faults).await,
+        (None, None) => serve_stdio(handler, &faults).await,
     }
 }
 
