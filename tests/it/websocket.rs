@@ -87,6 +87,124 @@ async fn websocket_carries_both_eras_end_to_end() {
     env.assert_no_leaks();
 }
 
+/// Calls `tool` on the current snapshot, approving, and returns its first text.
+async fn text_of(hub: &mcp_harness::mcp::Hub, tool: &str, arguments: Value) -> String {
+    let outcome = hub
+        .call(
+            &hub.snapshot(),
+            tool,
+            arguments,
+            &FlagApprover { approve: true },
+        )
+        .await;
+    let output = outcome.result.unwrap_or_else(|e| panic!("{tool}: {e:?}"));
+    output.content[0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket_carries_progress_tasks_elicitation_resources_prompts_and_list_changed() {
+    let env = TestEnv::new();
+    let (mut server, url) = ws_demo(&env, "alpha", &["--extras"]);
+    let extras = "research = \"allow\"\nguarded_set = \"allow\"\n";
+    let config = format!(
+        "{}{extras}[servers.now.resources]\nread = \"allow\"\n{}{extras}",
+        ws_server("now", &url, ""),
+        ws_server("then", &url, "protocol = \"2025-11-25\"\n"),
+    );
+    let (builder, mut rx) = crate::common::hubs::hub_builder(&env, &config);
+    let asking = builder
+        .elicitor(std::sync::Arc::new(mcp_harness::mcp::DefaultsElicitor))
+        .build();
+    let hub = &asking;
+    for alias in ["now", "then"] {
+        hub.connect(alias).await.unwrap().outcome.unwrap();
+        // Progress notifications, routed to their call.
+        let text = text_of(
+            hub,
+            &format!("mcp__{alias}__slow"),
+            json!({"seconds": 0.3, "steps": 3}),
+        )
+        .await;
+        assert!(!text.is_empty(), "{alias}");
+        wait_for(&mut rx, |e| matches!(e, McpEvent::Progress { .. })).await;
+        // A task (create, poll, result).
+        let text = text_of(
+            hub,
+            &format!("mcp__{alias}__research"),
+            json!({"topic": "tides", "seconds": 0.3}),
+        )
+        .await;
+        assert_eq!(
+            text, "research on tides: three sources agree (demo-alpha)",
+            "{alias}"
+        );
+        // The server asks the operator (elicitation, or input rounds on 2026-07-28).
+        let text = text_of(
+            hub,
+            &format!("mcp__{alias}__guarded_set"),
+            json!({"key": "kiwi", "value": "green"}),
+        )
+        .await;
+        assert!(!text.contains("not stored"), "{alias}: {text}");
+        assert!(text.contains("kiwi"), "{alias}: {text}");
+    }
+    // Resources and prompts.
+    let listed = hub.list_resources("now").await.result.unwrap();
+    assert!(
+        listed
+            .resources
+            .iter()
+            .any(|r| r.uri == "demo://demo-alpha/readme"),
+        "{:?}",
+        listed.resources
+    );
+    let read = hub
+        .read_resource(
+            "now",
+            "demo://demo-alpha/readme",
+            &FlagApprover { approve: false },
+            &mcp_harness::mcp::CallIdentity::lead("ws-read-1"),
+        )
+        .await
+        .result
+        .unwrap();
+    assert!(
+        read.content[0]["resource"]["text"].is_string(),
+        "{:?}",
+        read.content
+    );
+    let prompts = hub.list_prompts("now").await.result.unwrap();
+    assert!(prompts.iter().any(|p| p.name == "summarize"));
+    let arguments = [("topic".to_string(), "apples".to_string())]
+        .into_iter()
+        .collect();
+    let got = hub
+        .get_prompt("now", "summarize", &arguments)
+        .await
+        .result
+        .unwrap();
+    assert!(got.messages[0].content.to_string().contains("apples"));
+    hub.shutdown().await;
+    server.kill().unwrap();
+    server.wait().unwrap();
+
+    // tools/list_changed reaches the harness, which lists again.
+    let (mut server, url) = ws_demo(&env, "alpha", &["--fault", "mutate-tools=description"]);
+    let (relisting, mut rx) =
+        crate::common::hubs::hub(&env, &ws_server("sock", &url, "pin = \"off\"\n"));
+    let hub = relisting;
+    hub.connect("sock").await.unwrap().outcome.unwrap();
+    lookup(&hub, "mcp__sock__lookup").await.unwrap();
+    wait_for(&mut rx, |e| matches!(e, McpEvent::ToolListChanged { .. })).await;
+    hub.shutdown().await;
+    server.kill().unwrap();
+    server.wait().unwrap();
+    env.assert_no_leaks();
+}
+
 #[test]
 fn check_names_each_servers_transport() {
     let env = TestEnv::new();

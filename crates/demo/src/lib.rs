@@ -63,10 +63,11 @@ pub struct DemoServerArgs {
     pub name: DemoName,
 
     /// Serve Streamable HTTP at http://ADDR/mcp (loopback only, e.g. 127.0.0.1:0) instead of stdio.
-    #[arg(long, value_name = "ADDR", conflicts_with = "ws")]
+    #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
 
-    /// Serve WebSocket at ws://ADDR/mcp, subprotocol `mcp` (loopback only, e.g. 127.0.0.1:0) instead of stdio.
+    /// Serve WebSocket at ws://ADDR/mcp, subprotocol `mcp` (loopback only, e.g. 127.0.0.1:0) instead of stdio
+    /// (with --http too: one server on both, each printing its `listening on` line).
     #[arg(long, value_name = "ADDR")]
     pub ws: Option<SocketAddr>,
 
@@ -181,7 +182,11 @@ async fn serve_demo(flavor: Flavor, args: DemoServerArgs) -> anyhow::Result<()> 
         args.extras,
     );
     match (args.http, args.ws) {
-        (Some(addr), _) => http::serve(handler, addr, faults.ignore_term, gate).await,
+        (Some(http), Some(ws)) => {
+            let ws = ws::serve(handler.clone(), ws, faults.clone());
+            tokio::try_join!(http::serve(handler, http, faults.ignore_term, gate), ws).map(|_| ())
+        }
+        (Some(addr), None) => http::serve(handler, addr, faults.ignore_term, gate).await,
         (None, Some(addr)) => ws::serve(handler, addr, faults).await,
         (None, None) => serve_stdio(handler, &faults).await,
     }
