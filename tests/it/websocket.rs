@@ -397,8 +397,10 @@ fn a_refused_upgrade_is_a_connect_error_in_the_harness_words() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         format!("ws://{}/mcp", listener.local_addr().unwrap())
     };
+    // wss:// to a server that speaks no TLS: the TLS handshake is what fails.
+    let not_tls = demo_url.replace("ws://", "wss://");
     env.config(&format!(
-        "{}{}{}{}",
+        "{}{}{}{}{}",
         ws_server(
             "upgrade",
             &upgrade_required,
@@ -407,16 +409,18 @@ fn a_refused_upgrade_is_a_connect_error_in_the_harness_words() {
         ws_server("missing", &not_found, ""),
         ws_server("path", &wrong_path, ""),
         ws_server("gone", &closed, ""),
+        ws_server("tls", &not_tls, ""),
     ));
     let out = env
         .command(&["check", "--json"])
         .env("WS_TEST_TOKEN", "s3cret-token-value")
+        .env("MCP_HARNESS_LOG", "trace")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let report = json_of(&out);
     let error = |i: usize| report["servers"][i]["error"].clone();
-    for i in 0..4 {
+    for i in 0..5 {
         assert_eq!(error(i)["code"], "initialize_failed", "{report}");
         assert!(
             error(i)["hint"]
@@ -447,6 +451,11 @@ fn a_refused_upgrade_is_a_connect_error_in_the_harness_words() {
         "{}",
         message(3)
     );
+    assert!(
+        message(4).contains("the TLS handshake with 127.0.0.1:"),
+        "{}",
+        message(4)
+    );
     // What the refusing server said is kept apart, for the operator.
     assert!(!message(0).contains("no thanks"));
     assert_eq!(report["servers"][0]["server_output"][0], "no thanks");
@@ -463,12 +472,33 @@ fn a_refused_upgrade_is_a_connect_error_in_the_harness_words() {
         "{head}"
     );
     assert!(head.contains("x-demo: yes"), "{head}");
-    // …and the secret reaches no output or log.
+    // …and the secret reaches no output, nor the log even at trace level.
     assert!(!String::from_utf8_lossy(&out.stdout).contains("s3cret"));
     assert!(!String::from_utf8_lossy(&out.stderr).contains("s3cret"));
+    let logs = env.path("xdg-data");
+    let files = walk(&logs);
+    assert!(!files.is_empty(), "no log written under {}", logs.display());
+    for file in files {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+        assert!(!text.contains("s3cret"), "{}", file.display());
+    }
     demo.kill().unwrap();
     demo.wait().unwrap();
     env.assert_no_leaks();
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }
 
 #[cfg_attr(

@@ -174,6 +174,8 @@ pub(in crate::mcp) async fn connect(
     let config = WebSocketConfig::default()
         .max_message_size(Some(max_message_bytes))
         .max_frame_size(Some(max_message_bytes));
+    // tungstenite traces the request, headers and all, through `log`, which
+    // no logger here receives (no `tracing-log` bridge): keep it that way.
     let (socket, _response) =
         tokio_tungstenite::client_async_with_config(request, stream, Some(config))
             .await
