@@ -84,6 +84,17 @@ async fn websocket_carries_both_eras_end_to_end() {
     hub.shutdown().await;
     server.kill().unwrap();
     server.wait().unwrap();
+
+    // `protocol = "auto"` against a server without server/discover: the
+    // probe fails and the handshake follows on the same socket.
+    let (mut legacy, url) = ws_demo(&env, "alpha", &["--protocol", "2025-11-25"]);
+    let (hub, _rx) = crate::common::hubs::hub(&env, &ws_server("old", &url, ""));
+    let report = hub.connect("old").await.unwrap();
+    assert_eq!(report.server.unwrap().protocol_version, "2025-11-25");
+    assert!(lookup(&hub, "mcp__old__lookup").await.is_ok());
+    hub.shutdown().await;
+    legacy.kill().unwrap();
+    legacy.wait().unwrap();
     env.assert_no_leaks();
 }
 
