@@ -368,6 +368,31 @@ async fn an_idle_websocket_that_answers_pings_stays_connected() {
     env.assert_no_leaks();
 }
 
+#[test]
+fn a_websocket_server_that_never_answers_is_a_connect_timeout() {
+    let env = TestEnv::new();
+    let (mut server, url) = ws_demo(&env, "alpha", &["--fault", "hang-on-initialize"]);
+    env.config(&ws_server(
+        "sock",
+        &url,
+        "connect_timeout_ms = 1500\nprotocol = \"2025-11-25\"\n",
+    ));
+    let out = env.run(&["check", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let error = json_of(&out)["servers"][0]["error"].clone();
+    assert_eq!(error["code"], "mcp_timeout", "{error}");
+    assert!(
+        error["hint"]
+            .as_str()
+            .unwrap()
+            .contains("WebSocket endpoint"),
+        "{error}"
+    );
+    server.kill().unwrap();
+    server.wait().unwrap();
+    env.assert_no_leaks();
+}
+
 /// A loopback HTTP server that answers one upgrade request with `status`,
 /// and hands the request's head to the test.
 fn refuse_upgrades_with(status: &str) -> (String, mpsc::Receiver<String>) {

@@ -234,7 +234,14 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             match tokio::time::timeout(timeout, opening).await {
                 Ok(Ok(session)) => (session, None),
                 Ok(Err(error)) => return Err(error),
-                Err(_) => return Err(initfail::timed_out(timeout, &stderr)),
+                Err(_) => {
+                    let mut error = initfail::timed_out(timeout, &stderr);
+                    error.hint =
+                        "check that `url` is an MCP server's WebSocket endpoint, or raise \
+                                  connect_timeout_ms"
+                            .into();
+                    return Err(error);
+                }
             }
         }
     };
