@@ -1,5 +1,5 @@
 //! Bounded memory against servers that send too much: a 50 MB result, a 15 MB
-//! result, 100 MB on stderr. Library-level, alone in its test binary, so the
+//! result, 100 MB on stderr, a 50 MB WebSocket frame. Library-level, alone in its test binary, so the
 //! high-water mark of this process (`VmHWM`) is the harness's own.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
@@ -65,6 +65,42 @@ async fn lookup(hub: &Hub) -> Result<mcp_harness::mcp::ToolOutput, mcp_harness::
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_output_keeps_the_harness_memory_bounded() {
     let baseline = high_water_kb();
+
+    // 50 MB in one WebSocket frame: refused from the frame's header, before
+    // its payload is read; the connection ends naming the limit.
+    let env = TestEnv::new();
+    let (mut server, url) =
+        common::hubs::ws_demo(&env, "alpha", &["--fault", "huge-result=50000000"]);
+    let text =
+        format!("[limits]\ncall_timeout_ms = 120000\n[servers.s]\nurl = \"{url}\"\n{POLICY}");
+    let config = config::parse(&text, ConfigSource::Embedded).expect("config");
+    let hub = Hub::builder(
+        config.servers,
+        config.limits,
+        Vars::new(PathBuf::from(BIN)),
+        EventSink::discard(),
+    )
+    .build();
+    hub.connect("s").await.unwrap().outcome.unwrap();
+    let error = lookup(&hub).await.expect_err("50 MB cannot be one frame");
+    assert_eq!(error.code, ToolErrorCode::McpConnectionLost, "{error:?}");
+    assert!(
+        error
+            .message
+            .contains("larger than 16 MiB, its max_message_bytes"),
+        "{}",
+        error.message
+    );
+    hub.shutdown().await;
+    server.kill().unwrap();
+    server.wait().unwrap();
+    env.assert_no_leaks();
+    let after_ws = high_water_kb();
+    // Had the frame been read whole, the peak would be past its size.
+    assert!(
+        after_ws * 1024 < 50_000_000,
+        "peak RSS {after_ws} kB: the 50 MB frame was buffered"
+    );
 
     // 100 MiB in one result, allowed by max_message_bytes = 256 MiB: cut for
     // the model as it streams in, saved whole, never held whole in memory.
@@ -166,7 +202,8 @@ async fn oversized_output_keeps_the_harness_memory_bounded() {
 
     eprintln!(
         "VmHWM: baseline {baseline} kB, after 50 MB result {after_50} kB, after 15 MB result \
-         {after_15} kB, after 100 MB stderr {after_flood} kB"
+         {after_15} kB, after 100 MB stderr {after_flood} kB, after a 50 MB WebSocket frame \
+         {after_ws} kB"
     );
     assert!(after_flood < MAX_HWM_KB, "{after_flood} kB");
 }

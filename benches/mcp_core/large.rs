@@ -44,6 +44,7 @@ pub fn big_server(tools: usize, distinct: bool) -> (ServerSpec, mcp_harness::mcp
         reset_timeout_on_progress: true,
         max_call: Duration::from_secs(600),
         max_message_bytes: mcp_harness::mcp::spec::DEFAULT_MAX_MESSAGE_BYTES,
+        idle_timeout: mcp_harness::mcp::Limits::default().idle_timeout,
         policy,
         protocol: Default::default(),
         tasks: Default::default(),

@@ -11,12 +11,15 @@ use serde::Serialize;
 use super::{exit, hub_for, interruptible, json, load_config, out, render};
 use crate::config::Config;
 use crate::mcp::Hub;
-use crate::mcp::flows::{Labels, ToolLabels};
+use crate::mcp::flows::Labels;
 use crate::mcp::policy::PolicyMismatch;
 use crate::mcp::published::ToolFlag;
 use crate::mcp::screen::{self, Suspicion};
+use crate::mcp::spec::TransportKind;
 use crate::mcp::undeclared::Undeclared;
-use crate::mcp::{ConnectReport, DefinitionChange, Effect, FailureKind, PinState, ServerIdentity};
+use crate::mcp::{
+    ConnectReport, DefinitionChange, Effect, FailureKind, PinState, ServerIdentity, ServerSpec,
+};
 use crate::sanitize::inert_line;
 
 #[derive(Debug, Args)]
@@ -36,7 +39,7 @@ struct ServerReport {
     alias: String,
     status: &'static str,
     error: Option<ErrorReport>,
-    server: Option<ServerIdentity>,
+    server: Option<ServerInfo>,
     /// What the poisoning screen found in the server's `instructions` (which
     /// no model is given): for the operator.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -50,6 +53,14 @@ struct ServerReport {
     pinned: Vec<String>,
     #[serde(skip)]
     lock: String,
+}
+
+/// Who the server says it is, and how the harness reached it (a local fact).
+#[derive(Serialize)]
+struct ServerInfo {
+    #[serde(flatten)]
+    identity: ServerIdentity,
+    transport: TransportKind,
 }
 
 #[derive(Serialize)]
@@ -108,7 +119,7 @@ async fn report(hub: &Hub, config: &Config, args: CheckArgs) -> ExitCode {
         .into_iter()
         .zip(&config.servers)
         .map(|(result, spec)| match result {
-            Ok(report) => server_report(report, &spec.labels),
+            Ok(report) => server_report(report, spec),
             Err(e) => ServerReport {
                 alias: spec.alias.to_string(),
                 status: "failed",
@@ -144,7 +155,8 @@ async fn report(hub: &Hub, config: &Config, args: CheckArgs) -> ExitCode {
     }
 }
 
-fn server_report(report: ConnectReport, labels: &ToolLabels) -> ServerReport {
+fn server_report(report: ConnectReport, spec: &ServerSpec) -> ServerReport {
+    let labels = &spec.labels;
     let published = report
         .published
         .iter()
@@ -201,7 +213,10 @@ fn server_report(report: ConnectReport, labels: &ToolLabels) -> ServerReport {
         status,
         error,
         instructions_suspicious,
-        server: report.server,
+        server: report.server.map(|identity| ServerInfo {
+            identity,
+            transport: spec.transport.kind(),
+        }),
         published,
         exposed,
         server_output,
@@ -216,12 +231,14 @@ fn human(report: &Report, source: &str) -> String {
         let identity = s
             .server
             .as_ref()
-            .map(|i| {
+            .map(|s| {
+                let i = &s.identity;
                 format!(
-                    " — {} {} (protocol {})",
+                    " — {} {} (protocol {}, over {})",
                     inert_line(&i.name, 60),
                     inert_line(&i.version, 30),
-                    inert_line(&i.protocol_version, 20)
+                    inert_line(&i.protocol_version, 20),
+                    s.transport.as_str()
                 )
             })
             .unwrap_or_default();

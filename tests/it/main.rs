@@ -69,3 +69,4 @@ mod tui_e2e;
 mod tui_exits;
 mod typos;
 mod undeclared;
+mod websocket;

@@ -115,7 +115,7 @@ where
 
 /// Resolves on SIGTERM or SIGINT; never, under the `ignore-term` fault (which installs its own
 /// handlers that swallow them).
-async fn wait_for_stop_signal(ignore_term: bool) {
+pub(super) async fn wait_for_stop_signal(ignore_term: bool) {
     if ignore_term {
         return std::future::pending().await;
     }

@@ -34,6 +34,7 @@ mod tasks;
 mod tests;
 mod tools;
 mod toolsets;
+mod ws;
 
 use std::process::ExitCode;
 use std::{net::SocketAddr, sync::OnceLock};
@@ -64,6 +65,11 @@ pub struct DemoServerArgs {
     /// Serve Streamable HTTP at http://ADDR/mcp (loopback only, e.g. 127.0.0.1:0) instead of stdio.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
+
+    /// Serve WebSocket at ws://ADDR/mcp, subprotocol `mcp` (loopback only, e.g. 127.0.0.1:0) instead of stdio
+    /// (with --http too: one server on both, each printing its `listening on` line).
+    #[arg(long, value_name = "ADDR")]
+    pub ws: Option<SocketAddr>,
 
     /// Which protocol revisions to speak: both (2026-07-28 and the handshake
     /// revisions), only 2026-07-28 (refuses `initialize`), or only 2025-11-25
@@ -181,9 +187,14 @@ async fn serve_demo(flavor: Flavor, args: DemoServerArgs) -> anyhow::Result<()> 
         args.protocol,
         args.extras,
     );
-    match args.http {
-        Some(addr) => http::serve(handler, addr, faults.ignore_term, gate).await,
-        None => serve_stdio(handler, &faults).await,
+    match (args.http, args.ws) {
+        (Some(http), Some(ws)) => {
+            let ws = ws::serve(handler.clone(), ws, faults.clone());
+            tokio::try_join!(http::serve(handler, http, faults.ignore_term, gate), ws).map(|_| ())
+        }
+        (Some(addr), None) => http::serve(handler, addr, faults.ignore_term, gate).await,
+        (None, Some(addr)) => ws::serve(handler, addr, faults).await,
+        (None, None) => serve_stdio(handler, &faults).await,
     }
 }
 

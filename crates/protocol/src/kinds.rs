@@ -3,6 +3,25 @@
 
 use std::fmt;
 
+/// Which transport reaches a server (the Health pane says it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TransportKind {
+    Stdio,
+    /// Streamable HTTP.
+    Http,
+    WebSocket,
+}
+
+impl TransportKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            TransportKind::Stdio => "stdio",
+            TransportKind::Http => "Streamable HTTP",
+            TransportKind::WebSocket => "WebSocket",
+        }
+    }
+}
+
 /// An alias's state, as the side panel shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AliasStatus {

@@ -12,7 +12,8 @@ mod views;
 use serde_json::Value;
 
 pub use kinds::{
-    AliasStatus, EndCause, EndKind, PinStatus, PolicyEffect, Requester, Target, TaskStatus, TurnEnd,
+    AliasStatus, EndCause, EndKind, PinStatus, PolicyEffect, Requester, Target, TaskStatus,
+    TransportKind, TurnEnd,
 };
 pub use more::{
     Choice, Decided, DefaultValue, ExplainView, FieldProblem, GrantId, GrantView, HistoryItem,

@@ -270,6 +270,9 @@ impl std::fmt::Debug for ArgsCheck {
 /// the post-mortem until the alias connects again).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HealthView {
+    /// How the harness reaches the server.
+    pub transport: crate::kinds::TransportKind,
+    /// The stdio server's process (none over HTTP or WebSocket).
     pub pid: Option<u32>,
     /// When the connection opened, on the wall clock (`HH:MM:SS UTC`).
     pub connected_at: String,

@@ -1,4 +1,5 @@
-//! A `Hub` over a test config, its event stream, and demo servers over HTTP:
+//! A `Hub` over a test config, its event stream, and demo servers over HTTP
+//! and WebSocket:
 //! for tests that watch the MCP layer from inside a running harness.
 
 use std::io::{BufRead, BufReader};
@@ -75,8 +76,17 @@ pub async fn lookup(hub: &Hub, tool: &str) -> Result<String, ToolErrorCode> {
 
 /// `demo-server NAME --http 127.0.0.1:0` (tagged), and the URL it listens on.
 pub fn http_demo(env: &TestEnv, server: &str, extra: &[&str]) -> (Child, String) {
+    listening_demo(env, server, "--http", extra)
+}
+
+/// `demo-server NAME --ws 127.0.0.1:0` (tagged), and the `ws://` URL it listens on.
+pub fn ws_demo(env: &TestEnv, server: &str, extra: &[&str]) -> (Child, String) {
+    listening_demo(env, server, "--ws", extra)
+}
+
+fn listening_demo(env: &TestEnv, server: &str, flag: &str, extra: &[&str]) -> (Child, String) {
     let mut child = Command::new(BIN)
-        .args(["demo-server", server, "--http", "127.0.0.1:0", "--tag"])
+        .args(["demo-server", server, flag, "127.0.0.1:0", "--tag"])
         .arg(&env.tag)
         .args(extra)
         .stdout(Stdio::piped())

@@ -15,7 +15,7 @@ use crate::mcp::{
 };
 use crate::protocol::{
     ArgProblem, ArgsCheck, EndedView, GrantView, HealthView, PinStatus, ServerView, SignInStatus,
-    TokenInfo, ToolView, Views,
+    TokenInfo, ToolView, TransportKind, Views,
 };
 
 /// Call statistics per alias, kept by the backend.
@@ -368,6 +368,7 @@ fn transport(spec: &ServerSpec) -> String {
     match &spec.transport {
         crate::mcp::TransportSpec::Stdio { .. } => format!("stdio: {}", spec.transport.describe()),
         crate::mcp::TransportSpec::Http { .. } => format!("http: {}", spec.transport.describe()),
+        crate::mcp::TransportSpec::WebSocket { .. } => format!("ws: {}", spec.transport.describe()),
     }
 }
 
@@ -383,11 +384,14 @@ fn health(connection: &Connection, stats: Option<&Stats>, ended: Option<EndedVie
     let opened = Instant::now()
         .checked_sub(connection.uptime())
         .unwrap_or_else(Instant::now);
+    let (transport, pid) = match connection.endpoint() {
+        Endpoint::Stdio { pid } => (TransportKind::Stdio, Some(*pid)),
+        Endpoint::Http => (TransportKind::Http, None),
+        Endpoint::WebSocket => (TransportKind::WebSocket, None),
+    };
     HealthView {
-        pid: match connection.endpoint() {
-            Endpoint::Stdio { pid } => Some(*pid),
-            Endpoint::Http => None,
-        },
+        transport,
+        pid,
         connected_at: wall_clock(since),
         opened,
         protocol_version: connection.server().protocol_version.clone(),

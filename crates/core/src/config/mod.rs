@@ -372,6 +372,7 @@ mod tests {
                 "demo_alpha",
                 "demo_beta",
                 "remote",
+                "socket",
                 "hosted",
                 "machine",
                 "workload",
@@ -386,6 +387,28 @@ mod tests {
         let telemetry = config.telemetry.as_ref().expect("[telemetry]");
         assert_eq!(telemetry.otlp_endpoint, "http://localhost:4318");
         assert!(!telemetry.include_arguments);
+    }
+
+    #[test]
+    fn a_ws_url_is_a_websocket_server_bound_like_an_http_one() {
+        let text = "[limits]\nidle_timeout_ms = 9000\n\
+                    [servers.s]\nurl = \"wss://mcp.example.com/ws\"\n\
+                    headers = { Authorization = \"Bearer ${T}\" }\n[servers.s.tools]\n";
+        let config = parse(text, ConfigSource::File("test.toml".into())).unwrap();
+        let spec = &config.servers[0];
+        assert_eq!(spec.transport.kind(), crate::mcp::spec::TransportKind::Ws);
+        assert_eq!(spec.idle_timeout, Duration::from_millis(9000));
+        assert!(spec.transport.auth().is_none());
+        // Plaintext to a remote host, as for http://.
+        let e = err("[servers.s]\nurl = \"ws://10.0.0.5/mcp\"\n[servers.s.tools]\n");
+        assert!(e.message.contains("plaintext ws:// to `10.0.0.5`"), "{e}");
+        // OAuth is for http(s) servers: a token goes in `headers`.
+        let e =
+            err("[servers.s]\nurl = \"ws://127.0.0.1/mcp\"\nauth = \"oauth\"\n[servers.s.tools]\n");
+        assert!(e.to_string().contains("`servers.s.auth`"), "{e}");
+        assert!(e.message.contains("WebSocket"), "{e}");
+        let e = err("[servers.s]\nurl = \"ftp://x/mcp\"\n[servers.s.tools]\n");
+        assert!(e.message.contains("ws:// or wss://"), "{e}");
     }
 
     #[test]

@@ -31,6 +31,7 @@ pub(super) struct RawLimits {
     max_input_rounds: Option<usize>,
     max_request_state_bytes: Option<usize>,
     discover_timeout_ms: Option<u64>,
+    idle_timeout_ms: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -47,6 +48,7 @@ pub(super) struct RawServer {
     reset_timeout_on_progress: Option<bool>,
     max_call_ms: Option<u64>,
     max_message_bytes: Option<usize>,
+    idle_timeout_ms: Option<u64>,
     task_timeout_ms: Option<u64>,
     max_concurrent_calls: Option<usize>,
     extra_arguments: Option<crate::mcp::undeclared::ExtraArguments>,
@@ -163,6 +165,7 @@ pub(super) fn limits(raw: &RawLimits) -> Result<Limits, KeyError> {
             raw.discover_timeout_ms,
             d.discover_timeout,
         )?,
+        idle_timeout: ms("idle_timeout_ms", raw.idle_timeout_ms, d.idle_timeout)?,
     })
 }
 
@@ -193,13 +196,15 @@ pub(super) fn server_spec(
         (Some(_), Some(_)) => {
             return Err((
                 String::new(),
-                "set either `command` (stdio) or `url` (Streamable HTTP), not both".into(),
+                "set either `command` (stdio) or `url` (Streamable HTTP or WebSocket), not both"
+                    .into(),
             ));
         }
         (None, None) => {
             return Err((
                 String::new(),
-                "set `command` (a stdio server) or `url` (a Streamable HTTP server)".into(),
+                "set `command` (a stdio server) or `url` (a Streamable HTTP or WebSocket server)"
+                    .into(),
             ));
         }
         (Some(command), None) => {
@@ -244,19 +249,45 @@ pub(super) fn server_spec(
                     ));
                 }
             }
-            if !(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("${"))
+            let websocket = url.starts_with("ws://") || url.starts_with("wss://");
+            if !(websocket
+                || url.starts_with("http://")
+                || url.starts_with("https://")
+                || url.starts_with("${"))
             {
-                return Err((key("url"), "must start with http:// or https://".into()));
+                return Err((
+                    key("url"),
+                    "must start with http://, https:// (Streamable HTTP), ws:// or wss:// \
+                     (WebSocket)"
+                        .into(),
+                ));
             }
             let allow_insecure_http = raw.allow_insecure_http.unwrap_or(false);
             if !allow_insecure_http {
                 insecure_http(&url).map_err(|problem| (key("url"), problem))?;
             }
-            TransportSpec::Http {
-                url,
-                headers: raw.headers.unwrap_or_default().into_iter().collect(),
-                auth: Box::new(auth_spec(oauth, base)?),
-                allow_insecure_http,
+            let headers = raw.headers.unwrap_or_default().into_iter().collect();
+            if websocket {
+                if let Some(k) = oauth.any() {
+                    return Err((
+                        key(k),
+                        "OAuth settings only apply to http:// and https:// servers (a WebSocket \
+                         server takes a token in `headers`)"
+                            .into(),
+                    ));
+                }
+                TransportSpec::WebSocket {
+                    url,
+                    headers,
+                    allow_insecure_http,
+                }
+            } else {
+                TransportSpec::Http {
+                    url,
+                    headers,
+                    auth: Box::new(auth_spec(oauth, base)?),
+                    allow_insecure_http,
+                }
             }
         }
     };
@@ -284,6 +315,7 @@ pub(super) fn server_spec(
             raw.max_message_bytes,
             limits.max_message_bytes,
         )?,
+        idle_timeout: timeout("idle_timeout_ms", raw.idle_timeout_ms, limits.idle_timeout)?,
         policy: ToolPolicy::new(raw.tools.unwrap_or_default()),
         protocol: raw.protocol.unwrap_or_default(),
         tasks: raw.tasks.unwrap_or_default(),
@@ -334,6 +366,7 @@ fn tool_labels(raw: &RawServer) -> Result<ToolLabels, KeyError> {
 fn insecure_http(url: &str) -> Result<(), String> {
     let authority = url
         .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("ws://"))
         .map(|rest| rest.split(['/', '?', '#']).next().unwrap_or_default());
     match authority {
         Some(authority) if !authority.contains('$') => {}
@@ -341,9 +374,10 @@ fn insecure_http(url: &str) -> Result<(), String> {
     }
     match crate::mcp::spec::insecure_remote_host(url) {
         Some(host) => Err(format!(
-            "plaintext http:// to `{host}`, which is not loopback (127.0.0.1, ::1, localhost), \
+            "plaintext {}// to `{host}`, which is not loopback (127.0.0.1, ::1, localhost), \
              would send every request and token in the clear; use https://, or set \
-             `allow_insecure_http = true` on this server if the network is yours"
+             `allow_insecure_http = true` on this server if the network is yours",
+            url.split("//").next().unwrap_or("http:")
         )),
         None => Ok(()),
     }
@@ -371,7 +405,8 @@ fn check_templates(transport: &TransportSpec) -> Result<(), KeyError> {
                 check(".cwd".into(), cwd)?;
             }
         }
-        TransportSpec::Http { url, headers, .. } => {
+        TransportSpec::Http { url, headers, .. }
+        | TransportSpec::WebSocket { url, headers, .. } => {
             check(".url".into(), url)?;
             for (k, v) in headers {
                 check(format!(".headers.{k}"), v)?;

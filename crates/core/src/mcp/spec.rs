@@ -25,6 +25,9 @@ pub struct ServerSpec {
     pub max_call: Duration,
     /// The largest message this server may send (stdio: one line).
     pub max_message_bytes: usize,
+    /// WebSocket: a server silent this long (no message, no pong to the ping
+    /// sent halfway) is lost.
+    pub idle_timeout: Duration,
     pub policy: ToolPolicy,
     /// Which protocol revision to speak (`protocol` in the config).
     pub protocol: ProtocolChoice,
@@ -144,6 +147,34 @@ pub enum TransportSpec {
         /// not loopback is the operator's explicit choice (the TUI marks it).
         allow_insecure_http: bool,
     },
+    /// `url = "ws://…"` or `"wss://…"`: one JSON-RPC message per text frame,
+    /// subprotocol `mcp`; `headers` go on the upgrade request.
+    WebSocket {
+        url: String,
+        headers: Vec<(String, String)>,
+        /// As for HTTP: plaintext `ws://` to a remote host only when asked for.
+        allow_insecure_http: bool,
+    },
+}
+
+/// Which of the three transports reaches a server (`check --json`'s
+/// `server.transport`, the TUI's Health pane).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportKind {
+    Stdio,
+    Http,
+    Ws,
+}
+
+impl TransportKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransportKind::Stdio => "stdio",
+            TransportKind::Http => "http",
+            TransportKind::Ws => "ws",
+        }
+    }
 }
 
 /// The host of `url` when it is plaintext `http://` to a host that is not
@@ -151,7 +182,7 @@ pub enum TransportSpec {
 /// requests and tokens would cross the network readable by anyone on the way.
 pub fn insecure_remote_host(url: &str) -> Option<String> {
     let parsed = url::Url::parse(url).ok()?;
-    (parsed.scheme() == "http" && !super::auth::origin::is_loopback(&parsed))
+    (matches!(parsed.scheme(), "http" | "ws") && !super::auth::origin::is_loopback(&parsed))
         .then(|| parsed.host_str().unwrap_or_default().to_string())
 }
 
@@ -159,6 +190,10 @@ pub fn insecure_remote_host(url: &str) -> Option<String> {
 pub enum ResolvedTransport {
     Stdio(LaunchSpec),
     Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+    WebSocket {
         url: String,
         headers: Vec<(String, String)>,
     },
@@ -224,6 +259,11 @@ impl TransportSpec {
                 headers,
                 allow_insecure_http,
                 ..
+            }
+            | TransportSpec::WebSocket {
+                url,
+                headers,
+                allow_insecure_http,
             } => {
                 let url = vars.expand(url).map_err(|e| at("url", e))?;
                 // A URL made of variables could only be judged once expanded.
@@ -239,8 +279,21 @@ impl TransportSpec {
                         ))
                     })
                     .collect::<Result<_, ResolveError>>()?;
-                Ok(ResolvedTransport::Http { url, headers })
+                Ok(match self {
+                    TransportSpec::WebSocket { .. } => {
+                        ResolvedTransport::WebSocket { url, headers }
+                    }
+                    _ => ResolvedTransport::Http { url, headers },
+                })
             }
+        }
+    }
+
+    pub fn kind(&self) -> TransportKind {
+        match self {
+            TransportSpec::Stdio { .. } => TransportKind::Stdio,
+            TransportSpec::Http { .. } => TransportKind::Http,
+            TransportSpec::WebSocket { .. } => TransportKind::Ws,
         }
     }
 
@@ -251,7 +304,7 @@ impl TransportSpec {
                 .chain(args.iter().map(String::as_str))
                 .collect::<Vec<_>>()
                 .join(" "),
-            TransportSpec::Http { url, .. } => url.clone(),
+            TransportSpec::Http { url, .. } | TransportSpec::WebSocket { url, .. } => url.clone(),
         }
     }
 
@@ -263,9 +316,15 @@ impl TransportSpec {
                 url,
                 allow_insecure_http,
                 ..
+            }
+            | TransportSpec::WebSocket {
+                url,
+                allow_insecure_http,
+                ..
             } => {
                 *allow_insecure_http
                     && !url.starts_with("https://")
+                    && !url.starts_with("wss://")
                     && (url.contains("${") || insecure_remote_host(url).is_some())
             }
             TransportSpec::Stdio { .. } => false,
@@ -276,7 +335,7 @@ impl TransportSpec {
     pub fn auth(&self) -> Option<&AuthSpec> {
         match self {
             TransportSpec::Http { auth, .. } => Some(auth.as_ref()),
-            TransportSpec::Stdio { .. } => None,
+            TransportSpec::Stdio { .. } | TransportSpec::WebSocket { .. } => None,
         }
     }
 }
@@ -317,6 +376,8 @@ pub struct Limits {
     /// How long a stdio server may stay silent on `server/discover` before it
     /// is taken for a legacy one (at most half the connect timeout is used).
     pub discover_timeout: Duration,
+    /// WebSocket: how long a server may stay silent (a ping goes out halfway).
+    pub idle_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -337,6 +398,7 @@ impl Default for Limits {
             max_input_rounds: 10,
             max_request_state_bytes: 1024 * 1024,
             discover_timeout: Duration::from_millis(5_000),
+            idle_timeout: Duration::from_millis(30_000),
         }
     }
 }

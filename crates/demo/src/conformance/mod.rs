@@ -129,6 +129,7 @@ fn hub(setup: &Setup, policy: ToolPolicy) -> Hub {
         reset_timeout_on_progress: true,
         max_call: Duration::from_secs(600),
         max_message_bytes: mcp_harness::mcp::spec::DEFAULT_MAX_MESSAGE_BYTES,
+        idle_timeout: Limits::default().idle_timeout,
         policy,
         protocol: setup.protocol,
         tasks: Default::default(),

@@ -117,6 +117,10 @@ pub enum Fault {
     ListTtlMs {
         ms: u64,
     },
+    /// Over `--ws`: the first tools/call is answered with a binary frame.
+    WsBinaryOnCall,
+    /// Over `--ws`: the first tools/call is answered with a text frame that is not JSON.
+    WsNotJsonOnCall,
 }
 
 /// How `mutate-tools=KIND` changes the published tools.
@@ -217,6 +221,8 @@ impl Fault {
                 bytes: usize::try_from(number()?).map_err(|e| e.to_string())?,
             }),
             "list-ttl-ms" => Ok(Fault::ListTtlMs { ms: number()? }),
+            "ws-binary-on-call" => flag(Fault::WsBinaryOnCall),
+            "ws-not-json-on-call" => flag(Fault::WsNotJsonOnCall),
             "rpc-error-on" => match value {
                 Some(tool) if !tool.is_empty() => Ok(Fault::RpcErrorOn { tool: tool.into() }),
                 _ => Err("fault rpc-error-on needs a tool name: rpc-error-on=TOOL".into()),
@@ -260,6 +266,8 @@ pub struct Faults {
     pub state_grows: bool,
     pub request_state_bytes: Option<usize>,
     pub list_ttl_ms: Option<u64>,
+    pub ws_binary_on_call: bool,
+    pub ws_not_json_on_call: bool,
 }
 
 impl Faults {
@@ -298,6 +306,8 @@ impl Faults {
                 Fault::StateGrows => faults.state_grows = true,
                 Fault::RequestStateBytes { bytes } => faults.request_state_bytes = Some(bytes),
                 Fault::ListTtlMs { ms } => faults.list_ttl_ms = Some(ms),
+                Fault::WsBinaryOnCall => faults.ws_binary_on_call = true,
+                Fault::WsNotJsonOnCall => faults.ws_not_json_on_call = true,
             }
         }
         faults

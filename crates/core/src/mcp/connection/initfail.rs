@@ -22,6 +22,8 @@ const HINT_STDIO: &str =
     "check the server's command and arguments; its stderr tail is shown with this error";
 const HINT_HTTP: &str =
     "check `url`, and that an MCP server speaking Streamable HTTP is running there";
+const HINT_WS: &str = "check `url`, and that an MCP server speaking WebSocket (subprotocol `mcp`) \
+                       is running there";
 const HINT_ANSWER: &str = "the server refused or botched the handshake; what it said is shown \
                            as server output (never to the model)";
 
@@ -30,6 +32,7 @@ const HINT_ANSWER: &str = "the server refused or botched the handshake; what it 
 pub enum Via {
     Stdio,
     Http,
+    WebSocket,
 }
 
 /// The deadline passed before `initialize` completed. Whatever the server did
@@ -67,6 +70,7 @@ pub fn failed(error: &ClientInitializeError, via: Via, stderr: &StderrTail) -> C
     let hint = match via {
         Via::Stdio => HINT_STDIO,
         Via::Http => HINT_HTTP,
+        Via::WebSocket => HINT_WS,
     };
     let (message, hint, words) = describe(error, hint);
     let mut error = with_stderr(

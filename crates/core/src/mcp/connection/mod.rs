@@ -34,10 +34,12 @@ pub mod negotiate;
 pub(super) mod open;
 mod outcome;
 mod probe;
+mod rawresult;
 mod request;
 pub mod tasks;
 pub mod watchdog;
 mod wire;
+pub mod ws;
 
 pub use outcome::{AuthDenial, Endpoint, RequestError, ServerIdentity};
 

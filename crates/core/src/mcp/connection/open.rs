@@ -214,6 +214,43 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             };
             (session, None)
         }
+        ResolvedTransport::WebSocket { url, headers } => {
+            let opening = async {
+                let ws = super::ws::WsSignals {
+                    end: Arc::clone(&signals.ws_end),
+                    oversized: Arc::clone(&signals.oversized),
+                };
+                let wire = super::ws::connect(
+                    &url,
+                    &headers,
+                    p.spec.max_message_bytes,
+                    p.spec.idle_timeout,
+                    ws,
+                )
+                .await?;
+                // One socket, as one pair of pipes: the probe and a handshake
+                // after it share it.
+                let probe_window = p.limits.discover_timeout.min(timeout / 2);
+                negotiate::over_stdio(wire, plan, &parts, probe_window)
+                    .await
+                    .map_err(|failure| match failure {
+                        Unnegotiated::Mismatch(message) => mismatch(message, &stderr),
+                        Unnegotiated::Init(e) => initfail::failed(&e, Via::WebSocket, &stderr),
+                    })
+            };
+            match tokio::time::timeout(timeout, opening).await {
+                Ok(Ok(session)) => (session, None),
+                Ok(Err(error)) => return Err(error),
+                Err(_) => {
+                    let mut error = initfail::timed_out(timeout, &stderr);
+                    error.hint =
+                        "check that `url` is an MCP server's WebSocket endpoint, or raise \
+                                  connect_timeout_ms"
+                            .into();
+                    return Err(error);
+                }
+            }
+        }
     };
     let info = session.peer().peer_info();
     let stateless = era == Era::Stateless;
@@ -243,9 +280,10 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let has_prompts = info
         .as_ref()
         .is_some_and(|i| i.capabilities.prompts.is_some());
-    let endpoint = match &process {
-        Some(p) => Endpoint::Stdio { pid: p.pid() },
-        None => Endpoint::Http,
+    let endpoint = match (&process, p.spec.transport.kind()) {
+        (Some(p), _) => Endpoint::Stdio { pid: p.pid() },
+        (None, crate::mcp::spec::TransportKind::Ws) => Endpoint::WebSocket,
+        (None, _) => Endpoint::Http,
     };
     let lane = lane_io.map(|io| super::lane::Lane::new(io, lane_meta(&parts, era, &server)));
     let (stop, stop_rx) = mpsc::unbounded_channel();

@@ -25,6 +25,7 @@ pub struct ServerIdentity {
 pub enum Endpoint {
     Stdio { pid: u32 },
     Http,
+    WebSocket,
 }
 
 /// Whether a request failed locally, remotely or in transit.

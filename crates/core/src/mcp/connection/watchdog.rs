@@ -75,6 +75,8 @@ pub enum EndReason {
     Unreachable,
     /// An HTTP server no longer accepts the sign-in and it could not be renewed.
     AuthLost,
+    /// A WebSocket server broke the framing, closed the socket or went silent.
+    WebSocket(super::ws::WsEnd),
 }
 
 impl fmt::Display for EndReason {
@@ -92,6 +94,7 @@ impl fmt::Display for EndReason {
             EndReason::AuthLost => f.write_str(
                 "the server no longer accepts the sign-in (HTTP 401) and it could not be renewed",
             ),
+            EndReason::WebSocket(end) => end.fmt(f),
             EndReason::MessageTooLarge(limit) => write!(
                 f,
                 "the server sent a message larger than {}, its max_message_bytes",
@@ -127,6 +130,8 @@ pub struct TransportSignals {
     /// HTTP with OAuth: a 401 the session could not overcome (the token was
     /// refused and could not be refreshed or replaced).
     pub auth_lost: CancellationToken,
+    /// WebSocket: why the socket ended, when the wire knows.
+    pub ws_end: Arc<OnceLock<super::ws::WsEnd>>,
 }
 
 /// rmcp's backoff for broken HTTP event streams, bounded, telling the watchdog
@@ -229,6 +234,8 @@ pub async fn watch(
             session_done = true;
             let reason = if signals.oversized.load(Ordering::Relaxed) {
                 EndReason::MessageTooLarge(signals.max_message_bytes)
+            } else if let Some(end) = signals.ws_end.get() {
+                EndReason::WebSocket(*end)
             } else {
                 // stdout EOF usually means the process is exiting: prefer its status.
                 // The shim reports it only after sweeping the server's leftovers,

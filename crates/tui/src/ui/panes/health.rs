@@ -81,11 +81,12 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &AppState) {
         );
         lines.push(Line::styled("its last connection:", theme::dim()));
     }
-    lines.push(kv(
-        "pid",
-        h.pid.map_or("— (http)".into(), |p| p.to_string()),
-        value,
-    ));
+    // How it is reached, and the process where there is one.
+    let via = match h.pid {
+        Some(pid) => format!("{} · pid {pid}", h.transport.label()),
+        None => h.transport.label().to_string(),
+    };
+    lines.push(kv("via", via, value));
     lines.push(kv("since", h.connected_at.clone(), value));
     if !ended {
         let open_for = state.now.saturating_duration_since(h.opened);

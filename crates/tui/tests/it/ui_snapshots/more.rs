@@ -1,12 +1,12 @@
 //! Screens of the fixes: the status bar's own message rows, an ended
-//! connection's post-mortem in Health, a running hand-made call with its
+//! connection's post-mortem in Health, a WebSocket server in Servers and Health, a running hand-made call with its
 //! progress, write-policy with and without a config file, help scrolled to
 //! its end.
 
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent};
-use mcp_harness::protocol::{BackendEvent, Requester, ToolCallView};
+use mcp_harness::protocol::{BackendEvent, Requester, ToolCallView, TransportKind};
 use mcp_harness::ui::msg::Msg;
 use mcp_harness::ui::state::{Focus, Overlay};
 use mcp_harness::ui::update::update;
@@ -81,6 +81,26 @@ fn health_keeps_an_ended_connection_for_the_post_mortem() {
     assert!(text.contains("ended    12:05:00 UTC"), "{text}");
     assert!(text.contains("lasted   5m 00s"), "{text}");
     assert!(text.contains("4242"), "the pid stays: {text}");
+}
+
+#[test]
+fn a_websocket_server_says_so_in_servers_and_health() {
+    let mut s = session();
+    let opened = s.now - Duration::from_secs(61);
+    let mut servers = crate::fixtures::servers_at(opened);
+    servers[0].transport = "ws: ws://127.0.0.1:8790/mcp".into();
+    if let Some(health) = servers[0].health.as_mut() {
+        health.transport = TransportKind::WebSocket;
+        health.pid = None;
+        health.stderr_tail = Vec::new();
+    }
+    update(&mut s, crate::fixtures::views(servers));
+    s.focus = Focus::Health;
+    snapshot("health_websocket", &mut s);
+    let text = screen_text(&mut s, (120, 40));
+    assert!(text.contains("ws: ws://127.0.0.1:8790/mcp"), "{text}");
+    assert!(text.contains("via      WebSocket"), "{text}");
+    assert!(!text.contains("· pid"), "no process over WebSocket: {text}");
 }
 
 #[test]

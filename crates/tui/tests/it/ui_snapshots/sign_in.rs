@@ -98,6 +98,7 @@ fn health_shows_the_token_never_the_token_itself() {
         let mut servers = servers_at(opened);
         let mut health = servers[0].health.clone().expect("alpha's health");
         health.pid = None;
+        health.transport = mcp_harness::protocol::TransportKind::Http;
         health.stderr_tail = Vec::new();
         health.token = Some(TokenInfo {
             issuer: "https://auth.notion.example".into(),
