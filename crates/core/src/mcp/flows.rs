@@ -271,14 +271,20 @@ pub struct FlowReason {
     pub tainted_by: Vec<Tainter>,
 }
 
-impl fmt::Display for FlowReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let by = self
-            .tainted_by
+impl FlowReason {
+    /// The tainting calls, `c1 (fetch), c2 (read_file)`.
+    pub fn tainters(&self) -> String {
+        self.tainted_by
             .iter()
             .map(|t| format!("{} ({})", t.call, t.tool))
             .collect::<Vec<_>>()
-            .join(", ");
+            .join(", ")
+    }
+}
+
+impl fmt::Display for FlowReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let by = self.tainters();
         match self.rule {
             FlowRule::Trifecta => write!(
                 f,

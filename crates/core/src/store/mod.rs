@@ -133,6 +133,7 @@ impl Store {
             | McpEvent::ToolsChanged { .. }
             | McpEvent::Task { .. }
             | McpEvent::Redacted { .. }
+            | McpEvent::Suspicious { .. }
             | McpEvent::FlowEscalated { .. }
             | McpEvent::FlowDenied { .. }
             | McpEvent::Tainted { .. }

@@ -279,6 +279,7 @@ fn call_cell(view: ToolCallView, now: Instant) -> ToolCallCell {
         dropped_nulls: Vec::new(),
         expanded: false,
         decided: None,
+        flow: None,
     }
 }
 
@@ -300,6 +301,7 @@ fn finish_call(state: &mut AppState, outcome: ToolOutcomeView) {
     call.result = Some(outcome.text);
     call.server_output = outcome.server_output;
     call.decided = outcome.decided;
+    call.flow = outcome.flow;
 }
 
 /// A prompt left without the operator's answer: off the screen, and its call

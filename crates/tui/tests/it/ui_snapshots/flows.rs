@@ -82,3 +82,33 @@ fn an_explanation_names_the_flow_rule_and_the_redaction() {
     });
     snapshot_at("flow_explain", &mut s, &SIZES);
 }
+
+#[test]
+fn a_sink_refused_by_flow_control_says_so_on_its_row() {
+    use mcp_harness::protocol::{Decided, ToolOutcomeView};
+    let mut s = tainted();
+    backend(
+        &mut s,
+        BackendEvent::ToolCallStarted(call_started("c9", "mcp__demo_alpha__set")),
+    );
+    backend(
+        &mut s,
+        BackendEvent::ToolCallFinished(ToolOutcomeView {
+            id: "c9".into(),
+            ok: false,
+            text: "`mcp__demo_alpha__set` was refused by local flow control; nothing was sent"
+                .into(),
+            code: Some("mcp_flow_denied".into()),
+            server_output: None,
+            elapsed_ms: 0,
+            decided: Some(Decided::DeniedByFlow),
+            flow: Some(
+                "refused by flow control ([flows] on_trifecta): the session was tainted by \
+                 c1 (mcp__demo_beta__lookup), c2 (read_file)"
+                    .into(),
+            ),
+            dropped_nulls: Vec::new(),
+        }),
+    );
+    snapshot_at("flow_refused_row", &mut s, &SIZES);
+}
