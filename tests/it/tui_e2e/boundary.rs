@@ -98,3 +98,86 @@ fn a_flow_refusal_says_why_on_its_row_and_explain_names_the_screens_hit() {
     tmux.wait_gone();
     env.assert_no_leaks();
 }
+
+const CLIENT_TOKEN: &str = "token-for-the-boundary-room-0123";
+
+#[cfg_attr(
+    mcph_no_tmux,
+    ignore = "tmux is not installed: install it (apt-get install tmux) to run the TUI tests"
+)]
+#[cfg_attr(
+    mcph_no_interop,
+    ignore = "npm or python3 is missing: the interop tests install the pinned servers with them (docs/src/testing.md)"
+)]
+#[test]
+fn an_outside_clients_taint_shows_in_the_status_bar_and_the_operator_clears_it() {
+    use crate::serve::{TsClient, audit_records, envelope};
+    use serde_json::json;
+    let interop = crate::common::interop::Interop::get();
+    let env = TestEnv::new();
+    env.config(&format!(
+        "[flows]\non_trifecta = \"deny\"\n\
+         {}[servers.demo_alpha.tools]\n{ALLOW_ALL}[servers.demo_alpha.tool_labels]\n\
+         lookup = [\"untrusted_content\", \"private_data\"]\nset = [\"external_sink\"]\n\
+         [serve.clients.ide]\ntoken_env = \"MCPH_TEST_IDE_TOKEN\"\n",
+        env.demo("demo_alpha", "alpha", &[]),
+    ));
+    let port = super::control_room::free_port();
+    let command = format!(
+        "env MCPH_TEST_IDE_TOKEN={CLIENT_TOKEN} {} --serve 127.0.0.1:{port}",
+        tui_command(&env)
+    );
+    let tmux = Tmux::start(&env, &command, 160, 40);
+    tmux.wait("the status bar serving", |s| {
+        s.contains(&format!("serving :{port} · 0 clients"))
+    });
+    tmux.keys(&["Tab", "Tab", "c"]);
+    tmux.wait("demo_alpha ready", |s| s.contains("ready 5 tools"));
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let mut client = TsClient::start(&interop, &url, Some(CLIENT_TOKEN), None);
+    assert_eq!(client.connect()["ok"], true);
+    // A read that brings untrusted content and private data: the client's
+    // session is tainted, the Lead's is not.
+    let read = client.call("demo_alpha__lookup", json!({"key": "apple"}));
+    assert_eq!(read["isError"], false, "{read}");
+    let screen = tmux.wait("the client's taint in the status bar", |s| {
+        s.contains("· flow ide: untrusted+private")
+    });
+    assert!(
+        !screen.contains("│ flow: "),
+        "the Lead's session is clean: {screen}"
+    );
+    let sent = client.call("demo_alpha__set", json!({"key": "k", "value": "v"}));
+    assert_eq!(envelope(&sent)["code"], "mcp_flow_denied", "{sent}");
+    // F2: the client's row; x on it clears its taint (and only on it).
+    tmux.keys(&["F2"]);
+    tmux.wait("the client's row in the rules view", |s| {
+        s.contains("client ide  flow: untrusted+private")
+    });
+    tmux.keys(&["x"]);
+    tmux.wait("the client's taint cleared", |s| {
+        s.contains("flow taint of client `ide` cleared")
+    });
+    tmux.keys(&["Escape"]);
+    let screen = tmux.wait("the status bar without the client's taint", |s| {
+        !s.contains("Esc close") && s.contains(&format!("serving :{port} · 1 client"))
+    });
+    assert!(!screen.contains("flow ide:"), "{screen}");
+    // The sink runs now: the client's session holds nothing.
+    let sent = client.call("demo_alpha__set", json!({"key": "k", "value": "v"}));
+    assert_eq!(sent["isError"], false, "{sent}");
+    drop(client);
+    tmux.keys(&["C-q"]);
+    tmux.wait_gone();
+    let cleared = audit_records(&env, "taint_cleared");
+    assert_eq!(cleared.len(), 1, "{cleared:?}");
+    assert_eq!(
+        cleared[0]["scope"],
+        json!({"kind": "client", "name": "ide"})
+    );
+    assert_eq!(
+        cleared[0]["was"]["private"][0]["tool"],
+        "mcp__demo_alpha__lookup"
+    );
+    env.assert_no_leaks();
+}

@@ -301,18 +301,28 @@ impl Backend {
                 return;
             }
             McpEvent::Tainted { scope, taint } => {
-                if *scope == crate::mcp::flows::FlowScope::Lead {
-                    self.send(BackendEvent::Taint(crate::protocol::TaintView {
-                        untrusted: taint.is_untrusted(),
-                        private: taint.is_private(),
-                    }));
-                }
+                let view = crate::protocol::TaintView {
+                    untrusted: taint.is_untrusted(),
+                    private: taint.is_private(),
+                };
+                self.send(match scope {
+                    crate::mcp::flows::FlowScope::Lead => BackendEvent::Taint(view),
+                    crate::mcp::flows::FlowScope::Client(client) => BackendEvent::ClientTaint {
+                        client: client.clone(),
+                        taint: view,
+                    },
+                });
                 return;
             }
             McpEvent::TaintCleared { scope, .. } => {
-                if *scope == crate::mcp::flows::FlowScope::Lead {
-                    self.send(BackendEvent::Taint(crate::protocol::TaintView::default()));
-                }
+                let view = crate::protocol::TaintView::default();
+                self.send(match scope {
+                    crate::mcp::flows::FlowScope::Lead => BackendEvent::Taint(view),
+                    crate::mcp::flows::FlowScope::Client(client) => BackendEvent::ClientTaint {
+                        client: client.clone(),
+                        taint: view,
+                    },
+                });
                 return;
             }
             McpEvent::Task {

@@ -164,6 +164,13 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
         BackendEvent::ReplayResumed => state.paused = None,
         BackendEvent::Status(text) => state.say(text),
         BackendEvent::Taint(taint) => state.taint = taint,
+        BackendEvent::ClientTaint { client, taint } => {
+            if taint.is_clean() {
+                state.client_taints.remove(&client);
+            } else {
+                state.client_taints.insert(client, taint);
+            }
+        }
         BackendEvent::CommandResult(text) => {
             state.cells.push(Cell::Notice(text.clone()));
             state.say(text);

@@ -112,3 +112,25 @@ fn a_sink_refused_by_flow_control_says_so_on_its_row() {
     );
     snapshot_at("flow_refused_row", &mut s, &SIZES);
 }
+
+#[test]
+fn a_clients_taint_shows_beside_the_serving_view_and_in_the_rules_view() {
+    let mut s = session();
+    s.serving = Some(mcp_harness::protocol::ServingView {
+        addr: "127.0.0.1:8765".parse().unwrap(),
+        sessions: 2,
+    });
+    backend(
+        &mut s,
+        BackendEvent::ClientTaint {
+            client: "ide".into(),
+            taint: TaintView {
+                untrusted: true,
+                private: true,
+            },
+        },
+    );
+    snapshot_at("flow_client_status", &mut s, &SIZES);
+    update(&mut s, Msg::Key(KeyCode::F(2).into()));
+    snapshot_at("flow_client_rules", &mut s, &SIZES);
+}
