@@ -96,6 +96,23 @@ fn a_flow_refusal_says_why_on_its_row_and_explain_names_the_screens_hit() {
     tmux.wait("the explanation closed", |s| !s.contains("Esc close"));
     tmux.keys(&["C-q"]);
     tmux.wait_gone();
+    drop(tmux);
+    // Resumed, the session still holds what it read (its audit log says).
+    let tmux = Tmux::start(
+        &env,
+        &format!(
+            "cd {} && {} --resume",
+            env.dir.path().display(),
+            tui_command(&env)
+        ),
+        160,
+        50,
+    );
+    tmux.wait("the resumed session's taint", |s| {
+        s.contains("all done") && s.contains("flow: untrusted+private")
+    });
+    tmux.keys(&["C-q"]);
+    tmux.wait_gone();
     env.assert_no_leaks();
 }
 
