@@ -269,6 +269,7 @@ fn big_state(tools: usize, cells: usize) -> AppState {
             dropped_nulls: Vec::new(),
             expanded: false,
             decided: Some(mcp_harness::protocol::Decided::AllowedByPolicy),
+            flow: None,
         })),
     }) {
         state.cells.push(cell);

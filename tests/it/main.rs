@@ -29,6 +29,7 @@ mod import;
 mod input_rounds;
 mod insecure_http;
 mod interop;
+mod interop_fetch;
 mod interop_stateless;
 mod interrupt;
 mod lifecycle;

@@ -201,9 +201,36 @@ fn the_lead_is_told_the_rule_not_the_phrase_and_an_accepted_tool_stays_flagged()
         .map(|t| t["tool"].as_str().unwrap())
         .collect();
     assert_eq!(tools, HOSTILE);
+    // Each flagged tool has its own `suspicious` event: why, and that it was refused.
+    let suspicious = |events: &[Value], outcome: &str| -> Vec<String> {
+        of(events, "suspicious")
+            .into_iter()
+            .inspect(|e| {
+                assert_eq!(e["alias"], "s", "{e}");
+                assert_eq!(e["outcome"], outcome, "{e}");
+            })
+            .map(|e| e["tool"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(suspicious(&events, "refused"), HOSTILE);
+    let add = of(&events, "suspicious")[0].clone();
+    let hit = add["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["rule"] == "model_tag")
+        .unwrap_or_else(|| panic!("{add}"));
+    assert_eq!(hit["field"], "description", "{hit}");
+    assert_eq!(hit["class"], "instruction", "{hit}");
+    assert!(
+        hit["phrase"].as_str().unwrap().contains("IMPORTANT"),
+        "{hit}"
+    );
+    assert!(!hit["reason"].as_str().unwrap().is_empty(), "{hit}");
     // Accepted: it connects, and the registry says which tools are suspicious.
     assert!(env.run(&["pin", "s"]).status.success());
     let (_, events) = run(&env, &["--prompt", "go", "--json"]);
+    assert_eq!(suspicious(&events, "exposed"), HOSTILE);
     let registered = of(&events, "registry")
         .into_iter()
         .find(|r| r["change"] == "registered")
@@ -235,6 +262,26 @@ fn the_lead_is_told_the_rule_not_the_phrase_and_an_accepted_tool_stays_flagged()
         record["flags"]["mcp__s__add"],
         json!(["suspicious"]),
         "{record}"
+    );
+    // With a record of its own per tool: rule, reason, field and phrase.
+    let records: Vec<Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["event"] == "suspicious")
+        .collect();
+    let tools: Vec<&str> = records
+        .iter()
+        .map(|r| r["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, HOSTILE, "{audit}");
+    let note = &records[2];
+    assert_eq!(note["outcome"], "exposed");
+    assert!(
+        note["hits"].as_array().unwrap().iter().any(|h| {
+            h["rule"] == "smuggle_into_parameter"
+                && h["field"] == "inputSchema.properties.sidenote.description"
+        }),
+        "{note}"
     );
     env.assert_no_leaks();
 }

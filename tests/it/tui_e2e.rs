@@ -4,6 +4,7 @@
 //! view; keys typed as an approval prompt opens do not decide it, and pasted
 //! lines stay lines. (Every way of ending the TUI is in tui_exits.rs.)
 
+mod boundary;
 mod config;
 mod control_room;
 mod scale;

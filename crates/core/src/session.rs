@@ -189,11 +189,14 @@ pub fn start_with(
         let sink = Arc::clone(&sink);
         move |event| sink(SessionEvent::Agent(event))
     });
-    let (store, conversation, connected) = open_store(&options)?;
+    let (store, conversation, connected, taint) = open_store(&options)?;
     if let Some(store) = &store {
         hub = hub.results_dir(store.dir().join("results"));
     }
     let hub = people(hub).build();
+    // What the resumed conversation had read is still in it: its taint too
+    // (only the operator clears it).
+    hub.restore_taint(crate::mcp::flows::FlowScope::Lead, taint);
     let journal: Arc<dyn Journal> = match &store {
         Some(store) => Arc::clone(store) as Arc<dyn Journal>,
         None => Arc::new(NoJournal),
@@ -280,11 +283,16 @@ pub fn has_model(config: &Config) -> bool {
     )
 }
 
-type Opened = (Option<Arc<Store>>, Vec<Message>, Vec<String>);
+type Opened = (
+    Option<Arc<Store>>,
+    Vec<Message>,
+    Vec<String>,
+    crate::mcp::flows::Taint,
+);
 
 fn open_store(options: &SessionOptions) -> Result<Opened, SetupError> {
     if !options.persist && options.resume.is_none() {
-        return Ok((None, Vec::new(), Vec::new()));
+        return Ok((None, Vec::new(), Vec::new(), Default::default()));
     }
     let data = options
         .data_dir
@@ -300,12 +308,14 @@ fn open_store(options: &SessionOptions) -> Result<Opened, SetupError> {
                 Some(Arc::new(resumed.store)),
                 resumed.conversation,
                 resumed.connected,
+                resumed.taint,
             ))
         }
         None => Ok((
             Some(Arc::new(Store::create(&data).map_err(SetupError::Store)?)),
             Vec::new(),
             Vec::new(),
+            Default::default(),
         )),
     }
 }

@@ -134,6 +134,9 @@ pub enum Command {
     /// Clear the Lead's session's flow taint (the operator's act, logged;
     /// the model has no way to do it).
     ClearTaint,
+    /// Clear an outside client's session's flow taint (`serve`), by the
+    /// client's configured name (the operator's act, logged).
+    ClearClientTaint(String),
     /// List a connected server's resources (answered with `Resources`).
     ListResources(String),
     /// Read one resource for the operator (Enter in the Resources window):
@@ -267,6 +270,9 @@ pub enum BackendEvent {
     /// What the Lead's session holds now (flow control, SPEC rule 20): the
     /// status bar shows it until the operator clears it.
     Taint(TaintView),
+    /// What an outside client's session (the gateway's, by its configured
+    /// name) holds now; clean when the operator cleared it.
+    ClientTaint { client: String, taint: TaintView },
     /// The result of an operator command (connect, write policy, …): the
     /// status bar says it, and the conversation keeps it on record.
     CommandResult(String),

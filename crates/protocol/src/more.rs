@@ -28,6 +28,9 @@ pub enum Decided {
     NotApproved,
     /// The local policy says `deny` (the tool is not offered; the model tried anyway).
     DeniedByPolicy,
+    /// Flow control refused it: a sink in a session holding untrusted content
+    /// and private data, under `[flows] on_trifecta = "deny"`.
+    DeniedByFlow,
     /// The arguments failed the tool's input schema; nothing was sent.
     RefusedBySchema,
     /// The tool's definition changed from its pin; the call was held.
@@ -47,6 +50,7 @@ impl Decided {
             Decided::DeniedByOperator => "denied by you",
             Decided::NotApproved => "not approved",
             Decided::DeniedByPolicy => "denied by policy",
+            Decided::DeniedByFlow => "refused by flow control",
             Decided::RefusedBySchema => "refused by schema",
             Decided::HeldByPin => "held by pin",
             Decided::NotRun => "not run",
@@ -64,6 +68,7 @@ impl Decided {
             Decided::DeniedByOperator => "denied_by_operator",
             Decided::NotApproved => "not_approved",
             Decided::DeniedByPolicy => "denied_by_policy",
+            Decided::DeniedByFlow => "denied_by_flow",
             Decided::RefusedBySchema => "refused_by_schema",
             Decided::HeldByPin => "held_by_pin",
             Decided::NotRun => "not_run",
@@ -89,6 +94,7 @@ impl Decided {
             "denied_by_operator" => Decided::DeniedByOperator,
             "not_approved" => Decided::NotApproved,
             "denied_by_policy" => Decided::DeniedByPolicy,
+            "denied_by_flow" => Decided::DeniedByFlow,
             "refused_by_schema" => Decided::RefusedBySchema,
             "held_by_pin" => Decided::HeldByPin,
             "not_run" => Decided::NotRun,
@@ -127,6 +133,9 @@ pub enum Rule {
     Flow,
     /// Credentials in the result were withheld from the model.
     Redaction,
+    /// The poisoning screen flagged the tool's definition (rule, reason,
+    /// field, phrase).
+    Screen,
     Outcome,
 }
 
@@ -139,6 +148,7 @@ impl Rule {
             Rule::Pin => "pin",
             Rule::Flow => "flow",
             Rule::Redaction => "redaction",
+            Rule::Screen => "screen",
             Rule::Outcome => "outcome",
         }
     }

@@ -83,6 +83,9 @@ pub struct ToolOutcomeView {
     pub elapsed_ms: u64,
     /// Which local rule decided it.
     pub decided: Option<Decided>,
+    /// When flow control stepped in (escalated or refused it): what it did
+    /// and the calls that tainted the session, in the harness's words.
+    pub flow: Option<String>,
     /// Arguments the harness left out before validation (`null`s the schema
     /// refuses at optional properties), as JSON pointers.
     pub dropped_nulls: Vec<String>,

@@ -266,6 +266,31 @@ pub(super) fn print_mcp(out: &mut Out, event: &McpEvent, json_mode: bool) {
             }
             return;
         }
+        McpEvent::Suspicious {
+            alias,
+            tool,
+            outcome,
+            hits,
+        } => {
+            if json_mode {
+                out.line(&out_json::to_line(&json!({
+                    "event": "suspicious", "alias": alias, "tool": tool, "outcome": outcome,
+                    "hits": hits,
+                })));
+            } else {
+                for hit in hits {
+                    out.line(&format!(
+                        "  [suspicious] {alias}: {} — rule {} ({}) in {}: {}",
+                        inert_line(tool, 80),
+                        hit.rule,
+                        hit.reason,
+                        hit.field,
+                        inert_line(&hit.phrase, 160)
+                    ));
+                }
+            }
+            return;
+        }
         McpEvent::Registered {
             alias,
             connection,

@@ -62,6 +62,10 @@ impl Interop {
     pub fn time_server(&self) -> PathBuf {
         self.root.join("venv/bin/mcp-server-time")
     }
+
+    pub fn fetch_server(&self) -> PathBuf {
+        self.root.join("venv/bin/mcp-server-fetch")
+    }
 }
 
 /// Runs `interop/install.sh` under `.cache/interop.lock`. The script itself

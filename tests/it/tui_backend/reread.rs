@@ -439,3 +439,48 @@ async fn a_new_policy_exposes_a_tool_only_pinned_and_revokes_what_it_no_longer_m
     stop(handle).await;
     env.assert_no_leaks();
 }
+
+/// `[flows]` edited on disk is in force at the next sink call: a sink in a
+/// tainted session that the default (`confirm`) would ask about is refused
+/// once the file says `on_trifecta = "deny"`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flows_change_on_disk_is_in_force_at_the_next_sink_call() {
+    let env = TestEnv::new();
+    let scenario = "delay_ms = 1\n[[act]]\n\
+        [[act.turn]]\ntext = \"reading\"\ntool_calls = [\
+          { name = \"connect_mcp\", arguments = { alias = \"demo_alpha\" } }]\n\
+        [[act.turn]]\ntext = \"fetching\"\ntool_calls = [\
+          { name = \"mcp__demo_alpha__lookup\", arguments = { key = \"apple\" } }]\n\
+        [[act.turn]]\ntext = \"sending\"\ntool_calls = [\
+          { name = \"mcp__demo_alpha__set\", arguments = { key = \"k\", value = \"v\" } }]\n\
+        [[act.turn]]\ntext = \"done\"\n";
+    std::fs::write(env.path("scenario.toml"), scenario).unwrap();
+    let text = |flows: &str| {
+        format!(
+            "[model]\nprovider = \"scripted\"\nscenario = \"{{DIR}}/scenario.toml\"\n{flows}{}\
+             [servers.demo_alpha.tools]\nlookup = \"allow\"\nset = \"allow\"\nreset = \"allow\"\n\
+             fail = \"allow\"\nslow = \"allow\"\n[servers.demo_alpha.tool_labels]\n\
+             lookup = [\"untrusted_content\", \"private_data\"]\nset = [\"external_sink\"]\n",
+            env.demo("demo_alpha", "alpha", &[])
+        )
+    };
+    let mut handle = start(&env, &text(""));
+    save(&env, &text("[flows]\non_trifecta = \"deny\"\n"));
+    handle.commands.send(Command::Refresh).unwrap();
+    let applied = said(&mut handle, "[flows] changed").await;
+    assert!(applied.contains("on_trifecta = \"deny\""), "{applied}");
+    handle.commands.send(Command::Prompt("go".into())).unwrap();
+    let BackendEvent::ToolCallFinished(sink) = next(&mut handle, "the sink's end", |e| {
+        matches!(e, BackendEvent::ToolCallFinished(o) if o.code.as_deref() == Some("mcp_flow_denied"))
+            || matches!(e, BackendEvent::ApprovalRequested(_))
+    })
+    .await
+    else {
+        panic!("the sink was asked about, not refused: the re-read [flows] was not applied");
+    };
+    assert_eq!(
+        sink.decided,
+        Some(mcp_harness::protocol::Decided::DeniedByFlow)
+    );
+    stop(handle).await;
+}

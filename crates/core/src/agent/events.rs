@@ -132,6 +132,7 @@ fn decision_name<S: serde::Serializer>(d: &Decision, s: S) -> Result<S::Ok, S::E
         Decision::NotRun => "not_run",
         Decision::RefusedBySchema => "refused_by_schema",
         Decision::DeniedByPolicy => "denied_by_policy",
+        Decision::DeniedByFlow => "denied_by_flow",
         Decision::Allow => "allow",
         Decision::Approved { .. } => "approved",
         Decision::Denied { .. } => "denied",

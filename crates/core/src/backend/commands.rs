@@ -70,6 +70,20 @@ impl Backend {
                     "flow taint cleared: sink calls no longer ask because of what the session read before".into()
                 }));
             }
+            Command::ClearClientTaint(client) => {
+                // Logged by the hub's `taint_cleared` event, naming the client.
+                let scope = crate::mcp::flows::FlowScope::Client(client.clone());
+                let held = self.hub.flows().taint(&scope);
+                self.hub.clear_taint(&scope);
+                self.send(BackendEvent::CommandResult(if held.is_clean() {
+                    format!("client `{client}`'s session holds no flow taint")
+                } else {
+                    format!(
+                        "flow taint of client `{client}` cleared: its sink calls no longer ask because \
+                         of what its session read before"
+                    )
+                }));
+            }
             Command::ListResources(alias) => self.spawn_list_resources(alias),
             Command::ReadResource(resource) => {
                 let (hub, sinks) = (

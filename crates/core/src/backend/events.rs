@@ -36,6 +36,14 @@ impl Backend {
                     }
                     _ => (None, None),
                 };
+                let suspicious = match &origin {
+                    CallTarget::Mcp { .. } => self
+                        .hub
+                        .snapshot()
+                        .resolve(&name)
+                        .map(|t| std::sync::Arc::clone(&t.suspicious)),
+                    _ => None,
+                };
                 self.records.started(
                     &id,
                     CallRecord {
@@ -52,6 +60,7 @@ impl Backend {
                         elapsed_ms: None,
                         redacted: Vec::new(),
                         flow: None,
+                        suspicious: suspicious.unwrap_or_else(|| Vec::new().into()),
                     },
                 );
                 BackendEvent::ToolCallStarted(ToolCallView {
@@ -270,7 +279,8 @@ impl Backend {
             // The call's row and its explanation learn it from its result.
             McpEvent::ToolListChanged { .. }
             | McpEvent::Redacted { .. }
-            | McpEvent::ResourceUpdated { .. } => return,
+            | McpEvent::ResourceUpdated { .. }
+            | McpEvent::Suspicious { .. } => return,
             McpEvent::FlowEscalated {
                 call,
                 rule,
@@ -292,18 +302,28 @@ impl Backend {
                 return;
             }
             McpEvent::Tainted { scope, taint } => {
-                if *scope == crate::mcp::flows::FlowScope::Lead {
-                    self.send(BackendEvent::Taint(crate::protocol::TaintView {
-                        untrusted: taint.is_untrusted(),
-                        private: taint.is_private(),
-                    }));
-                }
+                let view = crate::protocol::TaintView {
+                    untrusted: taint.is_untrusted(),
+                    private: taint.is_private(),
+                };
+                self.send(match scope {
+                    crate::mcp::flows::FlowScope::Lead => BackendEvent::Taint(view),
+                    crate::mcp::flows::FlowScope::Client(client) => BackendEvent::ClientTaint {
+                        client: client.clone(),
+                        taint: view,
+                    },
+                });
                 return;
             }
             McpEvent::TaintCleared { scope, .. } => {
-                if *scope == crate::mcp::flows::FlowScope::Lead {
-                    self.send(BackendEvent::Taint(crate::protocol::TaintView::default()));
-                }
+                let view = crate::protocol::TaintView::default();
+                self.send(match scope {
+                    crate::mcp::flows::FlowScope::Lead => BackendEvent::Taint(view),
+                    crate::mcp::flows::FlowScope::Client(client) => BackendEvent::ClientTaint {
+                        client: client.clone(),
+                        taint: view,
+                    },
+                });
                 return;
             }
             McpEvent::Task {
@@ -352,9 +372,27 @@ impl Backend {
         if let (Some(store), Some(decided)) = (&self.store, decided) {
             store.audit_decided(&id, decided.key(), decided.grant());
         }
-        self.send(BackendEvent::ToolCallFinished(outcome_view(
-            id, run, decided,
-        )));
+        let mut view = outcome_view(id, run, decided);
+        view.flow = self
+            .records
+            .get(&view.id)
+            .and_then(|r| r.flow.as_ref())
+            .map(|(escalated, reason)| {
+                let rule = match reason.rule {
+                    crate::mcp::flows::FlowRule::Trifecta => "on_trifecta",
+                    crate::mcp::flows::FlowRule::UntrustedSink => "untrusted_sink",
+                };
+                let did = if *escalated {
+                    "asked because of flow control"
+                } else {
+                    "refused by flow control"
+                };
+                format!(
+                    "{did} ([flows] {rule}): the session was tainted by {}",
+                    reason.tainters()
+                )
+            });
+        self.send(BackendEvent::ToolCallFinished(view));
     }
 }
 
@@ -384,6 +422,7 @@ pub(super) fn outcome_view(id: CallId, run: &ToolRun, decided: Option<Decided>) 
         server_output: run.server_output.clone(),
         elapsed_ms: run.elapsed.as_millis() as u64,
         decided,
+        flow: None,
         dropped_nulls: run.dropped_nulls.clone(),
     }
 }

@@ -37,6 +37,28 @@ pub fn explain(
     if let Some(pin) = pin {
         lines.push((Rule::Pin, pin));
     }
+    // The poisoning screen's hits on the definition the call was made to:
+    // what it read as addressed to the model, and that the operator let it in.
+    if !record.suspicious.is_empty() {
+        lines.push((
+            Rule::Screen,
+            "flagged suspicious by the poisoning screen, which never trusts it on first use: it \
+             runs because its pin was accepted by hand (or pins are off)"
+                .into(),
+        ));
+    }
+    for hit in record.suspicious.iter() {
+        lines.push((
+            Rule::Screen,
+            format!(
+                "rule {} ({}) in {}: \"{}\"",
+                hit.rule,
+                hit.reason,
+                inert_line(&hit.field, 80),
+                inert_line(&hit.phrase, 160)
+            ),
+        ));
+    }
     if let Some((escalated, reason)) = &record.flow {
         let verdict = if *escalated {
             "escalated to your approval whatever its policy says"
@@ -201,8 +223,10 @@ fn approval(record: &CallRecord, grants: &[GrantView]) -> Option<String> {
         Decided::NotApproved => {
             "never approved: the prompt was withdrawn (interrupted, revoked or unanswered)".into()
         }
-        Decided::DeniedByPolicy if matches!(record.flow, Some((false, _))) => {
-            "not asked: flow control refused it ([flows] on_trifecta = \"deny\")".into()
+        Decided::DeniedByFlow => {
+            "not asked: flow control refused it ([flows] on_trifecta = \"deny\"), whatever its \
+             policy says"
+                .into()
         }
         Decided::DeniedByPolicy => "not asked: the policy denies it".into(),
         Decided::HeldByPin => "held: the tool's definition differs from its pin".into(),
@@ -240,6 +264,7 @@ mod tests {
             message: code.map(|_| "refused".into()),
             schema_errors: Vec::new(),
             elapsed_ms: Some(1),
+            suspicious: Vec::new().into(),
             redacted: vec![crate::mcp::secrets::SecretKind::AwsAccessKey],
             flow: Some((
                 escalated,
@@ -267,7 +292,7 @@ mod tests {
         let config = crate::config::parse("", ConfigSource::Embedded).unwrap();
         let id = CallId::from("c2");
         let denied = record(
-            Decided::DeniedByPolicy,
+            Decided::DeniedByFlow,
             Some(ToolErrorCode::McpFlowDenied),
             false,
         );
@@ -289,5 +314,39 @@ mod tests {
         assert!(line(&view, Rule::Flow).starts_with("escalated to your approval"));
         assert!(line(&view, Rule::Schema).contains("satisfied"));
         assert_eq!(line(&view, Rule::Approval), "you denied it");
+        assert_eq!(line(&view, Rule::Screen), "", "no hit, no screen line");
+    }
+
+    #[test]
+    fn a_suspicious_tool_names_the_screens_hit() {
+        use crate::mcp::screen::{Class, Suspicion};
+        let config = crate::config::parse("", ConfigSource::Embedded).unwrap();
+        let mut called = record(Decided::ApprovedOnce, None, true);
+        called.flow = None;
+        called.suspicious = vec![Suspicion {
+            rule: "secret_file",
+            class: Class::Secrets,
+            reason: "it names a file that holds secrets",
+            field: "description".into(),
+            phrase: "read ~/.ssh/id_rsa".into(),
+        }]
+        .into();
+        let view = explain(&CallId::from("c9"), Some(&called), &config, &[], None);
+        let screen: Vec<&str> = view
+            .lines
+            .iter()
+            .filter(|(r, _)| *r == Rule::Screen)
+            .map(|(_, t)| t.as_str())
+            .collect();
+        assert_eq!(screen.len(), 2, "{screen:?}");
+        assert!(screen[0].contains("accepted by hand"), "{screen:?}");
+        let screen = screen[1];
+        assert!(screen.contains("rule secret_file"), "{screen}");
+        assert!(
+            screen.contains("it names a file that holds secrets"),
+            "{screen}"
+        );
+        assert!(screen.contains("in description"), "{screen}");
+        assert!(screen.contains("\"read ~/.ssh/id_rsa\""), "{screen}");
     }
 }

@@ -207,6 +207,7 @@ impl Audit {
             elapsed_ms,
             decided: self.decided.get(id).copied(),
             // Not in the transcript: a resumed call shows its result only.
+            flow: None,
             dropped_nulls: Vec::new(),
         }
     }
@@ -220,6 +221,7 @@ fn from_decision(decision: &str) -> Option<Decided> {
         "approved" => Decided::ApprovedOnce,
         "denied" => Decided::NotApproved,
         "denied_by_policy" => Decided::DeniedByPolicy,
+        "denied_by_flow" => Decided::DeniedByFlow,
         "refused_by_schema" => Decided::RefusedBySchema,
         "not_run" => Decided::NotRun,
         _ => return None,

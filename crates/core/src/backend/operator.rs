@@ -159,10 +159,14 @@ impl Backend {
         arguments: serde_json::Value,
     ) {
         let origin = exposed.and_then(|exposed| {
-            self.hub
-                .snapshot()
-                .resolve(exposed)
-                .map(|t| (t.alias.to_string(), t.remote_name.clone(), t.effect))
+            self.hub.snapshot().resolve(exposed).map(|t| {
+                (
+                    t.alias.to_string(),
+                    t.remote_name.clone(),
+                    t.effect,
+                    std::sync::Arc::clone(&t.suspicious),
+                )
+            })
         });
         if let Some((alias, ..)) = &origin {
             self.calls.insert(id.clone(), alias.clone());
@@ -172,9 +176,9 @@ impl Backend {
             CallRecord {
                 name: exposed.unwrap_or(&shown).to_string(),
                 alias: origin.as_ref().map(|(a, ..)| a.clone()),
-                remote_name: origin.as_ref().map(|(_, r, _)| r.clone()),
+                remote_name: origin.as_ref().map(|(_, r, ..)| r.clone()),
                 builtin: false,
-                effect: origin.as_ref().map(|(.., e)| *e),
+                effect: origin.as_ref().map(|(_, _, e, _)| *e),
                 at: chrono::Utc::now().format("%H:%M:%S UTC").to_string(),
                 decided: None,
                 code: None,
@@ -183,6 +187,9 @@ impl Backend {
                 elapsed_ms: None,
                 redacted: Vec::new(),
                 flow: None,
+                suspicious: origin
+                    .as_ref()
+                    .map_or_else(|| Vec::new().into(), |(.., s)| std::sync::Arc::clone(s)),
             },
         );
         self.send(BackendEvent::ToolCallStarted(ToolCallView {
@@ -191,11 +198,11 @@ impl Backend {
             name: shown,
             target: origin
                 .as_ref()
-                .map_or(Target::Unknown, |(a, r, _)| Target::Mcp {
+                .map_or(Target::Unknown, |(a, r, ..)| Target::Mcp {
                     alias: a.clone(),
                     remote_name: r.clone(),
                 }),
-            effect: origin.as_ref().map(|(_, _, e)| convert::effect(*e)),
+            effect: origin.as_ref().map(|(_, _, e, _)| convert::effect(*e)),
             arguments,
         }));
     }

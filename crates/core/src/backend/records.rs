@@ -36,6 +36,9 @@ pub struct CallRecord {
     pub redacted: Vec<SecretKind>,
     /// Flow control escalated (`true`) or denied it, and why.
     pub flow: Option<(bool, FlowReason)>,
+    /// The poisoning screen's hits on its tool's definition when it was
+    /// called (a suspicious tool runs only once the operator accepted it).
+    pub suspicious: std::sync::Arc<[crate::mcp::screen::Suspicion]>,
 }
 
 #[derive(Default)]
@@ -149,6 +152,7 @@ fn decided(decision: Decision) -> Decided {
         Decision::NotRun => Decided::NotRun,
         Decision::RefusedBySchema => Decided::RefusedBySchema,
         Decision::DeniedByPolicy => Decided::DeniedByPolicy,
+        Decision::DeniedByFlow => Decided::DeniedByFlow,
         Decision::Allow => Decided::AllowedByPolicy,
         // A `confirm` call goes through a prompt (recorded there); without
         // one (a flag decided), it is the same words.

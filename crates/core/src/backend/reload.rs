@@ -171,6 +171,16 @@ impl Backend {
                 ));
             }
         }
+        // `[flows]` is read at each sink call: in force at once, for the
+        // Lead's session and every outside client's.
+        if self.config.flows != new.flows {
+            self.hub.flows().set_settings(new.flows);
+            parts.push(format!(
+                "[flows] changed: in force now (on_trifecta = \"{}\", untrusted_sink = \"{}\")",
+                new.flows.on_trifecta.as_str(),
+                new.flows.untrusted_sink.as_str()
+            ));
+        }
         parts.extend(fixed_for_the_session(&self.config, &new));
         self.config = new;
         self.servers();

@@ -8,7 +8,7 @@ use tokio::time::Instant;
 use super::connection::open::{self, OpenParams};
 use super::connection::{Connection, ServerIdentity};
 use super::error::ConnectError;
-use super::events::ConnectionId;
+use super::events::{ConnectionId, McpEvent};
 use super::exposure;
 use super::hub::Hub;
 use super::listing;
@@ -105,12 +105,61 @@ impl Hub {
             }
             report.published = published;
         }
+        self.report_suspicious(spec, report.outcome.as_deref(), None);
         if report.outcome.is_err() {
             conn.close();
             return (None, report);
         }
         unclaimed.0 = None;
         (Some(conn), report)
+    }
+
+    /// One `suspicious` event per tool the screen flagged in a listing that
+    /// went in (exposed) or was refused for it (never trusted on first use).
+    /// `only`: on a re-list, the published names that are new or changed
+    /// (the others were reported when they came in).
+    pub(super) fn report_suspicious(
+        &self,
+        spec: &ServerSpec,
+        outcome: Result<&[Arc<ExposedTool>], &ConnectError>,
+        only: Option<&[String]>,
+    ) {
+        use super::events::SuspiciousOutcome;
+        let wanted = |tool: &str| only.is_none_or(|names| names.iter().any(|n| n == tool));
+        let flagged: Vec<(String, SuspiciousOutcome, Vec<_>)> = match outcome {
+            Ok(exposed) => exposed
+                .iter()
+                .filter(|t| !t.suspicious.is_empty() && wanted(&t.remote_name))
+                .map(|t| {
+                    (
+                        t.remote_name.clone(),
+                        SuspiciousOutcome::Exposed,
+                        t.suspicious.to_vec(),
+                    )
+                })
+                .collect(),
+            Err(e) if e.code == crate::mcp::error::ConnectErrorCode::DefinitionSuspicious => e
+                .changes()
+                .iter()
+                .filter(|c| !c.suspicious.is_empty() && wanted(&c.tool))
+                .map(|c| {
+                    (
+                        c.tool.clone(),
+                        SuspiciousOutcome::Refused,
+                        c.suspicious.clone(),
+                    )
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        for (tool, outcome, hits) in flagged {
+            self.inner.events.emit(McpEvent::Suspicious {
+                alias: spec.alias.clone(),
+                tool,
+                outcome,
+                hits,
+            });
+        }
     }
 
     /// Lists what the server publishes (compiling schemas as pages arrive) and

@@ -229,6 +229,14 @@ impl TaskState {
     }
 }
 
+/// What became of a tool the poisoning screen flagged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SuspiciousOutcome {
+    Exposed,
+    Refused,
+}
+
 /// One thing that happened in the MCP layer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -307,6 +315,18 @@ pub enum McpEvent {
         alias: ServerAlias,
         change: PinChange,
         tools: Vec<PinRecord>,
+    },
+    /// The poisoning screen flagged a published tool at a connect or a
+    /// re-list (one event per tool): what it read as addressed to the model,
+    /// and whether the tool went in.
+    Suspicious {
+        alias: ServerAlias,
+        /// The published name.
+        tool: String,
+        /// `exposed`: its pin was accepted by the operator (or pins are off);
+        /// `refused`: never trusted on first use, the connection was refused.
+        outcome: SuspiciousOutcome,
+        hits: Vec<super::screen::Suspicion>,
     },
     /// Credentials in what a call, a resource read or a prompt returned were
     /// replaced for the model by `[redacted: KIND]`; the credentials went to

@@ -173,6 +173,15 @@ pub enum OnTrifecta {
     Deny,
 }
 
+impl OnTrifecta {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnTrifecta::Confirm => "confirm",
+            OnTrifecta::Deny => "deny",
+        }
+    }
+}
+
 /// What a sink call after untrusted content alone meets (`[flows] untrusted_sink`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -181,6 +190,15 @@ pub enum UntrustedSink {
     #[default]
     Allow,
     Confirm,
+}
+
+impl UntrustedSink {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UntrustedSink::Allow => "allow",
+            UntrustedSink::Confirm => "confirm",
+        }
+    }
 }
 
 /// `[flows]`.
@@ -271,14 +289,20 @@ pub struct FlowReason {
     pub tainted_by: Vec<Tainter>,
 }
 
-impl fmt::Display for FlowReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let by = self
-            .tainted_by
+impl FlowReason {
+    /// The tainting calls, `c1 (fetch), c2 (read_file)`.
+    pub fn tainters(&self) -> String {
+        self.tainted_by
             .iter()
             .map(|t| format!("{} ({})", t.call, t.tool))
             .collect::<Vec<_>>()
-            .join(", ");
+            .join(", ")
+    }
+}
+
+impl fmt::Display for FlowReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let by = self.tainters();
         match self.rule {
             FlowRule::Trifecta => write!(
                 f,
@@ -397,6 +421,14 @@ impl Flows {
     /// The taint of `scope` now.
     pub fn taint(&self, scope: &FlowScope) -> Taint {
         self.lock().sessions.get(scope).cloned().unwrap_or_default()
+    }
+
+    /// A resumed session's taint, read back from its audit log: what it
+    /// held when it ended, as it was (only the operator clears it).
+    pub(crate) fn restore(&self, scope: FlowScope, taint: Taint) {
+        if !taint.is_clean() {
+            self.lock().sessions.insert(scope, taint);
+        }
     }
 
     /// The operator clears `scope`'s taint; returns what it was. Only through

@@ -69,6 +69,10 @@ pub enum Decision {
     RefusedBySchema,
     /// The local policy denies the tool outright.
     DeniedByPolicy,
+    /// Flow control refused it (`[flows] on_trifecta = "deny"`): a sink in a
+    /// session holding untrusted content and private data; nothing was asked
+    /// or sent.
+    DeniedByFlow,
     /// The policy says `allow`: nobody was asked.
     Allow,
     /// A `confirm` tool, approved by `decider` (the operator, a flag).
@@ -80,7 +84,10 @@ pub enum Decision {
 impl Decision {
     pub fn label(self) -> &'static str {
         match self {
-            Decision::NotRun | Decision::RefusedBySchema | Decision::DeniedByPolicy => "none",
+            Decision::NotRun
+            | Decision::RefusedBySchema
+            | Decision::DeniedByPolicy
+            | Decision::DeniedByFlow => "none",
             Decision::Allow => "allow",
             Decision::Approved { .. } => "approved",
             Decision::Denied { .. } => "denied",

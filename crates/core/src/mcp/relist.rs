@@ -140,6 +140,14 @@ impl Hub {
         let (pins, verdict) = self
             .check_pins(&spec, &published, listed.hashes, loading, true)
             .await;
+        let new: Vec<String> = changes
+            .added
+            .iter()
+            .chain(&changes.changed)
+            .cloned()
+            .collect();
+        let screened = verdict.as_ref().map(|()| exposed.as_slice());
+        self.report_suspicious(&spec, screened, Some(&new));
         if let Err(error) = verdict {
             self.record_rejection(connection, published, pins, &error);
             self.reject_after_change(connection, error, changes, trigger);

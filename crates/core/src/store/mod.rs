@@ -33,6 +33,8 @@ pub struct Resumed {
     pub conversation: Vec<Message>,
     /// Aliases that were connected when the session ended (not reconnected).
     pub connected: Vec<String>,
+    /// What the Lead's session held when it ended (flow control): kept.
+    pub taint: crate::mcp::flows::Taint,
 }
 
 impl Store {
@@ -63,10 +65,12 @@ impl Store {
         let store = Self::open_dir(id, data_dir)?;
         let conversation = read_conversation(&store.dir.join("transcript.jsonl"))?;
         let connected = read_connected(&store.dir.join("audit.jsonl"))?;
+        let taint = read_taint(&store.dir.join("audit.jsonl"))?;
         Ok(Resumed {
             store,
             conversation,
             connected,
+            taint,
         })
     }
 
@@ -133,6 +137,7 @@ impl Store {
             | McpEvent::ToolsChanged { .. }
             | McpEvent::Task { .. }
             | McpEvent::Redacted { .. }
+            | McpEvent::Suspicious { .. }
             | McpEvent::FlowEscalated { .. }
             | McpEvent::FlowDenied { .. }
             | McpEvent::Tainted { .. }
@@ -266,6 +271,42 @@ fn read_conversation(path: &Path) -> std::io::Result<Vec<Message>> {
         conversation.pop();
     }
     Ok(conversation)
+}
+
+/// What the Lead's session held when it ended (flow control): the last
+/// `tainted` record of its scope, unless the operator cleared it after.
+/// Outside clients' sessions end with their connections and are not resumed.
+fn read_taint(path: &Path) -> std::io::Result<crate::mcp::flows::Taint> {
+    use crate::mcp::flows::{Taint, Tainter};
+    let tainters = |list: &Value| -> Vec<Tainter> {
+        list.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| {
+                Some(Tainter {
+                    call: t["call"].as_str()?.into(),
+                    tool: t["tool"].as_str()?.to_string(),
+                })
+            })
+            .collect()
+    };
+    let mut taint = Taint::default();
+    for record in lines(path)? {
+        if record["scope"]["kind"] != "lead" {
+            continue;
+        }
+        match record["event"].as_str() {
+            Some("tainted") => {
+                taint = Taint {
+                    untrusted: tainters(&record["taint"]["untrusted"]),
+                    private: tainters(&record["taint"]["private"]),
+                };
+            }
+            Some("taint_cleared") => taint = Taint::default(),
+            _ => {}
+        }
+    }
+    Ok(taint)
 }
 
 /// Aliases that were connected when the session ended: registered and never

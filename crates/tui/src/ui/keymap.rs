@@ -157,6 +157,8 @@ pub enum Action {
     SaveGrant,
     /// Clear the session's flow taint (the operator's act, logged).
     ClearTaint,
+    /// Clear the selected outside client's flow taint (logged).
+    ClearClientTaint,
     Undo,
     Redo,
     /// Open the diff view of an alias's changed definitions.
@@ -331,6 +333,7 @@ pub const BINDINGS: &[Binding] = &[
     b!(Rules, [Chord(Char('d'), NONE), Chord(Delete, NONE)], "d", RevokeGrant, "revoke the grant (its tool asks again)", "revoke"),
     b!(Rules, [Chord(Char('s'), NONE)], "s", SaveGrant, "save to config: write allow for its tool (asks first)", "save to config"),
     b!(Rules, [Chord(Char('c'), NONE)], "c", ClearTaint, "clear the session's flow taint (logged)", "clear taint"),
+    b!(Rules, [Chord(Char('x'), NONE)], "x", ClearClientTaint, "clear the selected client's flow taint (logged)", "clear client"),
     b!(Rules, [Chord(Esc, NONE), Chord(Char('q'), NONE)], "Esc", Close, "close", "close"),
     b!(SaveGrant, [Chord(Char('y'), NONE)], "y", Confirm, "write it", "write it"),
     b!(SaveGrant, [Chord(Char('n'), NONE), Chord(Esc, NONE)], "n/Esc", Close, "cancel", "cancel"),

@@ -139,6 +139,7 @@ fn streamed_text_merges_and_calls_finish() {
             server_output: None,
             elapsed_ms: 1500,
             decided: None,
+            flow: None,
             dropped_nulls: Vec::new(),
         }),
     );

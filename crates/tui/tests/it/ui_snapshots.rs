@@ -44,6 +44,7 @@ pub fn finished(
         server_output: server_output.map(Into::into),
         elapsed_ms: 12,
         decided: None,
+        flow: None,
         dropped_nulls: Vec::new(),
     })
 }

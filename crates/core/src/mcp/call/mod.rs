@@ -249,7 +249,7 @@ impl Hub {
                         tool.name
                     ),
                 );
-                return Settled::local(denied, Decision::DeniedByPolicy);
+                return Settled::local(denied, Decision::DeniedByFlow);
             }
             Some(FlowVerdict::Escalate(reason)) => {
                 self.inner.events.emit(McpEvent::FlowEscalated {

@@ -116,6 +116,7 @@ fn decision_label<S: serde::Serializer>(d: &Decision, s: S) -> Result<S::Ok, S::
         Decision::NotRun => "not_run",
         Decision::RefusedBySchema => "refused_by_schema",
         Decision::DeniedByPolicy => "denied_by_policy",
+        Decision::DeniedByFlow => "denied_by_flow",
         Decision::Allow => "allow",
         Decision::Approved { .. } => "approved",
         Decision::Denied { .. } => "denied",

@@ -226,6 +226,16 @@ impl Hub {
     }
 
     /// The operator clears `scope`'s taint (the `taint_cleared` record says so).
+    /// A resumed session holds what it held when it ended (its audit log
+    /// says): restored, and reported as the session's taint.
+    pub fn restore_taint(&self, scope: super::flows::FlowScope, taint: super::flows::Taint) {
+        if taint.is_clean() {
+            return;
+        }
+        self.inner.flows.restore(scope.clone(), taint.clone());
+        self.inner.events.emit(McpEvent::Tainted { scope, taint });
+    }
+
     pub fn clear_taint(&self, scope: &super::flows::FlowScope) {
         let was = self.inner.flows.clear(scope);
         if !was.is_clean() {

@@ -209,8 +209,8 @@ mod tests {
         assert_eq!(screen_text(other, "description", &[] as &[String]).len(), 1);
     }
 
-    /// Descriptions of real servers (the fetch server's is not installed in
-    /// `interop/`; its text is quoted from mcp-server-fetch 2026.10.24).
+    /// Descriptions of real servers (the fetch server's, quoted from
+    /// mcp-server-fetch 2026.10.24, is also run for real: `tests/it/interop_fetch.rs`).
     #[test]
     fn real_descriptions_pass() {
         for text in [

@@ -5,7 +5,10 @@
 //! goes to the operator only (as server output), never to the audit log.
 //!
 //! The scan is one `RegexSet` pass over each text; only a text with a hit is
-//! searched again, rule by rule, to find where.
+//! searched again, rule by rule, to find where. Before it, one byte loop:
+//! a text with no run of [`rules::MIN_RUN`] token characters (most prose) can
+//! match only the rules that name a literal for that case (a private key's
+//! header, a URL's `://`), and only those run, only when the literal is there.
 
 mod rules;
 
@@ -72,12 +75,21 @@ pub fn scan(text: &str) -> Vec<Hit> {
     let Some(scanner) = SCANNER.as_ref() else {
         return Vec::new();
     };
-    let matched = scanner.set.matches(text);
-    if !matched.matched_any() {
+    let matched: Vec<usize> = if has_token_run(text.as_bytes()) {
+        scanner.set.matches(text).into_iter().collect()
+    } else {
+        RULES
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.without_run.is_some_and(|literal| text.contains(literal)))
+            .map(|(i, _)| i)
+            .collect()
+    };
+    if matched.is_empty() {
         return Vec::new();
     }
     let mut hits = Vec::new();
-    for index in matched.iter() {
+    for index in matched {
         let (Some(rule), Some(regex)) = (RULES.get(index), scanner.each.get(index)) else {
             continue;
         };
@@ -107,6 +119,22 @@ pub fn scan(text: &str) -> Vec<Hit> {
         kept.push(hit);
     }
     kept
+}
+
+/// Whether `bytes` hold a run of [`rules::MIN_RUN`] token characters.
+fn has_token_run(bytes: &[u8]) -> bool {
+    let mut run = 0;
+    for &byte in bytes {
+        if rules::is_token_byte(byte) {
+            run += 1;
+            if run >= rules::MIN_RUN {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    false
 }
 
 /// What was withheld from the model in one result (or resource, or prompt).

@@ -66,6 +66,22 @@ impl std::fmt::Display for SecretKind {
 pub(super) struct Rule {
     pub kind: SecretKind,
     pub pattern: &'static str,
+    /// A text that holds no run of [`MIN_RUN`] token characters can match
+    /// this rule only if it contains this literal; `None`: it cannot match at
+    /// all (every match holds such a run). The scan skips the rules a text
+    /// cannot match without running them.
+    pub without_run: Option<&'static str>,
+}
+
+/// The shortest run of token characters (`[A-Za-z0-9_.~+/=-]`) that every
+/// match of a rule without a `without_run` literal holds: a Slack token's
+/// `xoxb-` and its ten characters are the shortest.
+pub(super) const MIN_RUN: usize = 15;
+
+/// Whether `byte` can be part of a token (the characters the rules' long runs
+/// are made of).
+pub(super) fn is_token_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'.' | b'~' | b'+' | b'/' | b'=' | b'-')
 }
 
 /// The table. Order matters only where two rules match the same text: the
@@ -75,69 +91,85 @@ pub(super) const RULES: &[Rule] = &[
         kind: SecretKind::PrivateKey,
         // A whole block when it ends, else the header and its base64 lines.
         pattern: r"(?s)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----.*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:\s*[A-Za-z0-9+/=:,-]{16,})*",
+        without_run: Some("PRIVATE KEY"),
     },
     Rule {
         kind: SecretKind::AwsAccessKey,
         pattern: r"(?-u:\b)(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?-u:\b)",
+        without_run: None,
     },
     Rule {
         kind: SecretKind::AwsSecretKey,
         pattern: r#"(?i)aws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?(?P<secret>[A-Za-z0-9/+=]{40})(?-u:\b)"#,
+        without_run: None,
     },
     Rule {
         kind: SecretKind::GithubToken,
         pattern: r"(?-u:\b)(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{82})(?-u:\b)",
+        without_run: None,
     },
     Rule {
         kind: SecretKind::GitlabToken,
         pattern: r"(?-u:\b)glpat-[A-Za-z0-9_-]{20,}",
+        without_run: None,
     },
     Rule {
         kind: SecretKind::SlackWebhook,
         pattern: r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}",
+        without_run: None,
     },
     Rule {
         kind: SecretKind::SlackToken,
         pattern: r"(?-u:\b)xox[abposr]-[A-Za-z0-9-]{10,250}",
+        without_run: None,
     },
     Rule {
         kind: SecretKind::AnthropicKey,
         pattern: r"(?-u:\b)sk-ant-[a-z]{3,8}[0-9]{2}-[A-Za-z0-9_-]{80,120}",
+        without_run: None,
     },
     Rule {
         kind: SecretKind::OpenaiKey,
         pattern: r"(?-u:\b)sk-(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_-]{20,74}T3BlbkFJ[A-Za-z0-9_-]{20,74}",
+        without_run: None,
     },
     Rule {
         kind: SecretKind::StripeKey,
         // Secret and restricted keys; publishable (`pk_`) keys are public.
         pattern: r"(?-u:\b)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{24,99}(?-u:\b)",
+        without_run: None,
     },
     Rule {
         kind: SecretKind::GoogleApiKey,
         pattern: r"(?-u:\b)AIza[A-Za-z0-9_-]{35}",
+        without_run: None,
     },
     Rule {
         kind: SecretKind::NpmToken,
         pattern: r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)",
+        without_run: None,
     },
     Rule {
         kind: SecretKind::SendgridKey,
         pattern: r"(?-u:\b)SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",
+        without_run: None,
     },
     Rule {
         kind: SecretKind::Jwt,
         // Header and claims both JSON objects (`eyJ` is `{"`), signed or not.
         pattern: r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+        without_run: None,
     },
     Rule {
         kind: SecretKind::BearerToken,
         pattern: r"(?i)(?-u:\b)bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{20,}=*)",
+        without_run: None,
     },
     Rule {
         kind: SecretKind::UrlPassword,
         // `scheme://user:password@host`: the password only.
         pattern: r"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@]{1,100}:(?P<secret>[^\s/:@]{3,200})@",
+        without_run: Some("://"),
     },
 ];
 
@@ -275,6 +307,59 @@ mod tests {
             "postgres://admin:hunter2x@db.internal:5432/app",
             SecretKind::UrlPassword,
             "hunter2x",
+        );
+    }
+
+    /// The skip is safe: the shortest match of each rule that names no
+    /// literal holds a run of `MIN_RUN`, and the literal rules match without
+    /// one. (Each rule's own test above goes through the skip too.)
+    #[test]
+    fn the_shortest_matches_pass_the_token_run_skip() {
+        let shortest = [
+            (
+                SecretKind::SlackToken,
+                "say xoxb-0123456789 now".to_string(),
+            ),
+            (
+                SecretKind::GitlabToken,
+                format!("a glpat-{} b", "x".repeat(20)),
+            ),
+            (
+                SecretKind::BearerToken,
+                format!("Bearer {}", "a~b.".repeat(5)),
+            ),
+            (SecretKind::Jwt, "eyJabcdefgh.eyJabcdefgh.".to_string()),
+            (SecretKind::AwsAccessKey, "AKIAIOSFODNN7EXAMPLE".to_string()),
+            (
+                SecretKind::UrlPassword,
+                "see https://u:abc@h/ x".to_string(),
+            ),
+            (
+                SecretKind::PrivateKey,
+                "-----BEGIN PRIVATE KEY-----".to_string(),
+            ),
+        ];
+        for (kind, text) in shortest {
+            let rule = RULES.iter().find(|r| r.kind == kind).unwrap();
+            let hits = scan(&text);
+            assert!(
+                hits.iter().any(|h| h.kind == kind),
+                "{kind}: {text:?} {hits:?}"
+            );
+            if rule.without_run.is_none() {
+                assert!(super::super::has_token_run(text.as_bytes()), "{kind}");
+            }
+        }
+        // Prose of short words holds no run: nothing but the literal rules runs.
+        assert!(!super::super::has_token_run(
+            "All work and no play makes a huge résult.\n"
+                .repeat(50)
+                .as_bytes()
+        ));
+        assert_eq!(
+            RULES.iter().filter(|r| r.without_run.is_some()).count(),
+            2,
+            "only the private key and the URL password match without a run"
         );
     }
 

@@ -46,6 +46,9 @@ pub struct ToolCallCell {
     pub expanded: bool,
     /// Which local rule decided it (once it ended).
     pub decided: Option<Decided>,
+    /// Flow control's part in it (escalated or refused), naming the calls
+    /// that tainted the session: the harness's words.
+    pub flow: Option<String>,
 }
 
 /// Result lines shown for a collapsed call.
@@ -97,6 +100,15 @@ pub(super) fn tool_call(call: &ToolCallCell, width: usize, now: Instant) -> Vec<
         about.push(Span::styled(decided.phrase(), decision_style(decided)));
     }
     let mut lines = vec![header];
+    // Why flow control stepped in, on every row it did, collapsed or not:
+    // "denied by policy" would hide that the policy allowed it.
+    if let Some(flow) = &call.flow {
+        lines.extend(
+            wrapped(flow, width.saturating_sub(4))
+                .into_iter()
+                .map(|l| Line::styled(format!("  {l}"), theme::warn())),
+        );
+    }
     if let Some((status, message)) = call
         .task
         .as_ref()

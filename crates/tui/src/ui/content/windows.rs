@@ -126,6 +126,32 @@ pub fn rules_lines(
             .into_iter()
             .map(|l| Line::styled(l, theme::warn())),
     );
+    // Outside clients' sessions (`serve`): each has its own taint, each
+    // cleared on its own (`x` on its row).
+    if !state.client_taints.is_empty() {
+        lines.push(Line::raw(""));
+        lines.extend(
+            wrapped(
+                "Outside clients' sessions holding flow taint (x on a row clears it, logged):",
+                width,
+            )
+            .into_iter()
+            .map(|l| Line::styled(l, theme::dim())),
+        );
+        for (i, (client, taint)) in state.client_taints.iter().enumerate() {
+            let mut row = Line::from(vec![
+                Span::styled(format!("client {}", line(client, 40)), theme::strong()),
+                Span::styled(
+                    format!("  flow: {}", taint.label().unwrap_or_default()),
+                    theme::warn(),
+                ),
+            ]);
+            if state.grants.len() + i == selected {
+                row = row.style(theme::selected());
+            }
+            lines.push(row);
+        }
+    }
     lines.push(Line::raw(""));
     lines.push(Line::styled(keys_of(Scope::Rules), theme::accent()));
     lines

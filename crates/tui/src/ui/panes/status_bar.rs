@@ -104,6 +104,10 @@ fn info_line(state: &AppState, width: u16) -> Line<'static> {
     let mut spans = vec![model, Span::styled(middle, theme::dim())];
     if let Some(serving) = &state.serving {
         spans.push(Span::styled(serving_text(serving, narrow), theme::accent()));
+        // Outside clients' sessions that hold flow taint (F2 clears them).
+        if let Some(taints) = client_taints(state, narrow) {
+            spans.push(Span::styled(taints, theme::warn()));
+        }
         spans.push(Span::styled(" │ ", theme::dim()));
     }
     spans.push(activity);
@@ -134,6 +138,28 @@ fn serving_text(serving: &ServingView, narrow: bool) -> String {
         (false, 1) => format!("serving {at} · 1 client"),
         (false, n) => format!("serving {at} · {n} clients"),
     }
+}
+
+/// ` · flow ide: untrusted+private, ci: private`; narrow ` · 2 tainted`.
+fn client_taints(state: &AppState, narrow: bool) -> Option<String> {
+    if state.client_taints.is_empty() {
+        return None;
+    }
+    if narrow {
+        return Some(format!(" · {} tainted", state.client_taints.len()));
+    }
+    let each: Vec<String> = state
+        .client_taints
+        .iter()
+        .map(|(client, taint)| {
+            format!(
+                "{}: {}",
+                crate::ui::sanitize::line(client, 24),
+                taint.label().unwrap_or_default()
+            )
+        })
+        .collect();
+    Some(format!(" · flow {}", each.join(", ")))
 }
 
 /// What waits put aside (behind a window, or by F3), and the key that brings

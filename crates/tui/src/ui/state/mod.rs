@@ -125,6 +125,9 @@ pub struct AppState {
     /// What the Lead's session has read (flow control): shown in the status
     /// bar until the operator clears it.
     pub taint: crate::protocol::TaintView,
+    /// What each outside client's session holds (`serve`), by client; only
+    /// the tainted ones.
+    pub client_taints: std::collections::BTreeMap<String, crate::protocol::TaintView>,
     pub now: Instant,
     /// When the operator last pressed a key (or pasted), in any pane.
     pub last_key: Option<Instant>,
@@ -187,6 +190,7 @@ impl AppState {
             hand_calls: Vec::new(),
             can_retry: false,
             taint: Default::default(),
+            client_taints: Default::default(),
             now,
             last_key: None,
             banner: false,

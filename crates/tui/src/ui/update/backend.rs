@@ -164,6 +164,13 @@ pub fn event(state: &mut AppState, event: BackendEvent) -> Vec<Effect> {
         BackendEvent::ReplayResumed => state.paused = None,
         BackendEvent::Status(text) => state.say(text),
         BackendEvent::Taint(taint) => state.taint = taint,
+        BackendEvent::ClientTaint { client, taint } => {
+            if taint.is_clean() {
+                state.client_taints.remove(&client);
+            } else {
+                state.client_taints.insert(client, taint);
+            }
+        }
         BackendEvent::CommandResult(text) => {
             state.cells.push(Cell::Notice(text.clone()));
             state.say(text);
@@ -279,6 +286,7 @@ fn call_cell(view: ToolCallView, now: Instant) -> ToolCallCell {
         dropped_nulls: Vec::new(),
         expanded: false,
         decided: None,
+        flow: None,
     }
 }
 
@@ -300,6 +308,7 @@ fn finish_call(state: &mut AppState, outcome: ToolOutcomeView) {
     call.result = Some(outcome.text);
     call.server_output = outcome.server_output;
     call.decided = outcome.decided;
+    call.flow = outcome.flow;
 }
 
 /// A prompt left without the operator's answer: off the screen, and its call

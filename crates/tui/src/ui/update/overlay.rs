@@ -25,7 +25,8 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
     if let Some(step) = scroll_step(action, state.area.height) {
         match &mut state.overlay {
             Some(Overlay::Rules { selected, .. }) => {
-                let last = state.grants.len().saturating_sub(1);
+                // The grants' rows, then the tainted clients' rows.
+                let last = (state.grants.len() + state.client_taints.len()).saturating_sub(1);
                 *selected = selected
                     .saturating_add_signed(step.signum() as isize)
                     .min(last);
@@ -80,6 +81,18 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Vec<Effect> {
         }
         (Some(Action::ClearTaint), Some(Overlay::Rules { .. })) => {
             return vec![Effect::Send(Command::ClearTaint)];
+        }
+        (Some(Action::ClearClientTaint), Some(Overlay::Rules { selected, .. })) => {
+            let row = selected.checked_sub(state.grants.len());
+            match row.and_then(|i| state.client_taints.keys().nth(i)) {
+                Some(client) => {
+                    return vec![Effect::Send(Command::ClearClientTaint(client.clone()))];
+                }
+                None if state.client_taints.is_empty() => {
+                    state.say("no outside client's session holds flow taint");
+                }
+                None => state.say("select a client's row first (↓), then x clears its taint"),
+            }
         }
         (Some(Action::RevokeGrant), Some(Overlay::Rules { selected, .. })) => {
             if let Some(grant) = state.grants.get(*selected) {

@@ -43,3 +43,49 @@ fn the_taint_follows_the_backend_and_c_in_the_rules_view_asks_to_clear_it() {
     assert!(s.taint.is_clean());
     assert_eq!(s.taint.label(), None);
 }
+
+#[test]
+fn a_clients_taint_is_kept_by_client_and_x_on_its_row_asks_to_clear_it() {
+    let mut s = AppState::new(Instant::now());
+    update(&mut s, views(servers()));
+    let private = TaintView {
+        untrusted: false,
+        private: true,
+    };
+    backend(
+        &mut s,
+        BackendEvent::ClientTaint {
+            client: "ide".into(),
+            taint: private,
+        },
+    );
+    backend(
+        &mut s,
+        BackendEvent::ClientTaint {
+            client: "ci".into(),
+            taint: private,
+        },
+    );
+    assert!(s.taint.is_clean(), "the Lead's session is another");
+    assert_eq!(s.client_taints.len(), 2);
+    update(&mut s, key(KeyCode::F(2)));
+    // No grants: the first row is ci's (by name), then ide's.
+    update(&mut s, key(KeyCode::Down));
+    let effects = update(&mut s, key(KeyCode::Char('x')));
+    assert_eq!(
+        effects,
+        vec![Effect::Send(Command::ClearClientTaint("ide".into()))]
+    );
+    // `c` is still the Lead's.
+    let effects = update(&mut s, key(KeyCode::Char('c')));
+    assert_eq!(effects, vec![Effect::Send(Command::ClearTaint)]);
+    // Cleared when the backend says so; the other client keeps its taint.
+    backend(
+        &mut s,
+        BackendEvent::ClientTaint {
+            client: "ide".into(),
+            taint: TaintView::default(),
+        },
+    );
+    assert_eq!(s.client_taints.keys().collect::<Vec<_>>(), ["ci"]);
+}

@@ -22,6 +22,7 @@ fn interrupted(id: &str) -> BackendEvent {
         server_output: None,
         elapsed_ms: 0,
         decided: None,
+        flow: None,
         dropped_nulls: Vec::new(),
     })
 }

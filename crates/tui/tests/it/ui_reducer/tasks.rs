@@ -54,6 +54,7 @@ fn a_running_task_shows_its_status_message_and_elapsed_time() {
             code: None,
             server_output: None,
             elapsed_ms: 7000,
+            flow: None,
             dropped_nulls: vec!["/note".into()],
             decided: None,
         }),

@@ -82,3 +82,55 @@ fn an_explanation_names_the_flow_rule_and_the_redaction() {
     });
     snapshot_at("flow_explain", &mut s, &SIZES);
 }
+
+#[test]
+fn a_sink_refused_by_flow_control_says_so_on_its_row() {
+    use mcp_harness::protocol::{Decided, ToolOutcomeView};
+    let mut s = tainted();
+    backend(
+        &mut s,
+        BackendEvent::ToolCallStarted(call_started("c9", "mcp__demo_alpha__set")),
+    );
+    backend(
+        &mut s,
+        BackendEvent::ToolCallFinished(ToolOutcomeView {
+            id: "c9".into(),
+            ok: false,
+            text: "`mcp__demo_alpha__set` was refused by local flow control; nothing was sent"
+                .into(),
+            code: Some("mcp_flow_denied".into()),
+            server_output: None,
+            elapsed_ms: 0,
+            decided: Some(Decided::DeniedByFlow),
+            flow: Some(
+                "refused by flow control ([flows] on_trifecta): the session was tainted by \
+                 c1 (mcp__demo_beta__lookup), c2 (read_file)"
+                    .into(),
+            ),
+            dropped_nulls: Vec::new(),
+        }),
+    );
+    snapshot_at("flow_refused_row", &mut s, &SIZES);
+}
+
+#[test]
+fn a_clients_taint_shows_beside_the_serving_view_and_in_the_rules_view() {
+    let mut s = session();
+    s.serving = Some(mcp_harness::protocol::ServingView {
+        addr: "127.0.0.1:8765".parse().unwrap(),
+        sessions: 2,
+    });
+    backend(
+        &mut s,
+        BackendEvent::ClientTaint {
+            client: "ide".into(),
+            taint: TaintView {
+                untrusted: true,
+                private: true,
+            },
+        },
+    );
+    snapshot_at("flow_client_status", &mut s, &SIZES);
+    update(&mut s, Msg::Key(KeyCode::F(2).into()));
+    snapshot_at("flow_client_rules", &mut s, &SIZES);
+}
