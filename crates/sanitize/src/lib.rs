@@ -48,8 +48,18 @@ pub fn inert(text: &str, keep_newlines: bool) -> String {
 
 /// Server text for the model: invisible code points, controls and escape
 /// sequences removed (the model never gets them, not even inside emoji).
-pub fn for_model(text: &str) -> String {
-    inert(&hidden::strip(text), true)
+///
+/// Borrowed when there is nothing to change: printable ASCII with newlines and
+/// tabs, what nearly every description is (the poisoning screen reads every
+/// prose string of every definition through this).
+pub fn for_model(text: &str) -> std::borrow::Cow<'_, str> {
+    if text
+        .bytes()
+        .all(|b| (0x20..0x7f).contains(&b) || b == b'\n' || b == b'\t')
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(inert(&hidden::strip(text), true))
 }
 
 /// [`for_model`] on one line of at most `max_chars` characters.
@@ -82,6 +92,22 @@ pub fn is_dangerous(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn for_model_borrows_only_what_the_full_path_leaves_unchanged() {
+        let printable: String = (0x20u8..0x7f).map(char::from).chain(['\n', '\t']).collect();
+        assert!(matches!(
+            for_model(&printable),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(inert(&hidden::strip(&printable), true), printable);
+        for changed in ["a\rb", "a\u{1b}[2Jb", "a\u{200b}b", "a\u{7f}b", "caf\u{e9}"] {
+            assert!(
+                matches!(for_model(changed), std::borrow::Cow::Owned(_)),
+                "{changed:?}"
+            );
+        }
+    }
 
     #[test]
     fn escape_sequences_become_visible_text() {

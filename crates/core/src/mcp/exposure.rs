@@ -86,7 +86,10 @@ pub fn expose(
                     remote_name: tool.name.clone(),
                     // The model reads this: no control characters, bidi controls or
                     // other invisible code points from the server.
-                    description: tool.description.as_deref().map(crate::sanitize::for_model),
+                    description: tool
+                        .description
+                        .as_deref()
+                        .map(|d| crate::sanitize::for_model(d).into_owned()),
                     input_schema: Arc::clone(&tool.input_schema),
                     model_schema,
                     hidden_text,

@@ -161,7 +161,7 @@ fn entries(alias: &ServerAlias, list: &ResourceList, naming: Naming) -> (Vec<Lis
             let clean = if line {
                 for_model_line(value, 256)
             } else {
-                for_model(value)
+                for_model(value).into_owned()
             };
             entry.insert(key.into(), Value::String(clean));
         }
