@@ -56,6 +56,7 @@ mod run;
 mod screen;
 mod secrets;
 mod serve;
+mod serve_complete;
 mod serve_conformance;
 mod serve_listen;
 mod serve_offerings;

@@ -239,6 +239,9 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let has_prompts = info
         .as_ref()
         .is_some_and(|i| i.capabilities.prompts.is_some());
+    let has_completions = info
+        .as_ref()
+        .is_some_and(|i| i.capabilities.completions.is_some());
     let endpoint = match &process {
         Some(p) => Endpoint::Stdio { pid: p.pid() },
         None => Endpoint::Http,
@@ -272,6 +275,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         has_tools,
         has_resources,
         has_prompts,
+        has_completions,
         era,
         watches: Default::default(),
         listens: stateless
