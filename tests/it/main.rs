@@ -58,6 +58,7 @@ mod secrets;
 mod serve;
 mod serve_complete;
 mod serve_conformance;
+mod serve_elicit;
 mod serve_listen;
 mod serve_offerings;
 mod serve_stdio;

@@ -6,6 +6,7 @@
 
 mod config;
 mod control_room;
+mod control_room_elicit;
 mod scale;
 
 use crate::common::TestEnv;

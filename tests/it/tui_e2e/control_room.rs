@@ -38,7 +38,7 @@ fn room_config(env: &TestEnv, clients: &str) {
 }
 
 /// A free loopback port (released at once: the TUI binds it).
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

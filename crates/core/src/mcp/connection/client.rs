@@ -16,6 +16,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::negotiate::Era;
+use crate::mcp::call::CallIdentity;
 use crate::mcp::elicit::Elicitor;
 use crate::mcp::events::{ConnectionId, McpEvent, Offering};
 use crate::mcp::names::ServerAlias;
@@ -28,10 +29,12 @@ use crate::protocol::CallId;
 /// each show their own.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
-/// Progress token → the call (its id) that asked for progress, and when its
-/// request ended: lets a progress notification name its call, however many
-/// run at once.
-pub type ProgressRoutes = Arc<Mutex<std::collections::HashMap<String, (CallId, Option<Instant>)>>>;
+/// Progress token → the call (its id and requester) that asked for
+/// progress, and when its request ended: lets a progress notification name
+/// its call, however many run at once; the calls not ended are the ones in
+/// flight (what a server request during a call is attributed by).
+pub type ProgressRoutes =
+    Arc<Mutex<std::collections::HashMap<String, (CallIdentity, Option<Instant>)>>>;
 
 /// One entry of [`ProgressRoutes`]: marked ended when the request is over,
 /// and gone once its linger is (swept as later routes come).
@@ -41,7 +44,7 @@ pub struct ProgressRoute {
 }
 
 impl ProgressRoute {
-    pub fn register(routes: &ProgressRoutes, token: String, call: CallId) -> Self {
+    pub fn register(routes: &ProgressRoutes, token: String, call: CallIdentity) -> Self {
         let mut map = routes.lock().unwrap_or_else(|e| e.into_inner());
         // Routes whose linger is over go as new ones come (no timer per call).
         let now = Instant::now();
@@ -144,6 +147,23 @@ impl HarnessClient {
         });
     }
 
+    /// The call in flight on this connection when it is the only one: a
+    /// 2025-11-25 server request names no request, and a server sends one
+    /// only during a request of ours, so then it is that call's. With two
+    /// or more in flight nobody is picked.
+    fn only_call_in_flight(&self) -> Option<CallIdentity> {
+        let routes = self.parts.routes.lock().unwrap_or_else(|e| e.into_inner());
+        let mut in_flight = routes
+            .values()
+            .filter(|(_, ended)| ended.is_none())
+            .map(|(call, _)| call);
+        let first = in_flight.next()?;
+        // One call may hold more than one route (a task's requests).
+        in_flight
+            .all(|other| other.id == first.id)
+            .then(|| first.clone())
+    }
+
     fn progress_due(&self, call: &Option<CallId>, done: bool) -> bool {
         let mut last = self.last_progress.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
@@ -219,7 +239,7 @@ impl ClientHandler for HarnessClient {
             .unwrap_or_else(|e| e.into_inner())
             .get(&params.progress_token.0.to_string())
             .filter(|(_, ended)| ended.is_none_or(|t| t.elapsed() < ROUTE_LINGER))
-            .map(|(call, _)| call.clone());
+            .map(|(call, _)| call.id.clone());
         if let Some(call) = &call {
             self.parts.taps.progress(
                 call,
@@ -261,6 +281,7 @@ impl ClientHandler for HarnessClient {
             self.parts.elicitor.as_ref(),
             &self.parts.alias,
             self.parts.id,
+            self.only_call_in_flight(),
             &params,
             order,
         )

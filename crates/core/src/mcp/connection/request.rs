@@ -82,7 +82,7 @@ impl Connection {
         method: &str,
         params: Value,
         timeout: Duration,
-        call: Option<&crate::protocol::CallId>,
+        call: Option<&crate::mcp::call::CallIdentity>,
     ) -> Result<Long, RequestError> {
         let mut options = PeerRequestOptions::with_timeout(timeout);
         if call.is_some() && self.reset_timeout_on_progress {
