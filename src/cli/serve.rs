@@ -100,7 +100,8 @@ pub async fn run(config: Option<std::path::PathBuf>, args: ServeArgs) -> ExitCod
     };
     // The same hub as every headless command's (the config's lock file,
     // telemetry), with the session's results/ when there is a session.
-    let mut hub = super::hub_builder(&config, events);
+    // An upstream's question is the operator's, and headless there is none.
+    let mut hub = super::hub_builder(&config, events).elicitor(Arc::new(NoOperator));
     if let Some(store) = &store {
         hub = hub.results_dir(store.dir().join("results"));
     }
@@ -286,5 +287,32 @@ impl Watcher for Audit {
         if let Some(store) = &self.0 {
             store.audit_client_call(record);
         }
+    }
+}
+
+/// Headless, an upstream's question (elicitation, an `input_required`
+/// round) has nobody to answer it: never the gateway on the user's behalf,
+/// never the outside client. It is declined, and the operator is told on
+/// stderr whose call it came during and how to answer such questions.
+struct NoOperator;
+
+impl crate::mcp::Elicitor for NoOperator {
+    fn elicit(
+        &self,
+        request: crate::mcp::ElicitationRequest,
+    ) -> futures::future::BoxFuture<'_, crate::mcp::ElicitationResponse> {
+        let during = match &request.call {
+            Some(call) => format!("during {}'s call {}", call.requester, call.id),
+            None => "during a call it cannot tell apart (several were in flight)".to_string(),
+        };
+        eprintln!(
+            "serve: `{}` asked a question {during}: \"{}\" (the server's words); declined: a \
+             headless gateway has no operator to answer it, and an outside client is never \
+             asked. To answer such questions, run the control room instead: \
+             `mcp-harness --serve 127.0.0.1:PORT` (its `serve --stdio` clients relay to it)",
+            request.alias,
+            crate::sanitize::inert_line(&request.message, 200),
+        );
+        Box::pin(std::future::ready(crate::mcp::ElicitationResponse::Decline))
     }
 }

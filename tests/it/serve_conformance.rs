@@ -148,15 +148,11 @@ const BY_DESIGN: &[(&str, &str)] = &[
         "elicitation-sep1330-enums",
         "an upstream's question goes to the operator, never to the outside client",
     ),
-    (
-        "completion-complete",
-        "completion/complete is not passed upstream yet",
-    ),
 ];
 
-/// Every tool of the upstream allowed, its resources readable, one client.
-fn config(env: &TestEnv, url: &str) {
-    let tools = [
+/// A `[servers.ALIAS.tools]` body allowing every tool of the upstream.
+pub(crate) fn every_tool_allowed() -> String {
+    [
         "test_simple_text",
         "test_image_content",
         "test_audio_content",
@@ -175,7 +171,12 @@ fn config(env: &TestEnv, url: &str) {
     ]
     .iter()
     .map(|t| format!("{t} = \"allow\"\n"))
-    .collect::<String>();
+    .collect::<String>()
+}
+
+/// Every tool of the upstream allowed, its resources readable, one client.
+fn config(env: &TestEnv, url: &str) {
+    let tools = every_tool_allowed();
     env.config(&format!(
         "[servers.conf]\nurl = \"{url}\"\n[servers.conf.tools]\n{tools}\
          [servers.conf.resources]\nread = \"allow\"\n\

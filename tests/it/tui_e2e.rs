@@ -7,6 +7,7 @@
 mod boundary;
 mod config;
 mod control_room;
+mod control_room_elicit;
 mod scale;
 
 use crate::common::TestEnv;

@@ -366,6 +366,10 @@ impl TaintView {
 pub struct ElicitationView {
     pub id: ElicitationId,
     pub alias: String,
+    /// The call the question came during and who made it (an outside
+    /// client's, through the gateway, is answered by the operator for it);
+    /// `None` when the connection cannot tell (see `ElicitationRequest`).
+    pub during: Option<(CallId, Requester)>,
     /// The server's message (untrusted: shown as its words).
     pub message: String,
     pub fields: Vec<FieldView>,

@@ -140,6 +140,7 @@ impl Elicitor for TuiElicitor {
             let view = ElicitationView {
                 id,
                 alias: request.alias.to_string(),
+                during: request.call.map(|c| (c.id, c.requester)),
                 message: request.message.clone(),
                 fields,
             };

@@ -8,6 +8,7 @@
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
+use super::call::CallIdentity;
 use super::events::ConnectionId;
 use super::names::ServerAlias;
 
@@ -16,6 +17,12 @@ use super::names::ServerAlias;
 pub struct ElicitationRequest {
     pub alias: ServerAlias,
     pub connection: ConnectionId,
+    /// The call the question came during, with who made it (the Lead, a
+    /// subagent, an outside client through the gateway), as the call path
+    /// passed it along. `None` when the connection cannot tell: a 2025-11-25
+    /// `elicitation/create` names no request, so it is one call's only while
+    /// that call is the only one in flight on the connection.
+    pub call: Option<CallIdentity>,
     /// The server's explanation (untrusted: show it inert, as the server's words).
     pub message: String,
     /// The requested schema: an object whose properties are strings, numbers,
@@ -66,6 +73,7 @@ pub(super) async fn answer_form(
     elicitor: &dyn Elicitor,
     alias: &ServerAlias,
     connection: ConnectionId,
+    call: Option<CallIdentity>,
     params: &Value,
     order: Option<Vec<String>>,
 ) -> Value {
@@ -83,6 +91,7 @@ pub(super) async fn answer_form(
     let request = ElicitationRequest {
         alias: alias.clone(),
         connection,
+        call,
         message: message.to_string(),
         requested_schema: schema.clone(),
         order: order.unwrap_or_else(|| {

@@ -421,8 +421,13 @@ impl ServerHandler for ConformanceServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
         let prefix = request.argument.value;
-        let values: Vec<&str> = ["paris", "park", "party", "test-value"]
+        // `many-…`: more values than the spec lets one answer carry (100), to
+        // show a gateway caps them.
+        let many = (0..150).map(|i| format!("many-{i:03}"));
+        let values: Vec<String> = ["paris", "park", "party", "test-value"]
             .into_iter()
+            .map(str::to_string)
+            .chain(many)
             .filter(|v| v.starts_with(prefix.as_str()))
             .collect();
         typed(json!({"completion": {"values": values, "total": values.len(), "hasMore": false}}))

@@ -315,6 +315,21 @@ fn elicitation_form() {
     snapshot("elicitation", &mut s);
 }
 
+/// A question during an outside client's call through the gateway: the form
+/// names the client and the call, so the operator knows whom they answer for.
+#[test]
+fn elicitation_form_names_the_outside_clients_call() {
+    let mut s = session();
+    let mut form = elicitation(1);
+    form.during = Some((
+        mcp_harness::protocol::CallId::from("gw-7"),
+        Requester::Client("claude".into()),
+    ));
+    backend(&mut s, BackendEvent::ElicitationRequested(form));
+    s.now += Duration::from_secs(2);
+    snapshot("elicitation_for_a_client", &mut s);
+}
+
 /// The message box is drawn from the state, so its text area keeps its view
 /// from one frame to the next, as an editor does: the cursor moving up inside
 /// the six rows shown does not scroll them.

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use super::CallIdentity;
 use super::tasks;
 use crate::mcp::connection::negotiate::Era;
 use crate::mcp::connection::{Connection, RequestError};
@@ -15,7 +16,6 @@ use crate::mcp::elicit;
 use crate::mcp::registry::ExposedTool;
 use crate::mcp::spec::Limits;
 use crate::mcp::spill::Spilled;
-use crate::protocol::CallId;
 
 /// At most this many questions in one `InputRequiredResult`.
 const MAX_QUESTIONS_PER_ROUND: usize = 16;
@@ -80,7 +80,7 @@ pub(in crate::mcp) async fn call(
     tool: &ExposedTool,
     arguments: Map<String, Value>,
     limits: &Limits,
-    call_id: &CallId,
+    call: &CallIdentity,
 ) -> Result<(Value, Option<Spilled>), CallFailure> {
     let as_task = conn.era() == Era::Handshake && tasks::wanted(conn, tool.task_support);
     let mut params = json!({ "name": tool.remote_name, "arguments": arguments });
@@ -94,7 +94,7 @@ pub(in crate::mcp) async fn call(
                 "tools/call",
                 params.clone(),
                 conn.call_timeout(),
-                Some(call_id),
+                Some(call),
             )
             .await?;
         // Progress of a task keeps the token of the request that created it.
@@ -114,7 +114,7 @@ pub(in crate::mcp) async fn call(
                         conn.server().protocol_version
                     )));
                 }
-                return tasks::run(conn, tool, call_id, task, shape).await;
+                return tasks::run(conn, tool, call, task, shape).await;
             }
             Answer::InputRequired(result) => {
                 if conn.era() != Era::Stateless {
@@ -137,7 +137,7 @@ pub(in crate::mcp) async fn call(
                         limits.max_input_rounds
                     )));
                 }
-                let (responses, state) = answer_round(conn, &result, limits).await?;
+                let (responses, state) = answer_round(conn, call, &result, limits).await?;
                 retry_params(&mut params, responses, state);
                 if params.get("inputResponses").is_none() {
                     // A state-only round (load shedding): do not hammer the server.
@@ -182,6 +182,7 @@ fn state_too_long(bytes: u64, limits: &Limits) -> CallFailure {
 /// that needs input): the `inputResponses` and the `requestState` to echo.
 pub(in crate::mcp) async fn answer_round(
     conn: &Connection,
+    call: &CallIdentity,
     result: &Value,
     limits: &Limits,
 ) -> Result<Round, CallFailure> {
@@ -215,13 +216,14 @@ pub(in crate::mcp) async fn answer_round(
     let Some(questions) = questions.filter(|q| !q.is_empty()) else {
         return Ok((None, state));
     };
-    Ok((Some(answer_questions(conn, questions).await?), state))
+    Ok((Some(answer_questions(conn, call, questions).await?), state))
 }
 
 /// Asks the operator each question (elicitations only: the harness offers no
 /// sampling and no roots), one at a time, in the server's order.
 pub(in crate::mcp) async fn answer_questions(
     conn: &Connection,
+    call: &CallIdentity,
     questions: &Map<String, Value>,
 ) -> Result<Map<String, Value>, CallFailure> {
     if questions.len() > MAX_QUESTIONS_PER_ROUND {
@@ -248,6 +250,7 @@ pub(in crate::mcp) async fn answer_questions(
             conn.parts.elicitor.as_ref(),
             &conn.parts.alias,
             conn.parts.id,
+            Some(call.clone()),
             &params,
             // An input round's questions reach us as JSON already parsed
             // into a sorted map: the server's order is gone by now.

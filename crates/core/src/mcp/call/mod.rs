@@ -304,7 +304,7 @@ impl Hub {
                 Decision::RefusedBySchema,
             );
         };
-        let mut outcome = self.send(&tool, arguments, &call.id).await;
+        let mut outcome = self.send(&tool, arguments, call).await;
         outcome.decision = decision;
         outcome.dropped_nulls = dropped;
         if let Ok(output) = &outcome.result {
@@ -323,14 +323,15 @@ impl Hub {
         &self,
         tool: &ExposedTool,
         arguments: Map<String, Value>,
-        call_id: &CallId,
+        call: &CallIdentity,
     ) -> Settled {
+        let call_id = &call.id;
         let envelope = |code, message: String| {
             ToolError::new(code, message).for_tool(tool.alias.as_str(), &tool.name)
         };
         let conn = &tool.connection;
         let started = Instant::now();
-        let settled = exchange::call(conn, tool, arguments, self.limits(), call_id).await;
+        let settled = exchange::call(conn, tool, arguments, self.limits(), call).await;
         let elapsed = started.elapsed();
         let (result, server_output) = match settled {
             Ok((raw, spilled)) => self.finish(tool, raw, spilled, call_id).await,

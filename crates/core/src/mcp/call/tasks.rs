@@ -22,6 +22,7 @@ use tokio::time::Instant;
 use crate::mcp::connection::tasks as book;
 pub use crate::mcp::connection::tasks::{Shape, TaskBook};
 
+use super::CallIdentity;
 use super::exchange::{self, CallFailure};
 use crate::mcp::connection::Connection;
 use crate::mcp::events::{McpEvent, TaskState};
@@ -29,7 +30,6 @@ use crate::mcp::published::TaskSupport;
 use crate::mcp::registry::ExposedTool;
 use crate::mcp::spec::TaskMode;
 use crate::mcp::spill::Spilled;
-use crate::protocol::CallId;
 
 /// Polling is never faster than this, whatever the server asks (0 included)…
 pub const POLL_MIN: Duration = Duration::from_millis(100);
@@ -132,7 +132,7 @@ async fn timed_out(mut guard: Running<'_>, after: Duration) -> CallFailure {
 pub(in crate::mcp) async fn run(
     conn: &Connection,
     tool: &ExposedTool,
-    call: &CallId,
+    call: &CallIdentity,
     created: Value,
     shape: Shape,
 ) -> Result<(Value, Option<Spilled>), CallFailure> {
@@ -151,7 +151,7 @@ pub(in crate::mcp) async fn run(
         conn.parts.events.emit(McpEvent::Task {
             alias: conn.alias().clone(),
             connection: conn.id(),
-            call: call.clone(),
+            call: call.id.clone(),
             tool: tool.name.clone(),
             task: id.clone(),
             state: v.state,
@@ -173,7 +173,7 @@ pub(in crate::mcp) async fn run(
                 // `tasks/result` blocks while the server asks (elicitation
                 // requests, answered by the client handler) and ends with the outcome.
                 Shape::Experimental => break,
-                Shape::Extension => answer(conn, &id, &task).await?,
+                Shape::Extension => answer(conn, call, &id, &task).await?,
             }
         } else if confirmed {
             tokio::select! {
@@ -240,7 +240,12 @@ async fn get(
 }
 
 /// Answers a 2026-07-28 task's questions with `tasks/update`.
-async fn answer(conn: &Connection, id: &str, task: &Value) -> Result<(), CallFailure> {
+async fn answer(
+    conn: &Connection,
+    call: &CallIdentity,
+    id: &str,
+    task: &Value,
+) -> Result<(), CallFailure> {
     let questions = match task.get("inputRequests") {
         Some(Value::Object(questions)) if !questions.is_empty() => questions,
         _ => {
@@ -249,7 +254,7 @@ async fn answer(conn: &Connection, id: &str, task: &Value) -> Result<(), CallFai
             ));
         }
     };
-    let answers = exchange::answer_questions(conn, questions).await?;
+    let answers = exchange::answer_questions(conn, call, questions).await?;
     let params = json!({ "taskId": id, "inputResponses": answers });
     conn.request("tasks/update", params, conn.call_timeout())
         .await?;

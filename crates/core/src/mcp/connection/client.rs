@@ -16,6 +16,7 @@ use serde_json::Value;
 use tokio::sync::{Notify, watch};
 
 use super::negotiate::Era;
+use crate::mcp::call::CallIdentity;
 use crate::mcp::elicit::Elicitor;
 use crate::mcp::events::{ConnectionId, McpEvent, Offering};
 use crate::mcp::names::ServerAlias;
@@ -28,8 +29,10 @@ use crate::protocol::CallId;
 /// each show their own.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
-/// Progress token → the call (its id) that asked for progress: lets a
-/// progress notification name its call, however many run at once.
+/// Progress token → the call (its id and requester) that asked for
+/// progress: lets a progress notification name its call, however many run at
+/// once; the routes not ended are the calls in flight (what a server request
+/// during a call is attributed by).
 pub type ProgressRoutes = Arc<Mutex<RouteTable>>;
 
 /// The routes of one connection's progress tokens.
@@ -43,7 +46,7 @@ pub struct RouteTable {
 
 /// Where a progress token's notifications go.
 struct Routed {
-    call: CallId,
+    call: CallIdentity,
     /// Woken by each notification: a fast-lane request restarts its timer.
     progressed: Arc<Notify>,
     /// When its request ended (the route lingers a moment after).
@@ -75,7 +78,7 @@ pub struct ProgressRoute {
 }
 
 impl ProgressRoute {
-    pub fn register(routes: &ProgressRoutes, token: String, call: CallId) -> Self {
+    pub fn register(routes: &ProgressRoutes, token: String, call: CallIdentity) -> Self {
         let mut table = routes.lock().unwrap_or_else(|e| e.into_inner());
         // Routes whose linger is over go as new ones come (no timer per call).
         let now = Instant::now();
@@ -192,6 +195,24 @@ impl HarnessClient {
         });
     }
 
+    /// The call in flight on this connection when it is the only one: a
+    /// 2025-11-25 server request names no request, and a server sends one
+    /// only during a request of ours, so then it is that call's. With two
+    /// or more in flight nobody is picked.
+    fn only_call_in_flight(&self) -> Option<CallIdentity> {
+        let table = self.parts.routes.lock().unwrap_or_else(|e| e.into_inner());
+        let mut in_flight = table
+            .routes
+            .values()
+            .filter(|routed| routed.ended.is_none())
+            .map(|routed| &routed.call);
+        let first = in_flight.next()?;
+        // One call may hold more than one route (a task's requests).
+        in_flight
+            .all(|other| other.id == first.id)
+            .then(|| first.clone())
+    }
+
     fn progress_due(&self, call: &Option<CallId>, done: bool) -> bool {
         let mut last = self.last_progress.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
@@ -268,7 +289,7 @@ impl ClientHandler for HarnessClient {
                 .filter(|routed| routed.live(Instant::now()))
                 .map(|routed| {
                     routed.progressed.notify_one();
-                    routed.call.clone()
+                    routed.call.id.clone()
                 })
         };
         if let Some(call) = &call {
@@ -312,6 +333,7 @@ impl ClientHandler for HarnessClient {
             self.parts.elicitor.as_ref(),
             &self.parts.alias,
             self.parts.id,
+            self.only_call_in_flight(),
             &params,
             order,
         )

@@ -76,6 +76,8 @@ pub struct Connection {
     /// Whether the server declared resources / prompts.
     pub(super) has_resources: bool,
     pub(super) has_prompts: bool,
+    /// Whether the server declared `completions` (`completion/complete`).
+    pub(super) has_completions: bool,
     /// Which protocol era the connection speaks.
     pub(super) era: Era,
     /// Tool-list changes come through `subscriptions/listen` (2026-07-28 and the
@@ -179,6 +181,10 @@ impl Connection {
 
     pub fn has_prompts(&self) -> bool {
         self.has_prompts
+    }
+
+    pub fn has_completions(&self) -> bool {
+        self.has_completions
     }
 
     /// The protocol era of this connection.

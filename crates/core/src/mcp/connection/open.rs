@@ -280,6 +280,9 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let has_prompts = info
         .as_ref()
         .is_some_and(|i| i.capabilities.prompts.is_some());
+    let has_completions = info
+        .as_ref()
+        .is_some_and(|i| i.capabilities.completions.is_some());
     let endpoint = match (&process, p.spec.transport.kind()) {
         (Some(p), _) => Endpoint::Stdio { pid: p.pid() },
         (None, crate::mcp::spec::TransportKind::Ws) => Endpoint::WebSocket,
@@ -316,6 +319,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         has_tools,
         has_resources,
         has_prompts,
+        has_completions,
         era,
         watches: Default::default(),
         listens: stateless

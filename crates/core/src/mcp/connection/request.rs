@@ -191,7 +191,7 @@ impl Connection {
         method: &str,
         params: Value,
         timeout: Duration,
-        call: Option<&crate::protocol::CallId>,
+        call: Option<&crate::mcp::call::CallIdentity>,
     ) -> Result<Long, RequestError> {
         let deadline = Deadline {
             idle: timeout,

@@ -25,6 +25,7 @@ use super::super::envelope::{ToolError, ToolErrorCode};
 use super::super::events::Offering;
 use super::super::names::EXPOSED_PREFIX;
 use super::super::observe::Decision;
+use super::completion;
 use super::offered::{aliases_offering, to_mcp_error};
 use super::prompts::{self, PromptView};
 use super::resources::{self, ResourceView};
@@ -83,6 +84,9 @@ impl GatewayHandler {
             }
             if !aliases_offering(hub, &snapshot, client, Offering::Prompts).is_empty() {
                 capabilities["prompts"] = json!({ "listChanged": true });
+            }
+            if completion::offered(hub, &snapshot, client) {
+                capabilities["completions"] = json!({});
             }
         }
         let capabilities = serde_json::from_value::<ServerCapabilities>(capabilities)
@@ -346,6 +350,16 @@ impl ServerHandler for GatewayHandler {
             &outcome,
         );
         answer
+    }
+
+    /// Resolved as a get or a read is, asked of that server (`completion.rs`).
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, McpError> {
+        let client = self.client_of(&context.extensions)?;
+        completion::complete(&self.shared, client, request).await
     }
 
     /// Accepted and kept by no one: the gateway sends no log messages (see
@@ -682,7 +696,7 @@ fn cancelled_by(client: &ClientProfile) -> ToolError {
 
 /// A result built as JSON, as rmcp's type (whose structs cannot be built
 /// field by field from outside).
-fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, McpError> {
+pub(super) fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, McpError> {
     serde_json::from_value(value)
         .map_err(|e| McpError::internal_error(format!("the gateway built a bad result: {e}"), None))
 }

@@ -15,6 +15,7 @@
 //!   `resources/subscribe` passed upstream and its updates back.
 
 mod approver;
+mod completion;
 mod door;
 mod handler;
 mod offered;

@@ -140,6 +140,16 @@ impl PromptView {
         view
     }
 
+    /// The alias, upstream name and argument names of the prompt offered as `name`.
+    pub(super) fn find(&self, name: &str) -> Option<(&ServerAlias, &str, Vec<&str>)> {
+        let listed = self.prompts.get(name)?;
+        let arguments = listed.outside["arguments"]
+            .as_array()
+            .map(|args| args.iter().filter_map(|a| a["name"].as_str()).collect())
+            .unwrap_or_default();
+        Some((&listed.alias, listed.remote.as_str(), arguments))
+    }
+
     pub(super) fn prompts(&self) -> Vec<Value> {
         self.prompts.values().map(|l| l.outside.clone()).collect()
     }

@@ -123,6 +123,15 @@ impl ResourceView {
         self.templates.iter().map(|l| l.outside.clone()).collect()
     }
 
+    /// The alias and upstream template of the template listed as `outside`
+    /// (the very string, not one it fills in).
+    pub(super) fn template(&self, outside: &str) -> Option<(&ServerAlias, &str)> {
+        self.templates
+            .iter()
+            .find(|l| outside_key(&l.outside) == outside)
+            .map(|l| (&l.alias, l.upstream.as_str()))
+    }
+
     /// The alias and upstream URI an outside URI stands for: a listed
     /// resource, or a listed template it fills in.
     fn resolve(&self, naming: Naming, uri: &str) -> Option<(ServerAlias, String)> {

@@ -1,10 +1,12 @@
 //! What a server offers besides tools: resources (`resources/list`,
 //! `resources/templates/list`, `resources/read`) and prompts (`prompts/list`,
-//! `prompts/get`). Everything in them is the server's text: listings are
-//! parsed one entry at a time (a malformed entry is counted, not fatal),
+//! `prompts/get`), and completions of their arguments (`completion/complete`).
+//! Everything in them is the server's text: listings are parsed one entry at
+//! a time (a malformed entry is counted, not fatal),
 //! bounded like `tools/list`, and a failure becomes an envelope in the
 //! harness's words, with the server's own words kept for the operator.
 
+pub mod complete;
 mod paged;
 pub mod prompts;
 pub mod resources;
@@ -15,6 +17,7 @@ use super::connection::{Connection, RequestError};
 use super::envelope::{ToolError, ToolErrorCode as Code};
 use super::hub::Hub;
 
+pub use complete::{Completion, CompletionRef};
 pub use prompts::{Prompt, PromptArgument, PromptMessage, PromptMessages};
 pub use resources::{Resource, ResourceList, ResourceTemplate};
 

@@ -6,7 +6,7 @@ use ratatui::Frame;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use crate::protocol::{FieldKind, FieldView};
+use crate::protocol::{CallId, FieldKind, FieldView, Requester};
 use crate::ui::keymap::Scope;
 use crate::ui::keymap::key_items;
 use crate::ui::layout::centered;
@@ -20,6 +20,21 @@ const LABEL: usize = 18;
 
 /// What a field's value keeps when the screen is too narrow for its labels.
 const VALUE_ROOM: usize = 30;
+
+/// Whose call the question came during: an outside client's is answered by
+/// the operator for it, never by the gateway, so the form says which.
+fn during(call: &CallId, requester: &Requester) -> Line<'static> {
+    let whose = match requester {
+        Requester::Client(name) => format!("outside client {}", inert_text(name)),
+        other => other.to_string(),
+    };
+    Line::from(vec![
+        Span::styled("during ", theme::dim()),
+        Span::styled(whose, theme::accent()),
+        Span::styled("'s call ", theme::dim()),
+        Span::raw(inert_text(call.as_str())),
+    ])
+}
 
 pub fn draw(frame: &mut Frame, state: &AppState) {
     let Some(form) = state.elicitations.front() else {
@@ -37,13 +52,17 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     let inner_width = width.saturating_sub(2);
     let label = label.min(LABEL.max(inner_width.saturating_sub(VALUE_ROOM)));
     let width = width as u16;
-    let mut lines = vec![
-        Line::from(vec![
-            Span::styled("server ", theme::dim()),
-            Span::raw(inert_text(&form.view.alias)),
-        ]),
-        Line::styled("asks (its own words, untrusted):", theme::dim()),
-    ];
+    let mut lines = vec![Line::from(vec![
+        Span::styled("server ", theme::dim()),
+        Span::raw(inert_text(&form.view.alias)),
+    ])];
+    if let Some((call, requester)) = &form.view.during {
+        lines.push(during(call, requester));
+    }
+    lines.push(Line::styled(
+        "asks (its own words, untrusted):",
+        theme::dim(),
+    ));
     lines.extend(
         wrapped(&form.view.message, inner_width.saturating_sub(2))
             .into_iter()

@@ -42,6 +42,7 @@ pub fn every_field(id: u64) -> ElicitationView {
     ElicitationView {
         id,
         alias: "demo_alpha".into(),
+        during: None,
         message: "Tell us about yourself.".into(),
         fields: vec![
             field(
