@@ -109,6 +109,15 @@ struct SnapshotData {
 }
 
 impl Snapshot {
+    /// An empty snapshot of `version`, for tests of what is keyed by version.
+    #[cfg(test)]
+    pub(crate) fn empty_at(version: u64) -> Self {
+        Self(Arc::new(SnapshotData {
+            version,
+            ..SnapshotData::default()
+        }))
+    }
+
     pub fn version(&self) -> u64 {
         self.0.version
     }

@@ -412,7 +412,10 @@ impl ServerHandler for GatewayHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let client = self.client_of(&context.extensions)?;
-        let view = View::of(&self.shared.hub.snapshot(), &self.shared.settings, client);
+        let view = self
+            .shared
+            .views
+            .of(&self.shared.hub.snapshot(), &self.shared.settings, client);
         let tools = view
             .tools
             .iter()
@@ -469,7 +472,7 @@ impl GatewayHandler {
         let (clock, started) = (Instant::now(), SystemTime::now());
         let shared = &self.shared;
         let snapshot = shared.hub.snapshot();
-        let view = View::of(&snapshot, &shared.settings, client);
+        let view = shared.views.of(&snapshot, &shared.settings, client);
         let call = CallIdentity::new(CallId::mint("gw"), Requester::Client(client.name.clone()));
         let exposed = match view.tools.get(name) {
             Some(tool) => Some(tool.name.clone()),

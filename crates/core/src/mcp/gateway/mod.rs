@@ -18,6 +18,7 @@ mod approver;
 mod completion;
 mod door;
 mod handler;
+mod host_io;
 mod offered;
 mod prompts;
 pub mod relay;
@@ -151,6 +152,8 @@ pub trait Watcher: Send + Sync {
 pub(crate) struct Shared {
     hub: Hub,
     settings: GatewaySettings,
+    /// Each client's view of the newest snapshot.
+    views: view::Views,
     approver: Arc<dyn Approver>,
     watcher: Arc<dyn Watcher>,
     peers: Peers,
@@ -421,6 +424,7 @@ impl Gateway {
             shared: Arc::new(Shared {
                 hub,
                 settings,
+                views: view::Views::default(),
                 approver,
                 watcher,
                 peers: Peers::default(),
@@ -521,10 +525,7 @@ impl Gateway {
             _live: Arc::new(SessionLive::new(&self.shared)),
         };
         let notifier = tokio::spawn(notify_changes(Arc::clone(&self.shared), changes));
-        let served = match handler
-            .serve_with_ct(rmcp::transport::io::stdio(), stop)
-            .await
-        {
+        let served = match handler.serve_with_ct(host_io::host_stdio(), stop).await {
             Ok(running) => running
                 .waiting()
                 .await

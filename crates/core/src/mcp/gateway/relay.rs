@@ -301,15 +301,14 @@ pub enum Ended {
 /// one side ends.
 pub async fn pipe(stream: UnixStream) -> std::io::Result<Ended> {
     let (mut from_room, mut to_room) = stream.into_split();
+    let (mut stdin, mut stdout) = super::host_io::host_stdio();
     let (host_left, mut host_gone) = tokio::sync::oneshot::channel::<()>();
     let up = tokio::spawn(async move {
-        let mut stdin = tokio::io::stdin();
         let _ = tokio::io::copy(&mut stdin, &mut to_room).await;
         let _ = host_left.send(());
         // Half-closed: the control room ends the session, then the socket.
         let _ = to_room.shutdown().await;
     });
-    let mut stdout = tokio::io::stdout();
     let copied = tokio::io::copy(&mut from_room, &mut stdout).await;
     let _ = stdout.flush().await;
     up.abort();

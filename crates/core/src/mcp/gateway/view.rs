@@ -4,8 +4,8 @@
 //! from one registry snapshot, so the list a client gets and the call it makes
 //! resolve against the same tool set.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 use super::super::events::ConnectionId;
 use super::super::names::{EXPOSED_PREFIX, ServerAlias};
@@ -20,6 +20,44 @@ pub struct View {
     /// Aliases this client would see but whose tools break the gateway's
     /// naming rules or its `max_tools` (why, in the harness's words).
     pub rejected: BTreeMap<ServerAlias, String>,
+}
+
+/// Each client's view of the newest snapshot, worked out once per snapshot
+/// version rather than per call: a view is a pass over every exposed tool,
+/// which a call to one of a thousand tools should not pay.
+#[derive(Default)]
+pub struct Views(Mutex<HashMap<String, (u64, Arc<View>)>>);
+
+impl Views {
+    /// `client`'s view of `snapshot`, from the cache when it was worked out
+    /// for that version.
+    pub fn of(
+        &self,
+        snapshot: &Snapshot,
+        settings: &GatewaySettings,
+        client: &ClientProfile,
+    ) -> Arc<View> {
+        let version = snapshot.version();
+        let cached = self
+            .lock()
+            .get(&client.name)
+            .and_then(|(v, view)| (*v == version).then(|| Arc::clone(view)));
+        if let Some(view) = cached {
+            return view;
+        }
+        // Worked out outside the lock: other clients' calls do not wait on it.
+        let view = Arc::new(View::of(snapshot, settings, client));
+        let mut views = self.lock();
+        // A racing call may have cached a newer version meanwhile: keep it.
+        if views.get(&client.name).is_none_or(|(v, _)| *v < version) {
+            views.insert(client.name.clone(), (version, Arc::clone(&view)));
+        }
+        view
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, Arc<View>)>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// What a client's tool set is made of, to tell whether it changed: the same
@@ -120,6 +158,7 @@ fn outside_names(
 ) -> Result<Vec<(String, Arc<ExposedTool>)>, NotOffered> {
     let own_prefix = format!("{EXPOSED_PREFIX}{}__", alias.normalized());
     let mut named: Vec<(String, Arc<ExposedTool>)> = Vec::with_capacity(tools.len());
+    let mut seen: HashSet<String> = HashSet::with_capacity(tools.len());
     for tool in tools {
         let name = match settings.names {
             Naming::Prefixed => tool.name.strip_prefix(EXPOSED_PREFIX),
@@ -137,7 +176,7 @@ fn outside_names(
                 max: settings.max_name_len,
             });
         }
-        if taken.contains_key(&name) || named.iter().any(|(n, _)| *n == name) {
+        if taken.contains_key(&name) || !seen.insert(name.clone()) {
             return Err(NotOffered::Taken(name));
         }
         named.push((name, Arc::clone(tool)));
@@ -165,5 +204,25 @@ mod tests {
         assert!(!valid_name("a.b"));
         assert!(!valid_name("a b"));
         assert!(!valid_name("ünïcode"));
+    }
+
+    #[test]
+    fn a_clients_view_is_worked_out_once_per_snapshot_version() {
+        let (views, settings) = (Views::default(), GatewaySettings::default());
+        let client = ClientProfile {
+            name: "c".into(),
+            token_env: None,
+            servers: None,
+            max_tools: None,
+        };
+        let (v1, v2) = (Snapshot::empty_at(1), Snapshot::empty_at(2));
+        let first = views.of(&v1, &settings, &client);
+        assert!(Arc::ptr_eq(&first, &views.of(&v1, &settings, &client)));
+        let newer = views.of(&v2, &settings, &client);
+        assert!(!Arc::ptr_eq(&first, &newer), "a new version, a new view");
+        // A call still holding the older snapshot gets its own view of it
+        // and leaves the newer one cached.
+        assert!(!Arc::ptr_eq(&newer, &views.of(&v1, &settings, &client)));
+        assert!(Arc::ptr_eq(&newer, &views.of(&v2, &settings, &client)));
     }
 }
