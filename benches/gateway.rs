@@ -1,9 +1,12 @@
 //! What `mcp-harness serve` adds to a call: the official TypeScript SDK's
-//! client (`benches/ts_client/bench_http.ts`) calling an upstream over
-//! Streamable HTTP directly, and the same upstream through the gateway
-//! (`serve --http`, the upstream reached over HTTP too), in the same run:
-//! each round runs both, sequential and with 32 calls in flight, alternating
-//! which goes first. Prints the ranges over the rounds and the ratios
+//! client calling an upstream directly, and the same upstream through the
+//! gateway, in the same run: each round runs both, sequential and with 32
+//! calls in flight, alternating which goes first. Over Streamable HTTP
+//! (`benches/ts_client/bench_http.ts`: the client to the upstream, or to
+//! `serve --http`, which reaches the upstream over HTTP too), and over stdio
+//! (`benches/ts_client/bench.ts`: the client spawns the demo server, or
+//! `serve --stdio`, which spawns it in turn) — what a host that spawns its
+//! servers sees when it spawns the gateway instead. Prints the ranges over the rounds and the ratios
 //! (gateway / direct, per round), then the gateway's own share of each call
 //! from its audit records (`timing.gateway_ms`: the view, the schema check,
 //! the policy, the pin check, the screening, the result's conversion) —
@@ -29,19 +32,28 @@ use cli::{config_with_policy, env_or, isolated, range};
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
 const TOKEN: &str = "bench-token-0123456789abcdef";
 
-/// One upstream to measure: where it listens, which tool, which arguments.
+/// One upstream to measure: how it is reached, which tool, which arguments.
 struct Upstream {
     name: &'static str,
-    child: Child,
-    url: String,
+    reach: Reach,
     tool: &'static str,
     args: &'static str,
 }
 
+/// How the client and the gateway reach an upstream.
+enum Reach {
+    /// A server listening on `url` (the child is ours to stop).
+    Http { child: Child, url: String },
+    /// A demo server the client (or `serve --stdio`) spawns: `demo-server NAME`.
+    Stdio { demo: &'static str },
+}
+
 impl Drop for Upstream {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Reach::Http { child, .. } = &mut self.reach {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
@@ -55,12 +67,20 @@ fn main() {
     let npm = root.join(".cache/interop/npm/node_modules");
     let rounds: usize = env_or("BENCH_ROUNDS", 3);
     let calls: usize = env_or("BENCH_CALLS", 1000);
-    let mut upstreams = vec![demo()];
+    let mut upstreams = vec![
+        demo(),
+        Upstream {
+            name: "demo-alpha `lookup` over stdio (serve --stdio)",
+            reach: Reach::Stdio { demo: "alpha" },
+            tool: "lookup",
+            args: r#"{"key":"apple"}"#,
+        },
+    ];
     if std::env::var("BENCH_EVERYTHING").as_deref() != Ok("0") {
         upstreams.push(everything(&npm));
     }
     println!(
-        "TypeScript SDK client over Streamable HTTP, {calls} calls a run (after 50 warm-up calls), {rounds} rounds"
+        "TypeScript SDK client, {calls} calls a run (over HTTP after 50 warm-up calls), {rounds} rounds"
     );
     for upstream in &upstreams {
         measure(&npm, upstream, rounds, calls);
@@ -87,9 +107,8 @@ fn demo() -> Upstream {
     let line = line_with(child.stdout.take().unwrap(), "listening on ");
     let url = line.trim_start_matches("listening on ").to_string();
     Upstream {
-        name: "demo-alpha `lookup`",
-        child,
-        url,
+        name: "demo-alpha `lookup` over HTTP (serve --http)",
+        reach: Reach::Http { child, url },
         tool: "lookup",
         args: r#"{"key":"apple"}"#,
     }
@@ -112,9 +131,11 @@ fn everything(npm: &Path) -> Upstream {
         .unwrap();
     line_with(child.stderr.take().unwrap(), "listening on port");
     Upstream {
-        name: "server-everything `echo`",
-        child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
+        name: "server-everything `echo` over HTTP (serve --http)",
+        reach: Reach::Http {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        },
         tool: "echo",
         args: r#"{"message":"hello"}"#,
     }
@@ -122,35 +143,68 @@ fn everything(npm: &Path) -> Upstream {
 
 /// The upstream as alias `up`, with the policy `mcp-harness policy` prints
 /// (every tool `confirm`: the gateway runs with `--approve always`), and one
-/// client with a token.
+/// client with a token (over HTTP; `serve --stdio` serves the `stdio` profile).
 fn write_config(upstream: &Upstream, dir: &Path) -> PathBuf {
-    let server = format!("[servers.up]\nurl = {:?}\n", upstream.url);
+    let server = match &upstream.reach {
+        Reach::Http { url, .. } => format!("[servers.up]\nurl = {url:?}\n"),
+        Reach::Stdio { demo } => {
+            format!("[servers.up]\ncommand = {BIN:?}\nargs = [\"demo-server\", {demo:?}]\n")
+        }
+    };
     let client = "\n[serve.clients.bench]\ntoken_env = \"MCPH_BENCH_TOKEN\"\n";
     config_with_policy(BIN, dir, &server, "up", client)
 }
 
-/// The TypeScript SDK's client calling `tool` at `url`: its report.
-struct Target<'a> {
-    url: &'a str,
-    tool: &'a str,
-    token: Option<&'a str>,
+/// Where the TypeScript SDK's client goes for one run.
+enum Target<'a> {
+    /// `bench_http.ts` to `url`, with a bearer token for the gateway.
+    Http {
+        url: &'a str,
+        token: Option<&'a str>,
+    },
+    /// `bench.ts`, spawning `command` with `args` (HOME set to `home`).
+    Stdio {
+        command: &'a str,
+        args: Vec<String>,
+        home: &'a Path,
+    },
 }
 
-fn client(npm: &Path, target: &Target<'_>, args: &str, calls: usize, c: usize) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/ts_client/bench_http.ts");
+/// One run of the TypeScript SDK's client calling `tool`: its report.
+fn client(
+    npm: &Path,
+    target: &Target<'_>,
+    tool: &str,
+    args: &str,
+    calls: usize,
+    c: usize,
+) -> Value {
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/ts_client");
     let mut cmd = Command::new(npm.join(".bin/node"));
-    cmd.arg("--no-warnings")
-        .arg(script)
+    cmd.arg("--no-warnings");
+    let script = match target {
+        Target::Http { .. } => "bench_http.ts",
+        Target::Stdio { .. } => "bench.ts",
+    };
+    cmd.arg(scripts.join(script))
         .arg(npm.join("@modelcontextprotocol/sdk"))
-        .args([
-            &calls.to_string(),
-            &c.to_string(),
-            target.tool,
+        .args([&calls.to_string(), &c.to_string(), tool, args]);
+    match target {
+        Target::Http { url, token } => {
+            cmd.arg(url);
+            if let Some(token) = token {
+                cmd.arg(token);
+            }
+        }
+        // The SDK passes HOME on to the server it spawns: the gateway's data
+        // (its audit log) lands in the bench's own directory.
+        Target::Stdio {
+            command,
             args,
-            target.url,
-        ]);
-    if let Some(token) = target.token {
-        cmd.arg(token);
+            home,
+        } => {
+            cmd.arg(command).args(args).env("HOME", home);
+        }
     }
     let out = cmd.output().unwrap();
     assert!(
@@ -167,26 +221,54 @@ fn client(npm: &Path, target: &Target<'_>, args: &str, calls: usize, c: usize) -
 fn measure(npm: &Path, upstream: &Upstream, rounds: usize, calls: usize) {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(upstream, dir.path());
-    let mut gateway = isolated(Command::new(BIN), dir.path())
-        .args(["--config", &config.to_string_lossy()])
-        .args(["serve", "--http", "127.0.0.1:0", "--approve", "always"])
-        .env("MCPH_BENCH_TOKEN", TOKEN)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let line = line_with(gateway.stdout.take().unwrap(), "listening on ");
-    let served = line.trim_start_matches("listening on ").to_string();
+    let config_arg = config.to_string_lossy().to_string();
     let outside = format!("up__{}", upstream.tool);
-    let direct = Target {
-        url: &upstream.url,
-        tool: upstream.tool,
-        token: None,
-    };
-    let proxied = Target {
-        url: &served,
-        tool: &outside,
-        token: Some(TOKEN),
+    // Over HTTP the gateway is one process for the whole run; over stdio the
+    // client spawns one per run, as a host spawns it per session.
+    let mut gateway = None;
+    let served: String;
+    let (direct, proxied) = match &upstream.reach {
+        Reach::Http { url, .. } => {
+            let mut child = isolated(Command::new(BIN), dir.path())
+                .args(["--config", &config_arg])
+                .args(["serve", "--http", "127.0.0.1:0", "--approve", "always"])
+                .env("MCPH_BENCH_TOKEN", TOKEN)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let line = line_with(child.stdout.take().unwrap(), "listening on ");
+            served = line.trim_start_matches("listening on ").to_string();
+            gateway = Some(child);
+            (
+                Target::Http { url, token: None },
+                Target::Http {
+                    url: &served,
+                    token: Some(TOKEN),
+                },
+            )
+        }
+        Reach::Stdio { demo } => (
+            Target::Stdio {
+                command: BIN,
+                args: vec!["demo-server".into(), demo.to_string()],
+                home: dir.path(),
+            },
+            Target::Stdio {
+                command: BIN,
+                args: [
+                    "--config",
+                    &config_arg,
+                    "serve",
+                    "--stdio",
+                    "--approve",
+                    "always",
+                ]
+                .map(String::from)
+                .to_vec(),
+                home: dir.path(),
+            },
+        ),
     };
     // (in flight, [direct reports], [gateway reports])
     let mut rows: Vec<(usize, Vec<Value>, Vec<Value>)> =
@@ -197,20 +279,24 @@ fn measure(npm: &Path, upstream: &Upstream, rounds: usize, calls: usize) {
             let direct_first = (round + c) % 2 == 0;
             for k in 0..2 {
                 if (k == 0) == direct_first {
-                    row.1.push(client(npm, &direct, upstream.args, calls, c));
+                    row.1
+                        .push(client(npm, &direct, upstream.tool, upstream.args, calls, c));
                 } else {
-                    row.2.push(client(npm, &proxied, upstream.args, calls, c));
+                    row.2
+                        .push(client(npm, &proxied, &outside, upstream.args, calls, c));
                 }
             }
         }
         eprintln!("{}: round {} of {rounds} done", upstream.name, round + 1);
     }
-    // SIGTERM: the gateway flushes its audit log and closes the upstream.
-    Command::new("kill")
-        .args(["-TERM", &gateway.id().to_string()])
-        .status()
-        .unwrap();
-    gateway.wait().unwrap();
+    if let Some(mut gateway) = gateway {
+        // SIGTERM: the gateway flushes its audit log and closes the upstream.
+        Command::new("kill")
+            .args(["-TERM", &gateway.id().to_string()])
+            .status()
+            .unwrap();
+        gateway.wait().unwrap();
+    }
     print_table(upstream.name, &rows);
     print_breakdown(dir.path());
 }
@@ -248,10 +334,21 @@ fn print_table(name: &str, rows: &[(usize, Vec<Value>, Vec<Value>)]) {
 
 /// The gateway's own time per call, from its `client_call` audit records.
 fn print_breakdown(dir: &Path) {
-    let sessions = dir.join("xdg-data/mcp-harness/sessions");
+    // `serve --http` ran with XDG_DATA_HOME set, `serve --stdio` with HOME only.
+    let sessions = [
+        "xdg-data/mcp-harness/sessions",
+        ".local/share/mcp-harness/sessions",
+    ]
+    .into_iter()
+    .flat_map(|d| {
+        std::fs::read_dir(dir.join(d))
+            .into_iter()
+            .flatten()
+            .flatten()
+    });
     let mut added = Vec::new();
     let mut upstream = Vec::new();
-    for session in std::fs::read_dir(sessions).unwrap().flatten() {
+    for session in sessions {
         let text = std::fs::read_to_string(session.path().join("audit.jsonl")).unwrap_or_default();
         for record in text
             .lines()
