@@ -23,6 +23,7 @@ mod failures;
 mod flows;
 mod fuzz_seeds;
 mod hidden_text;
+mod host_claude_code;
 mod http;
 mod identity;
 mod import;
