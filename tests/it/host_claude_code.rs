@@ -7,7 +7,7 @@
 //! `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`, the autoupdater off and a
 //! private HOME.
 
-mod control_room;
+pub(crate) mod control_room;
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -27,7 +27,7 @@ const WAIT: Duration = Duration::from_secs(120);
 
 /// The model stub, on a runtime of its own: the tests around it block.
 pub(crate) struct Model {
-    stub: ModelStub,
+    pub(crate) stub: ModelStub,
     // Dropped after the stub, whose task it runs.
     _runtime: tokio::runtime::Runtime,
 }
@@ -61,23 +61,34 @@ pub(crate) fn tool_calls(calls: &[(&str, Value)]) -> Reply {
     Reply::sse(events)
 }
 
-/// The MCP config Claude Code is given: the gateway as `h`, the token from the
-/// environment (`${CLAUDE_TOKEN}`, expanded by Claude Code), as the docs say.
-fn mcp_config(env: &TestEnv, url: &str) -> PathBuf {
-    let path = env.path("claude-mcp.json");
-    let config = json!({"mcpServers": {"h": {
+/// The gateway over Streamable HTTP at `url`, as Claude Code's server `h`:
+/// the token from the environment (`${CLAUDE_TOKEN}`, expanded by Claude
+/// Code), as the docs say.
+pub(crate) fn over_http(url: &str) -> Value {
+    json!({
         "type": "http",
         "url": url,
         "headers": {"Authorization": "Bearer ${CLAUDE_TOKEN}"},
-    }}});
+    })
+}
+
+/// The MCP config Claude Code is given: `server` as `h`.
+fn mcp_config(env: &TestEnv, server: Value) -> PathBuf {
+    let path = env.path("claude-mcp.json");
+    let config = json!({"mcpServers": {"h": server}});
     std::fs::write(&path, config.to_string()).unwrap();
     path
 }
 
-/// Runs `claude -p` headless against the model stub and the gateway at `url`,
+/// Runs `claude -p` headless against the model stub and the gateway `server`,
 /// in an environment of its own (nothing of the test's is inherited), and
 /// waits for it to exit.
-pub(crate) fn claude_print(interop: &Interop, env: &TestEnv, model: &Model, url: &str) -> Output {
+pub(crate) fn claude_print(
+    interop: &Interop,
+    env: &TestEnv,
+    model: &Model,
+    server: Value,
+) -> Output {
     let binary = interop.claude_code();
     assert!(
         binary.is_file(),
@@ -95,7 +106,7 @@ pub(crate) fn claude_print(interop: &Interop, env: &TestEnv, model: &Model, url:
             "Set apple to blue in demo_alpha, and reset demo_beta.",
         ])
         .arg("--mcp-config")
-        .arg(mcp_config(env, url))
+        .arg(mcp_config(env, server))
         .args(["--strict-mcp-config", "--allowedTools", "mcp__h"])
         .arg("--no-session-persistence")
         .env_clear()
@@ -211,7 +222,7 @@ fn claude_code_calls_through_serve_http() {
         ]),
         Reply::sse(text_reply(&["done"])),
     ]);
-    let output = claude_print(&interop, &env, &model, &gateway.url);
+    let output = claude_print(&interop, &env, &model, over_http(&gateway.url));
     let (asked, answered) = two_requests(&model, &output);
 
     // What Claude Code offered its model: the gateway's tools under its own
@@ -294,7 +305,7 @@ fn claude_codes_confirm_call_runs_under_approve_always() {
         )]),
         Reply::sse(text_reply(&["done"])),
     ]);
-    let output = claude_print(&interop, &env, &model, &gateway.url);
+    let output = claude_print(&interop, &env, &model, over_http(&gateway.url));
     let (_, answered) = two_requests(&model, &output);
     let (is_error, text) = tool_result(&answered, "toolu_0");
     assert!(!is_error, "{text}");

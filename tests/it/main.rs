@@ -24,6 +24,7 @@ mod flows;
 mod fuzz_seeds;
 mod hidden_text;
 mod host_claude_code;
+mod host_codex;
 mod http;
 mod identity;
 mod import;

@@ -75,6 +75,14 @@ impl Interop {
         self.root
             .join("npm/node_modules/@anthropic-ai/claude-code-linux-x64/claude")
     }
+
+    /// Codex's native binary, from its platform package (what its `bin/codex.js`
+    /// would spawn). Linux x64, as the pinned Node is.
+    pub fn codex(&self) -> PathBuf {
+        self.root.join(
+            "npm/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
+        )
+    }
 }
 
 /// Runs `interop/install.sh` under `.cache/interop.lock`. The script itself
