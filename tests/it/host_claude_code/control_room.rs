@@ -65,6 +65,9 @@ pub(crate) fn approve_green(tmux: &Tmux, client: &str) {
         screen.contains("tool         mcp__demo_alpha__set"),
         "{screen}"
     );
+    // One host is one client in the status bar, whatever its revision: a
+    // 2026-07-28 host's requests are not sessions (its listen stream is).
+    assert!(screen.contains("· 1 client "), "{screen}");
     tmux.keys(&["y"]);
 }
 

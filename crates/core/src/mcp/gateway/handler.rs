@@ -38,15 +38,19 @@ use super::{AuthedClient, ClientCallRecord, ClientCallStart, ClientMethod, Share
 use crate::mcp::call::{CallIdentity, CallOutcome};
 use crate::protocol::{CallId, Requester};
 
-/// One per session (rmcp makes one per session); they all share the gateway.
+/// One per session (per request for a 2026-07-28 client over HTTP, which has
+/// no session); they all share the gateway.
 #[derive(Clone)]
 pub(super) struct GatewayHandler {
     pub(super) shared: Arc<Shared>,
     /// Over stdio, the one client (its host spawned the harness); over HTTP
     /// `None`: each request's client is the one the front door let in.
     pub(super) stdio_client: Option<String>,
-    /// Counts this session live while rmcp keeps its handler.
-    pub(super) _live: Arc<super::SessionLive>,
+    /// Counts this session live while rmcp keeps its handler: from the start
+    /// over stdio, from `initialized` over HTTP. A 2026-07-28 client over
+    /// HTTP has no session (rmcp makes a handler per request): it counts
+    /// while its `subscriptions/listen` stream is open, not once per request.
+    pub(super) live: Arc<std::sync::OnceLock<super::SessionLive>>,
 }
 
 impl GatewayHandler {
@@ -394,12 +398,19 @@ impl ServerHandler for GatewayHandler {
             .shared
             .peers
             .listen(&client.name, context.sink().clone());
+        let _listening = self
+            .live
+            .get()
+            .is_none()
+            .then(|| super::SessionLive::new(&self.shared));
         context.cancelled().await;
         self.shared.peers.unlisten(key);
         Ok(())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.live
+            .get_or_init(|| super::SessionLive::new(&self.shared));
         // The session's peer, kept to tell this client when its tool set changes.
         if let Ok(client) = self.client_of(&context.extensions) {
             self.shared.peers.add(&client.name, context.peer);

@@ -166,7 +166,8 @@ pub(crate) struct Shared {
 }
 
 /// Held by one session's handler: counts the session live until rmcp drops
-/// its handler (the session was closed, expired, or its transport ended).
+/// its handler (the session was closed, expired, or its transport ended);
+/// or by a 2026-07-28 client's open `subscriptions/listen` stream.
 pub(crate) struct SessionLive(Arc<Shared>);
 
 impl SessionLive {
@@ -482,7 +483,7 @@ impl Gateway {
                     Ok(handler::GatewayHandler {
                         shared: Arc::clone(&shared),
                         stdio_client: None,
-                        _live: Arc::new(SessionLive::new(&shared)),
+                        live: Arc::default(),
                     })
                 },
                 Arc::new(LocalSessionManager::default()),
@@ -522,7 +523,7 @@ impl Gateway {
         let handler = handler::GatewayHandler {
             shared: Arc::clone(&self.shared),
             stdio_client: Some(client),
-            _live: Arc::new(SessionLive::new(&self.shared)),
+            live: Arc::new(SessionLive::new(&self.shared).into()),
         };
         let notifier = tokio::spawn(notify_changes(Arc::clone(&self.shared), changes));
         let served = match handler.serve_with_ct(host_io::host_stdio(), stop).await {

@@ -226,7 +226,7 @@ async fn session(shared: Arc<Shared>, stream: UnixStream, stop: CancellationToke
     let Some(client) = client else { return };
     tracing::info!(client, "gateway relay: a stdio host came in");
     let handler = GatewayHandler {
-        _live: Arc::new(super::SessionLive::new(&shared)),
+        live: Arc::new(super::SessionLive::new(&shared).into()),
         shared,
         stdio_client: Some(client.clone()),
     };
