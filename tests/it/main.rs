@@ -64,6 +64,7 @@ mod serve_listen;
 mod serve_offerings;
 mod serve_stdio;
 mod serve_subscribe;
+mod serve_upstreams;
 mod tasks;
 mod telemetry;
 mod tool_search;
