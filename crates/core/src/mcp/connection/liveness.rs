@@ -5,9 +5,9 @@
 //! 2026-07-28, one without a GET stream — would be noticed only by the next
 //! request. For those alone, and only while no stream is open, a cheap
 //! request (`ping`; `server/discover` at 2026-07-28, which has no `ping`)
-//! goes out every `liveness_ping_ms`; two in a row that get no answer end the
-//! connection (the watchdog revokes it as lost). Any answer, even a JSON-RPC
-//! error, says the server is there.
+//! goes out every `liveness_ping_ms`; two in a row that get no answer (within
+//! the call timeout) end the connection (the watchdog revokes it as lost).
+//! Any answer, even a JSON-RPC error, says the server is there.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -48,7 +48,8 @@ pub(super) async fn watch(connection: Weak<Connection>, every: Duration) {
             unanswered = 0;
             continue;
         }
-        if answers(&connection, every).await {
+        // A dead server refuses at once; a slow one gets as long as a call.
+        if answers(&connection, connection.call_timeout.max(every)).await {
             unanswered = 0;
             continue;
         }
