@@ -61,6 +61,7 @@ mod serve_complete;
 mod serve_conformance;
 mod serve_elicit;
 mod serve_listen;
+mod serve_listen_resources;
 mod serve_offerings;
 mod serve_stdio;
 mod serve_subscribe;

@@ -44,7 +44,7 @@ pub(crate) fn conformance_tools() -> String {
     tools + &denied
 }
 
-fn config(env: &TestEnv, read: &str, protocol: &str) {
+pub(crate) fn config(env: &TestEnv, read: &str, protocol: &str) {
     env.config(&format!(
         "{}[servers.conf.tools]\n{}[servers.conf.resources]\nread = \"{read}\"\n\
          [serve]\nnames = \"bare\"\n\
