@@ -18,6 +18,7 @@ mod connect_errors;
 mod definitions;
 mod docs;
 mod elicitation;
+mod elicitation_calls;
 mod eras;
 mod failures;
 mod flows;

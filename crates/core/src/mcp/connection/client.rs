@@ -47,6 +47,9 @@ pub struct RouteTable {
 /// Where a progress token's notifications go.
 struct Routed {
     call: CallIdentity,
+    /// The JSON-RPC id of the request that carries the call: a server request
+    /// that arrives on that request's HTTP response stream is the call's.
+    request: rmcp::model::RequestId,
     /// Woken by each notification: a fast-lane request restarts its timer.
     progressed: Arc<Notify>,
     /// When its request ended (the route lingers a moment after).
@@ -78,7 +81,12 @@ pub struct ProgressRoute {
 }
 
 impl ProgressRoute {
-    pub fn register(routes: &ProgressRoutes, token: String, call: CallIdentity) -> Self {
+    pub fn register(
+        routes: &ProgressRoutes,
+        token: String,
+        call: CallIdentity,
+        request: rmcp::model::RequestId,
+    ) -> Self {
         let mut table = routes.lock().unwrap_or_else(|e| e.into_inner());
         // Routes whose linger is over go as new ones come (no timer per call).
         let now = Instant::now();
@@ -93,6 +101,7 @@ impl ProgressRoute {
             token.clone(),
             Routed {
                 call,
+                request,
                 progressed: Arc::new(Notify::new()),
                 ended: None,
             },
@@ -193,6 +202,26 @@ impl HarnessClient {
             alias: parts.alias.clone(),
             connection: parts.id,
         });
+    }
+
+    /// The call a server request came during. Over Streamable HTTP rmcp says
+    /// which of our requests' response stream it came on (SEP-2260): the call
+    /// that request carries, whatever else is in flight. Elsewhere (stdio,
+    /// WebSocket, the GET stream) a 2025-11-25 server request names no
+    /// request: see [`Self::only_call_in_flight`].
+    fn call_of(&self, context: &RequestContext<RoleClient>) -> Option<CallIdentity> {
+        use rmcp::service::InboundStreamOrigin;
+        match context.extensions.get::<InboundStreamOrigin>() {
+            Some(InboundStreamOrigin::OutboundRequest(id)) => {
+                let table = self.parts.routes.lock().unwrap_or_else(|e| e.into_inner());
+                table
+                    .routes
+                    .values()
+                    .find(|routed| routed.ended.is_none() && routed.request == *id)
+                    .map(|routed| routed.call.clone())
+            }
+            _ => self.only_call_in_flight(),
+        }
     }
 
     /// The call in flight on this connection when it is the only one: a
@@ -318,7 +347,7 @@ impl ClientHandler for HarnessClient {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, rmcp::ErrorData> {
         // The wire's property order survives only in rmcp's typed schema (a
         // `Value` object is sorted), so it is taken here, before the round trip.
@@ -333,7 +362,7 @@ impl ClientHandler for HarnessClient {
             self.parts.elicitor.as_ref(),
             &self.parts.alias,
             self.parts.id,
-            self.only_call_in_flight(),
+            self.call_of(&context),
             &params,
             order,
         )
