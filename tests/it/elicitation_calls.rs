@@ -3,8 +3,9 @@
 //! `guarded_set`, which asks): over Streamable HTTP the question arrives on
 //! the response stream of the request that carries the call, and rmcp says
 //! which, so the question names that call by its `CallId`; over stdio nothing
-//! relates it to a request, so it names none rather than guess (the form says
-//! it cannot tell). The demo server runs as a real process on both transports.
+//! relates it to a request, so it names none rather than guess, and lists the
+//! calls it may have come during (the form says it cannot tell which). The
+//! demo server runs as a real process on both transports.
 
 use std::sync::{Arc, Mutex};
 
@@ -39,12 +40,13 @@ async fn over_http_a_question_names_the_call_whose_request_it_came_on() {
     let config = format!("[servers.web]\nurl = \"{url}\"\n[servers.web.tools]\n{TOOLS}");
     let asked = asked_with_two_calls_in_flight(&env, &config).await;
     assert_eq!(
-        asked.map(|c| (c.id, c.requester)),
+        asked.call.map(|c| (c.id, c.requester)),
         Some((
             CallId::from("asks"),
             Requester::Client("claude".to_string())
         ))
     );
+    assert!(asked.may_be.is_empty(), "{:?}", asked.may_be);
     server.kill().unwrap();
     server.wait().unwrap();
     env.assert_no_leaks();
@@ -58,13 +60,29 @@ async fn over_stdio_a_question_with_two_calls_in_flight_names_none() {
         env.demo("web", "alpha", &["--protocol", "2025-11-25", "--extras"])
     );
     let asked = asked_with_two_calls_in_flight(&env, &config).await;
-    assert_eq!(asked, None, "a guess would be wrong half the time");
+    assert_eq!(asked.call, None, "a guess would be wrong half the time");
+    // Both calls, by identity, in their ids' order.
+    let may_be: Vec<(CallId, Requester)> = asked
+        .may_be
+        .into_iter()
+        .map(|c| (c.id, c.requester))
+        .collect();
+    assert_eq!(
+        may_be,
+        [
+            (
+                CallId::from("asks"),
+                Requester::Client("claude".to_string())
+            ),
+            (CallId::from("waits"), Requester::Client("ci".to_string())),
+        ]
+    );
     env.assert_no_leaks();
 }
 
 /// `ci`'s `slow` in flight (its progress has come), then `claude`'s
-/// `guarded_set`, which asks a question: the call the question named.
-async fn asked_with_two_calls_in_flight(env: &TestEnv, config: &str) -> Option<CallIdentity> {
+/// `guarded_set`, which asks a question: the question as the elicitor got it.
+async fn asked_with_two_calls_in_flight(env: &TestEnv, config: &str) -> ElicitationRequest {
     let recording = Arc::new(Recording::default());
     let (builder, mut rx) = hub_builder(env, config);
     let hub = builder
@@ -112,7 +130,7 @@ async fn asked_with_two_calls_in_flight(env: &TestEnv, config: &str) -> Option<C
     // Giving up on `slow` cancels it.
     drop(slow);
     hub.shutdown().await;
-    let asked = recording.0.lock().unwrap();
+    let mut asked = recording.0.lock().unwrap();
     assert_eq!(asked.len(), 1, "one question");
-    asked[0].call.clone()
+    asked.remove(0)
 }
