@@ -303,7 +303,17 @@ impl crate::mcp::Elicitor for NoOperator {
     ) -> futures::future::BoxFuture<'_, crate::mcp::ElicitationResponse> {
         let during = match &request.call {
             Some(call) => format!("during {}'s call {}", call.requester, call.id),
-            None => "during a call it cannot tell apart (several were in flight)".to_string(),
+            None if !request.may_be.is_empty() => format!(
+                "during one of {} calls in flight (the server did not say which): {}",
+                request.may_be.len(),
+                request
+                    .may_be
+                    .iter()
+                    .map(|c| format!("{}'s call {}", c.requester, c.id))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => "outside any call".to_string(),
         };
         eprintln!(
             "serve: `{}` asked a question {during}: \"{}\" (the server's words); declined: a \

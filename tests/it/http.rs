@@ -4,8 +4,9 @@
 
 use crate::common::TestEnv;
 use crate::common::hubs::{DEMO_POLICY, http_demo, hub, lookup, wait_for};
-use mcp_harness::mcp::{AliasState, FlagApprover, McpEvent, RevokeCause, ToolErrorCode};
+use mcp_harness::mcp::{AliasState, FlagApprover, Hub, McpEvent, RevokeCause, ToolErrorCode};
 use serde_json::json;
+use tokio::sync::mpsc::UnboundedReceiver;
 
 /// A config with one HTTP server `web` at `url`; calls may take two minutes, so
 /// a test that ends in `mcp_timeout` would be a failure, not slowness.
@@ -99,6 +100,70 @@ async fn the_watchdog_notices_an_idle_http_server_that_died() {
     let error = lookup(&hub, "mcp__web__lookup").await.unwrap_err();
     assert_eq!(error, ToolErrorCode::McpUnknownTool);
     hub.shutdown().await;
+    env.assert_no_leaks();
+}
+
+/// `conf`: `demo-server conformance` at 2026-07-28 over HTTP, which announces
+/// no list changes: no `subscriptions/listen`, no GET stream, nothing open
+/// whose end would tell. Liveness checks every `ping_ms`.
+fn quiet_server(
+    env: &TestEnv,
+    ping_ms: u64,
+) -> (std::process::Child, Hub, UnboundedReceiver<McpEvent>) {
+    let (server, url) = http_demo(env, "conformance", &["--protocol", "2026-07-28"]);
+    let tools = crate::serve_subscribe::conformance_tools();
+    let (hub, rx) = hub(
+        env,
+        &format!(
+            "[limits]\nliveness_ping_ms = {ping_ms}\n[servers.conf]\nurl = \"{url}\"\n[servers.conf.tools]\n{tools}"
+        ),
+    );
+    (server, hub, rx)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quiet_http_server_that_died_is_found_by_its_liveness_checks() {
+    let env = TestEnv::new();
+    let (mut server, hub, mut rx) = quiet_server(&env, 200);
+    hub.connect("conf").await.unwrap().outcome.unwrap();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let event = wait_for(&mut rx, |e| matches!(e, McpEvent::Revoked { .. })).await;
+    let McpEvent::Revoked { cause, .. } = event else {
+        unreachable!()
+    };
+    let RevokeCause::ConnectionLost { detail } = cause else {
+        panic!("{cause:?}")
+    };
+    assert!(detail.contains("liveness checks"), "{detail}");
+    hub.shutdown().await;
+    env.assert_no_leaks();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quiet_http_server_that_lives_passes_its_liveness_checks() {
+    let env = TestEnv::new();
+    let (mut server, hub, mut rx) = quiet_server(&env, 20);
+    hub.connect("conf").await.unwrap().outcome.unwrap();
+    // Dozens of checks (each a `server/discover`) while it idles.
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let snapshot = hub.snapshot();
+    let outcome = hub
+        .call(
+            &snapshot,
+            "mcp__conf__test_simple_text",
+            json!({}),
+            &FlagApprover { approve: false },
+        )
+        .await;
+    assert!(outcome.result.is_ok(), "{:?}", outcome.result);
+    while let Ok(event) = rx.try_recv() {
+        assert!(!matches!(event, McpEvent::Revoked { .. }), "{event:?}");
+    }
+    hub.disconnect("conf").unwrap();
+    hub.shutdown().await;
+    server.kill().unwrap();
+    server.wait().unwrap();
     env.assert_no_leaks();
 }
 

@@ -17,19 +17,25 @@ use crate::serve::{Gateway, TOKEN_A, TOKEN_B, config, lines_of};
 
 const WAIT: Duration = Duration::from_secs(90);
 
-struct Listener {
+/// A Python SDK client script, one JSON line per step.
+pub(crate) struct Listener {
     child: Child,
     lines: Receiver<String>,
 }
 
 impl Listener {
     fn start(interop: &Interop, url: &str, token: &str) -> Self {
+        Self::spawn(interop, "listen_client.py", &[url, token])
+    }
+
+    /// `fixtures/SCRIPT ARGS…` under the pinned Python SDK.
+    pub(crate) fn spawn(interop: &Interop, script: &str, args: &[&str]) -> Self {
         let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/it/fixtures/listen_client.py");
+            .join("tests/it/fixtures")
+            .join(script);
         let mut child = Command::new(interop.python())
             .arg(script)
-            .arg(url)
-            .arg(token)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -39,7 +45,7 @@ impl Listener {
         Self { child, lines }
     }
 
-    fn next(&self, what: &str) -> Value {
+    pub(crate) fn next(&self, what: &str) -> Value {
         let line = self
             .lines
             .recv_timeout(WAIT)

@@ -14,9 +14,11 @@ use crate::common::TestEnv;
 use crate::common::interop::Interop;
 use crate::serve::{Gateway, TOKEN_A, TOKEN_B, TsClient};
 
-const WATCHED: &str = "test://watched-resource";
+pub(crate) const WATCHED: &str = "test://watched-resource";
 
-fn config(env: &TestEnv, read: &str, protocol: &str) {
+/// The policy of `demo-server conformance`'s tools: the two the tests call
+/// `allow`, the rest `deny`.
+pub(crate) fn conformance_tools() -> String {
     let tools = ["test_simple_text", "touch_watched"]
         .iter()
         .map(|t| format!("{t} = \"allow\"\n"))
@@ -39,29 +41,34 @@ fn config(env: &TestEnv, read: &str, protocol: &str) {
     .iter()
     .map(|t| format!("{t} = \"deny\"\n"))
     .collect::<String>();
+    tools + &denied
+}
+
+pub(crate) fn config(env: &TestEnv, read: &str, protocol: &str) {
     env.config(&format!(
-        "{}[servers.conf.tools]\n{tools}{denied}[servers.conf.resources]\nread = \"{read}\"\n\
+        "{}[servers.conf.tools]\n{}[servers.conf.resources]\nread = \"{read}\"\n\
          [serve]\nnames = \"bare\"\n\
          [serve.clients.claude]\ntoken_env = \"MCPH_TEST_TOKEN_A\"\n\
          [serve.clients.ci]\ntoken_env = \"MCPH_TEST_TOKEN_B\"\n",
         env.demo("conf", "conformance", &["--protocol", protocol]),
+        conformance_tools(),
     ));
 }
 
-fn client(interop: &Interop, url: &str, token: &str) -> TsClient {
+pub(crate) fn client(interop: &Interop, url: &str, token: &str) -> TsClient {
     let mut client = TsClient::start(interop, url, Some(token), None);
     let connected = client.connect();
     assert_eq!(connected["ok"], true, "{connected}");
     client
 }
 
-fn updated(client: &mut TsClient) -> Vec<Value> {
+pub(crate) fn updated(client: &mut TsClient) -> Vec<Value> {
     let answer = client.ask(json!({"op": "updated"}));
     answer["updated"].as_array().cloned().unwrap_or_default()
 }
 
 /// How many sessions the upstream told when the resource changed.
-fn touch(client: &mut TsClient) -> String {
+pub(crate) fn touch(client: &mut TsClient) -> String {
     let result = client.call("touch_watched", json!({}));
     result["content"][0]["text"]
         .as_str()

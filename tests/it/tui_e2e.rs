@@ -8,6 +8,7 @@ mod boundary;
 mod config;
 mod control_room;
 mod control_room_elicit;
+mod control_room_subscribe;
 mod scale;
 
 use crate::common::TestEnv;

@@ -370,6 +370,10 @@ pub struct ElicitationView {
     /// client's, through the gateway, is answered by the operator for it);
     /// `None` when the connection cannot tell (see `ElicitationRequest`).
     pub during: Option<(CallId, Requester)>,
+    /// Without `during`, when two or more calls were in flight on the
+    /// connection and it cannot tell which one the question came during:
+    /// those calls (the form lists them; it is one of them).
+    pub may_be: Vec<(CallId, Requester)>,
     /// The server's message (untrusted: shown as its words).
     pub message: String,
     pub fields: Vec<FieldView>,

@@ -141,6 +141,11 @@ impl Elicitor for TuiElicitor {
                 id,
                 alias: request.alias.to_string(),
                 during: request.call.map(|c| (c.id, c.requester)),
+                may_be: request
+                    .may_be
+                    .into_iter()
+                    .map(|c| (c.id, c.requester))
+                    .collect(),
                 message: request.message.clone(),
                 fields,
             };

@@ -390,6 +390,30 @@ mod tests {
     }
 
     #[test]
+    fn liveness_ping_ms_sets_the_http_liveness_check_and_0_turns_it_off() {
+        let config = parse("", ConfigSource::File("test.toml".into())).unwrap();
+        assert_eq!(
+            config.limits.liveness_ping,
+            Some(Duration::from_millis(5000))
+        );
+        let config = parse(
+            "[limits]\nliveness_ping_ms = 750\n",
+            ConfigSource::File("test.toml".into()),
+        )
+        .unwrap();
+        assert_eq!(
+            config.limits.liveness_ping,
+            Some(Duration::from_millis(750))
+        );
+        let config = parse(
+            "[limits]\nliveness_ping_ms = 0\n",
+            ConfigSource::File("test.toml".into()),
+        )
+        .unwrap();
+        assert_eq!(config.limits.liveness_ping, None);
+    }
+
+    #[test]
     fn a_ws_url_is_a_websocket_server_bound_like_an_http_one() {
         let text = "[limits]\nidle_timeout_ms = 9000\n\
                     [servers.s]\nurl = \"wss://mcp.example.com/ws\"\n\

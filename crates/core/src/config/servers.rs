@@ -32,6 +32,7 @@ pub(super) struct RawLimits {
     max_request_state_bytes: Option<usize>,
     discover_timeout_ms: Option<u64>,
     idle_timeout_ms: Option<u64>,
+    liveness_ping_ms: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -166,6 +167,12 @@ pub(super) fn limits(raw: &RawLimits) -> Result<Limits, KeyError> {
             d.discover_timeout,
         )?,
         idle_timeout: ms("idle_timeout_ms", raw.idle_timeout_ms, d.idle_timeout)?,
+        // 0 turns the check off.
+        liveness_ping: match raw.liveness_ping_ms {
+            Some(0) => None,
+            Some(ms) => Some(Duration::from_millis(ms)),
+            None => d.liveness_ping,
+        },
     })
 }
 

@@ -23,6 +23,10 @@ pub struct ElicitationRequest {
     /// `elicitation/create` names no request, so it is one call's only while
     /// that call is the only one in flight on the connection.
     pub call: Option<CallIdentity>,
+    /// When `call` is `None` because two or more calls were in flight on
+    /// the connection: those calls, one of which it came during (by id).
+    /// Empty otherwise.
+    pub may_be: Vec<CallIdentity>,
     /// The server's explanation (untrusted: show it inert, as the server's words).
     pub message: String,
     /// The requested schema: an object whose properties are strings, numbers,
@@ -62,6 +66,14 @@ impl Elicitor for DecliningElicitor {
     }
 }
 
+/// Which call a question came during, as far as the connection can tell.
+#[derive(Debug, Clone, Default)]
+pub(super) struct During {
+    pub(super) call: Option<CallIdentity>,
+    /// Without `call`: the calls in flight it may belong to.
+    pub(super) may_be: Vec<CallIdentity>,
+}
+
 /// Answers one `elicitation/create` (its `params`, raw: from a server request
 /// or from an `InputRequiredResult`) through `elicitor`, returning the
 /// `ElicitResult` to send back. URL mode is never offered: a server that asks for
@@ -73,7 +85,7 @@ pub(super) async fn answer_form(
     elicitor: &dyn Elicitor,
     alias: &ServerAlias,
     connection: ConnectionId,
-    call: Option<CallIdentity>,
+    during: During,
     params: &Value,
     order: Option<Vec<String>>,
 ) -> Value {
@@ -91,7 +103,8 @@ pub(super) async fn answer_form(
     let request = ElicitationRequest {
         alias: alias.clone(),
         connection,
-        call,
+        call: during.call,
+        may_be: during.may_be,
         message: message.to_string(),
         requested_schema: schema.clone(),
         order: order.unwrap_or_else(|| {

@@ -12,6 +12,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::StreamExt as _;
 use futures::stream::BoxStream;
@@ -32,11 +33,56 @@ type HttpError = StreamableHttpError<reqwest::Error>;
 pub struct RawHttpClient {
     inner: HttpClient,
     tap: Arc<RawTap>,
+    streams: Arc<OpenStreams>,
+}
+
+/// How many GET event streams of a connection are open now: while one is,
+/// the server's end shows as its end, and no liveness check is needed.
+#[derive(Debug, Default)]
+pub struct OpenStreams(AtomicUsize);
+
+impl OpenStreams {
+    pub fn any(&self) -> bool {
+        self.0.load(Ordering::Relaxed) > 0
+    }
+}
+
+/// Counts one open stream until dropped with it.
+struct Counted(Arc<OpenStreams>);
+
+impl Counted {
+    fn new(streams: &Arc<OpenStreams>) -> Self {
+        streams.0.fetch_add(1, Ordering::Relaxed);
+        Self(Arc::clone(streams))
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl RawHttpClient {
-    pub fn new(inner: HttpClient, tap: Arc<RawTap>) -> Self {
-        Self { inner, tap }
+    pub fn new(inner: HttpClient, tap: Arc<RawTap>, streams: Arc<OpenStreams>) -> Self {
+        Self {
+            inner,
+            tap,
+            streams,
+        }
+    }
+
+    /// `stream`, counted open while it lives.
+    fn counted(
+        &self,
+        stream: BoxStream<'static, Result<Sse, SseError>>,
+    ) -> BoxStream<'static, Result<Sse, SseError>> {
+        let open = Counted::new(&self.streams);
+        stream
+            .inspect(move |_| {
+                let _ = &open;
+            })
+            .boxed()
     }
 
     fn tapped(&self, message: &ClientJsonRpcMessage) -> bool {
@@ -232,6 +278,7 @@ impl StreamableHttpClient for RawHttpClient {
         self.inner
             .get_stream(uri, session_id, last_event_id, auth_token, custom_headers)
             .await
+            .map(|stream| self.counted(stream))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -253,5 +300,6 @@ impl StreamableHttpClient for RawHttpClient {
                 max_sse_event_size,
             )
             .await
+            .map(|stream| self.counted(stream))
     }
 }

@@ -378,6 +378,12 @@ pub struct Limits {
     pub discover_timeout: Duration,
     /// WebSocket: how long a server may stay silent (a ping goes out halfway).
     pub idle_timeout: Duration,
+    /// Streamable HTTP with no event stream open to tell of the server's end
+    /// (a 2026-07-28 server that announces no list changes, a handshake
+    /// server without a GET stream): how often its liveness is checked
+    /// (`ping`, `server/discover` at 2026-07-28). `None`: never, and such a
+    /// server's death is noticed by the next request.
+    pub liveness_ping: Option<Duration>,
 }
 
 impl Default for Limits {
@@ -399,6 +405,7 @@ impl Default for Limits {
             max_request_state_bytes: 1024 * 1024,
             discover_timeout: Duration::from_millis(5_000),
             idle_timeout: Duration::from_millis(30_000),
+            liveness_ping: Some(Duration::from_millis(5_000)),
         }
     }
 }

@@ -330,6 +330,28 @@ fn elicitation_form_names_the_outside_clients_call() {
     snapshot("elicitation_for_a_client", &mut s);
 }
 
+/// A question that came with two calls in flight on a connection that does
+/// not say which (a 2025-11-25 server over stdio): the form lists both, and
+/// says it cannot tell, rather than name one.
+#[test]
+fn elicitation_form_lists_the_calls_it_may_have_come_during() {
+    let mut s = session();
+    let mut form = elicitation(1);
+    form.may_be = vec![
+        (
+            mcp_harness::protocol::CallId::from("gw-7"),
+            Requester::Client("claude".into()),
+        ),
+        (
+            mcp_harness::protocol::CallId::from("gw-8"),
+            Requester::Client("ci".into()),
+        ),
+    ];
+    backend(&mut s, BackendEvent::ElicitationRequested(form));
+    s.now += Duration::from_secs(2);
+    snapshot("elicitation_for_one_of_two_calls", &mut s);
+}
+
 /// The message box is drawn from the state, so its text area keeps its view
 /// from one frame to the next, as an editor does: the cursor moving up inside
 /// the six rows shown does not scroll them.

@@ -250,7 +250,10 @@ pub(in crate::mcp) async fn answer_questions(
             conn.parts.elicitor.as_ref(),
             &conn.parts.alias,
             conn.parts.id,
-            Some(call.clone()),
+            elicit::During {
+                call: Some(call.clone()),
+                may_be: Vec::new(),
+            },
             &params,
             // An input round's questions reach us as JSON already parsed
             // into a sorted map: the server's order is gone by now.

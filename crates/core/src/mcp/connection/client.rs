@@ -47,6 +47,9 @@ pub struct RouteTable {
 /// Where a progress token's notifications go.
 struct Routed {
     call: CallIdentity,
+    /// The JSON-RPC id of the request that carries the call: a server request
+    /// that arrives on that request's HTTP response stream is the call's.
+    request: rmcp::model::RequestId,
     /// Woken by each notification: a fast-lane request restarts its timer.
     progressed: Arc<Notify>,
     /// When its request ended (the route lingers a moment after).
@@ -78,7 +81,12 @@ pub struct ProgressRoute {
 }
 
 impl ProgressRoute {
-    pub fn register(routes: &ProgressRoutes, token: String, call: CallIdentity) -> Self {
+    pub fn register(
+        routes: &ProgressRoutes,
+        token: String,
+        call: CallIdentity,
+        request: rmcp::model::RequestId,
+    ) -> Self {
         let mut table = routes.lock().unwrap_or_else(|e| e.into_inner());
         // Routes whose linger is over go as new ones come (no timer per call).
         let now = Instant::now();
@@ -93,6 +101,7 @@ impl ProgressRoute {
             token.clone(),
             Routed {
                 call,
+                request,
                 progressed: Arc::new(Notify::new()),
                 ended: None,
             },
@@ -195,22 +204,46 @@ impl HarnessClient {
         });
     }
 
-    /// The call in flight on this connection when it is the only one: a
-    /// 2025-11-25 server request names no request, and a server sends one
-    /// only during a request of ours, so then it is that call's. With two
-    /// or more in flight nobody is picked.
-    fn only_call_in_flight(&self) -> Option<CallIdentity> {
+    /// The call a server request came during, or, when the connection
+    /// cannot tell, the calls it may have come during. Over Streamable HTTP
+    /// rmcp says which of our requests' response stream it came on
+    /// (SEP-2260): the call that request carries, whatever else is in
+    /// flight. Elsewhere (stdio, WebSocket, the GET stream) a 2025-11-25
+    /// server request names no request; a server sends one only during a
+    /// request of ours, so with one call in flight it is that call's, and
+    /// with more it is one of them — said as such, never guessed.
+    fn call_of(
+        &self,
+        context: &RequestContext<RoleClient>,
+    ) -> (Option<CallIdentity>, Vec<CallIdentity>) {
+        use rmcp::service::InboundStreamOrigin;
         let table = self.parts.routes.lock().unwrap_or_else(|e| e.into_inner());
         let mut in_flight = table
             .routes
             .values()
-            .filter(|routed| routed.ended.is_none())
-            .map(|routed| &routed.call);
-        let first = in_flight.next()?;
+            .filter(|routed| routed.ended.is_none());
+        if let Some(InboundStreamOrigin::OutboundRequest(id)) =
+            context.extensions.get::<InboundStreamOrigin>()
+        {
+            let call = in_flight
+                .find(|routed| routed.request == *id)
+                .map(|routed| routed.call.clone());
+            return (call, Vec::new());
+        }
         // One call may hold more than one route (a task's requests).
-        in_flight
-            .all(|other| other.id == first.id)
-            .then(|| first.clone())
+        let mut calls: Vec<CallIdentity> = Vec::new();
+        for routed in in_flight {
+            if !calls.iter().any(|c| c.id == routed.call.id) {
+                calls.push(routed.call.clone());
+            }
+        }
+        match calls.len() {
+            1 => (calls.pop(), Vec::new()),
+            _ => {
+                calls.sort_by(|a, b| a.id.as_str().cmp(b.id.as_str()));
+                (None, calls)
+            }
+        }
     }
 
     fn progress_due(&self, call: &Option<CallId>, done: bool) -> bool {
@@ -318,7 +351,7 @@ impl ClientHandler for HarnessClient {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, rmcp::ErrorData> {
         // The wire's property order survives only in rmcp's typed schema (a
         // `Value` object is sorted), so it is taken here, before the round trip.
@@ -329,11 +362,12 @@ impl ClientHandler for HarnessClient {
             _ => None,
         };
         let params = serde_json::to_value(&request).unwrap_or(Value::Null);
+        let (call, may_be) = self.call_of(&context);
         let answer = crate::mcp::elicit::answer_form(
             self.parts.elicitor.as_ref(),
             &self.parts.alias,
             self.parts.id,
-            self.only_call_in_flight(),
+            crate::mcp::elicit::During { call, may_be },
             &params,
             order,
         )

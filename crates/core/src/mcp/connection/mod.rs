@@ -30,6 +30,7 @@ pub(super) mod client;
 pub(super) mod initfail;
 mod lane;
 pub(in crate::mcp) mod listen;
+mod liveness;
 pub mod negotiate;
 pub(super) mod open;
 mod outcome;
@@ -105,6 +106,11 @@ pub struct Connection {
     pub(super) list_expires: std::sync::Mutex<Option<tokio::time::Instant>>,
     /// Fired when an HTTP server stops answering (the watchdog ends the connection).
     pub(super) unreachable: tokio_util::sync::CancellationToken,
+    /// Fired when an HTTP server with no event stream open fails its
+    /// liveness checks (see `liveness`).
+    pub(super) no_answer: tokio_util::sync::CancellationToken,
+    /// HTTP: the GET event streams open now.
+    pub(super) event_streams: Arc<super::rawhttp::OpenStreams>,
     /// The open tool-list subscription (ended first when the connection closes).
     pub(super) listening: Arc<self::watchdog::ListenSlot>,
     /// Resources watched on a 2026-07-28 connection: one `subscriptions/listen`

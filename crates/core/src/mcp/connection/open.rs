@@ -25,7 +25,7 @@ use crate::mcp::error::{ConnectError, ConnectErrorCode as Code};
 use crate::mcp::events::ConnectionId;
 use crate::mcp::linecap::LineCap;
 use crate::mcp::process::{ServerProcess, StderrTail};
-use crate::mcp::rawhttp::RawHttpClient;
+use crate::mcp::rawhttp::{OpenStreams, RawHttpClient};
 use crate::mcp::rawtap::RawTap;
 use crate::mcp::sink::EventSink;
 use crate::mcp::spec::{Limits, ResolvedTransport, ServerSpec};
@@ -96,6 +96,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let tap = Arc::new(RawTap::default());
     let spills = Arc::new(SpillTable::new(p.spill_dir.clone()));
     let mut lane_io = None;
+    let event_streams = Arc::new(OpenStreams::default());
     let ((session, era), process) = match transport {
         ResolvedTransport::Stdio(launch) => {
             let (mut process, pipes) = ServerProcess::spawn(&launch, Arc::clone(&stderr))
@@ -186,7 +187,8 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             }
             budget = oauth.budget.clone();
             auth = oauth.session.clone();
-            let client = RawHttpClient::new(oauth.client, Arc::clone(&tap));
+            let client =
+                RawHttpClient::new(oauth.client, Arc::clone(&tap), Arc::clone(&event_streams));
             let transport =
                 || StreamableHttpClientTransport::with_client(client.clone(), config.clone());
             let negotiation = negotiate::over_http(transport, plan, &parts);
@@ -295,6 +297,7 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
     let tasks = Arc::new(TaskBook::default());
     let listening = Arc::new(ListenSlot::default());
     let unreachable = signals.unreachable.clone();
+    let no_answer = signals.no_answer.clone();
     tokio::spawn(watchdog::watch(
         session,
         process,
@@ -307,7 +310,8 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
             listening: Arc::clone(&listening),
         },
     ));
-    Ok(Arc::new(Connection {
+    let http = endpoint == Endpoint::Http;
+    let connection = Arc::new(Connection {
         id: p.id,
         alias,
         peer,
@@ -342,12 +346,18 @@ pub async fn open(p: OpenParams<'_>) -> Result<Arc<Connection>, ConnectError> {
         list_expires: std::sync::Mutex::new(None),
         listening,
         unreachable,
+        no_answer,
+        event_streams,
         tasks,
         task_timeout: p.spec.task_timeout,
         task_mode: p.spec.tasks,
         auth,
         budget,
-    }))
+    });
+    if http && let Some(every) = p.limits.liveness_ping {
+        tokio::spawn(super::liveness::watch(Arc::downgrade(&connection), every));
+    }
+    Ok(connection)
 }
 
 /// The server answered a revision we did not offer, or speaks none we do.

@@ -211,6 +211,7 @@ impl Connection {
                             &self.parts.routes,
                             token.0.to_string(),
                             call.clone(),
+                            id.clone(),
                         ));
                 }
             })

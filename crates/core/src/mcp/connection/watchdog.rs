@@ -33,6 +33,11 @@ impl ListenSlot {
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = id;
     }
 
+    /// Whether a subscription is open now (its stream would end with the server).
+    pub(super) fn is_open(&self) -> bool {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
+
     /// Cancels the open subscription, if any (`notifications/cancelled`).
     pub(in crate::mcp) async fn cancel(&self, peer: &Peer<RoleClient>) {
         let id = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
@@ -73,6 +78,9 @@ pub enum EndReason {
     MessageTooLarge(usize),
     /// An HTTP server's event stream broke and every reconnect failed.
     Unreachable,
+    /// An HTTP server with no event stream open failed its liveness checks
+    /// (`liveness`).
+    NoAnswer,
     /// An HTTP server no longer accepts the sign-in and it could not be renewed.
     AuthLost,
     /// A WebSocket server broke the framing, closed the socket or went silent.
@@ -90,6 +98,10 @@ impl fmt::Display for EndReason {
                 f,
                 "the server stopped answering: its event stream closed and {} reconnects failed",
                 HTTP_RECONNECTS
+            ),
+            EndReason::NoAnswer => f.write_str(
+                "the server stopped answering: two liveness checks in a row got no answer \
+                 (liveness_ping_ms)",
             ),
             EndReason::AuthLost => f.write_str(
                 "the server no longer accepts the sign-in (HTTP 401) and it could not be renewed",
@@ -127,6 +139,9 @@ pub struct TransportSignals {
     /// session alive after that, so without this an HTTP server that dies is only
     /// noticed when a call times out.
     pub unreachable: CancellationToken,
+    /// HTTP: the liveness checks of a connection with no event stream open
+    /// got no answer (see `liveness`).
+    pub no_answer: CancellationToken,
     /// HTTP with OAuth: a 401 the session could not overcome (the token was
     /// refused and could not be refreshed or replaced).
     pub auth_lost: CancellationToken,
@@ -255,6 +270,10 @@ pub async fn watch(
         }
         _ = signals.unreachable.cancelled() => {
             life.end(EndReason::Unreachable);
+            StopMode::Kill
+        }
+        _ = signals.no_answer.cancelled() => {
+            life.end(EndReason::NoAnswer);
             StopMode::Kill
         }
         _ = signals.auth_lost.cancelled() => {

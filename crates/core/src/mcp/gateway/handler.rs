@@ -30,7 +30,7 @@ use super::offered::{aliases_offering, to_mcp_error};
 use super::prompts::{self, PromptView};
 use super::resources::{self, ResourceView};
 use super::settings::{ClientProfile, Naming};
-use super::subscriptions::{self, Subscription};
+use super::subscriptions::{self, Subscriber, Subscription};
 use super::timing::{Timed, Timing};
 use super::view::{View, valid_name};
 use super::{AuthedClient, ClientCallRecord, ClientCallStart, ClientMethod, Shared};
@@ -272,7 +272,7 @@ impl ServerHandler for GatewayHandler {
             .map_err(|e| to_mcp_error(&e, Offering::Resources))?;
         self.shared.subscriptions.add(Subscription {
             client: client.name.clone(),
-            peer: context.peer,
+            to: Subscriber::Session(context.peer),
             alias,
             connection,
             upstream,
@@ -380,6 +380,9 @@ impl ServerHandler for GatewayHandler {
     /// A 2026-07-28 client hears of list changes on a `subscriptions/listen`
     /// stream (it has no session to be told on): the list-changed kinds it
     /// asks for are accepted (rmcp keeps those the gateway declares to it).
+    /// Over HTTP its `resourceSubscriptions` are too: the front door has cut
+    /// them to what the client is offered (`listen.rs`). Over stdio nothing
+    /// resolved them, so none is acknowledged.
     fn accepted_subscription_filter(
         &self,
         requested: &rmcp::model::SubscriptionFilter,
@@ -388,12 +391,17 @@ impl ServerHandler for GatewayHandler {
         accepted.tools_list_changed = requested.tools_list_changed;
         accepted.resources_list_changed = requested.resources_list_changed;
         accepted.prompts_list_changed = requested.prompts_list_changed;
+        if self.stdio_client.is_none() {
+            accepted.resource_subscriptions = requested.resource_subscriptions.clone();
+        }
         Some(accepted)
     }
 
-    /// Kept while the client listens; told of changes as sessions are.
+    /// Kept while the client listens; told of changes as sessions are, and
+    /// of the resources it subscribed to on it.
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
-        let client = self.client_of(&context.request_context().extensions)?;
+        let extensions = &context.request_context().extensions;
+        let client = self.client_of(extensions)?;
         let key = self
             .shared
             .peers
@@ -403,8 +411,10 @@ impl ServerHandler for GatewayHandler {
             .get()
             .is_none()
             .then(|| super::SessionLive::new(&self.shared));
+        super::listen::subscribe(&self.shared, client, key, context.sink(), extensions).await;
         context.cancelled().await;
         self.shared.peers.unlisten(key);
+        super::listen::ended(&self.shared, key).await;
         Ok(())
     }
 

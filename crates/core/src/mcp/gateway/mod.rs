@@ -12,13 +12,15 @@
 //!   the gateway adds to a call's time; `approver.rs`: `--approve`;
 //!   `door.rs`: tokens, origins, sessions; `relay.rs`: `serve --stdio`
 //!   passing its host on to a running control room; `subscriptions.rs`:
-//!   `resources/subscribe` passed upstream and its updates back.
+//!   `resources/subscribe` passed upstream and its updates back; `listen.rs`:
+//!   the same for a 2026-07-28 listen's `resourceSubscriptions`.
 
 mod approver;
 mod completion;
 mod door;
 mod handler;
 mod host_io;
+mod listen;
 mod offered;
 mod prompts;
 pub mod relay;
@@ -491,10 +493,15 @@ impl Gateway {
             );
         let sessions = Arc::new(door::Sessions::default());
         let keys = Arc::clone(&self.keys);
+        let shared = Arc::clone(&self.shared);
         let route = move |request: Request<Incoming>| {
-            let (service, sessions, keys) =
-                (service.clone(), Arc::clone(&sessions), Arc::clone(&keys));
-            async move { front_door(request, &service, &sessions, &keys).await }
+            let (service, sessions, keys, shared) = (
+                service.clone(),
+                Arc::clone(&sessions),
+                Arc::clone(&keys),
+                Arc::clone(&shared),
+            );
+            async move { front_door(request, &service, &sessions, &keys, &shared).await }
         };
         let notifier = tokio::spawn(notify_changes(Arc::clone(&self.shared), changes));
         let serving = http::serve(listener, route, stop.clone()).await;
@@ -553,6 +560,7 @@ async fn front_door(
     service: &StreamableHttpService<handler::GatewayHandler, LocalSessionManager>,
     sessions: &door::Sessions,
     keys: &[door::Key],
+    shared: &Shared,
 ) -> Reply {
     if request.uri().path() != PATH {
         return http::reply(StatusCode::NOT_FOUND, "text/plain", "not found\n");
@@ -578,9 +586,18 @@ async fn front_door(
     parts.extensions.insert(AuthedClient(client.clone()));
     let request_headers = parts.headers.clone();
     let is_delete = parts.method == hyper::Method::DELETE;
-    let response = service
-        .handle(Request::from_parts(parts, body.boxed()))
-        .await;
+    let profile = shared.settings.clients.iter().find(|c| c.name == client);
+    let request = match profile {
+        // A 2026-07-28 listen: its resource subscriptions are resolved first.
+        Some(profile) if listen::is_listen(&parts) => {
+            match listen::resolve(shared, profile, parts, body).await {
+                Ok(request) => request,
+                Err(refused) => return refused,
+            }
+        }
+        _ => Request::from_parts(parts, body.boxed()),
+    };
+    let response = service.handle(request).await;
     sessions.opened(&client, &request_headers, response.headers());
     let (mut parts, body) = response.into_parts();
     if is_delete && parts.status.is_success() {

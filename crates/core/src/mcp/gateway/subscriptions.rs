@@ -17,11 +17,41 @@ use rmcp::service::Peer;
 use super::super::events::ConnectionId;
 use super::super::names::ServerAlias;
 
-/// One session's subscription to one resource.
+/// Who hears of a subscribed resource's changes.
+#[derive(Clone)]
+pub(super) enum Subscriber {
+    /// A session (`resources/subscribe`).
+    Session(Peer<RoleServer>),
+    /// A 2026-07-28 `subscriptions/listen` stream, by the gateway's key for it.
+    Listen {
+        key: u64,
+        sink: rmcp::service::SubscriptionSink,
+    },
+}
+
+impl Subscriber {
+    fn same(&self, other: &Subscriber) -> bool {
+        match (self, other) {
+            (Subscriber::Session(a), Subscriber::Session(b)) => same_session(a, b),
+            (Subscriber::Listen { key: a, .. }, Subscriber::Listen { key: b, .. }) => a == b,
+            _ => false,
+        }
+    }
+
+    /// A session whose transport closed (a stream is removed when it ends).
+    fn gone(&self) -> bool {
+        match self {
+            Subscriber::Session(peer) => peer.is_transport_closed(),
+            Subscriber::Listen { .. } => false,
+        }
+    }
+}
+
+/// One session's (or listen stream's) subscription to one resource.
 #[derive(Clone)]
 pub(super) struct Subscription {
     pub(super) client: String,
-    pub(super) peer: Peer<RoleServer>,
+    pub(super) to: Subscriber,
     pub(super) alias: ServerAlias,
     pub(super) connection: ConnectionId,
     /// The URI as the server names it.
@@ -54,9 +84,9 @@ impl Subscriptions {
     /// Adds `subscription` (once per session and outside URI).
     pub(super) fn add(&self, subscription: Subscription) {
         let mut all = self.lock();
-        let known = all.iter().any(|s| {
-            s.outside == subscription.outside && same_session(&s.peer, &subscription.peer)
-        });
+        let known = all
+            .iter()
+            .any(|s| s.outside == subscription.outside && s.to.same(&subscription.to));
         if !known {
             all.push(subscription);
         }
@@ -64,7 +94,13 @@ impl Subscriptions {
 
     /// Ends `peer`'s subscription to `outside`; what is left unwatched.
     pub(super) fn remove(&self, peer: &Peer<RoleServer>, outside: &str) -> Vec<Unwatched> {
-        self.retain(|s| !(s.outside == outside && same_session(&s.peer, peer)))
+        let to = Subscriber::Session(peer.clone());
+        self.retain(|s| !(s.outside == outside && s.to.same(&to)))
+    }
+
+    /// Ends every subscription of the listen stream `key`; what is left unwatched.
+    pub(super) fn remove_listen(&self, key: u64) -> Vec<Unwatched> {
+        self.retain(|s| !matches!(s.to, Subscriber::Listen { key: k, .. } if k == key))
     }
 
     /// Keeps the subscriptions `keep` says to; what is left unwatched.
@@ -109,8 +145,20 @@ impl Subscriptions {
 pub(super) async fn pass_on_updates(shared: &super::Shared, updated: Vec<(ConnectionId, String)>) {
     for (connection, uri) in updated {
         for s in shared.subscriptions.updated(connection, &uri) {
-            let param = rmcp::model::ResourceUpdatedNotificationParam::new(s.outside.clone());
-            if let Err(e) = s.peer.notify_resource_updated(param).await {
+            let sent = match &s.to {
+                Subscriber::Session(peer) => {
+                    let param =
+                        rmcp::model::ResourceUpdatedNotificationParam::new(s.outside.clone());
+                    peer.notify_resource_updated(param)
+                        .await
+                        .map_err(|e| e.to_string())
+                }
+                Subscriber::Listen { sink, .. } => sink
+                    .notify_resource_updated(s.outside.clone())
+                    .await
+                    .map_err(|e| e.to_string()),
+            };
+            if let Err(e) = sent {
                 tracing::info!(client = s.client, "gateway: resource update not sent: {e}");
             }
         }
@@ -124,7 +172,7 @@ pub(super) async fn pass_on_updates(shared: &super::Shared, updated: Vec<(Connec
 pub(super) async fn end_stale(shared: &super::Shared, offers: &[super::Offer]) {
     let clients = &shared.settings.clients;
     let unwatched = shared.subscriptions.retain(|s| {
-        !s.peer.is_transport_closed()
+        !s.to.gone()
             && clients
                 .iter()
                 .zip(offers)

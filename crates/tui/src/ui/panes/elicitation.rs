@@ -24,16 +24,40 @@ const VALUE_ROOM: usize = 30;
 /// Whose call the question came during: an outside client's is answered by
 /// the operator for it, never by the gateway, so the form says which.
 fn during(call: &CallId, requester: &Requester) -> Line<'static> {
+    let mut line = vec![Span::styled("during ", theme::dim())];
+    line.extend(whose_call(call, requester));
+    Line::from(line)
+}
+
+/// `outside client claude's call gw-3`.
+fn whose_call(call: &CallId, requester: &Requester) -> Vec<Span<'static>> {
     let whose = match requester {
         Requester::Client(name) => format!("outside client {}", inert_text(name)),
         other => other.to_string(),
     };
-    Line::from(vec![
-        Span::styled("during ", theme::dim()),
+    vec![
         Span::styled(whose, theme::accent()),
         Span::styled("'s call ", theme::dim()),
         Span::raw(inert_text(call.as_str())),
-    ])
+    ]
+}
+
+/// The calls a question may have come during, when the connection cannot
+/// tell which: said as such, one per line, never a guess.
+fn may_be(calls: &[(CallId, Requester)]) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::styled(
+        format!(
+            "during one of {} calls in flight (the server did not say which):",
+            calls.len()
+        ),
+        theme::dim(),
+    )];
+    for (call, requester) in calls {
+        let mut line = vec![Span::raw("  ")];
+        line.extend(whose_call(call, requester));
+        lines.push(Line::from(line));
+    }
+    lines
 }
 
 pub fn draw(frame: &mut Frame, state: &AppState) {
@@ -58,6 +82,8 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     ])];
     if let Some((call, requester)) = &form.view.during {
         lines.push(during(call, requester));
+    } else if !form.view.may_be.is_empty() {
+        lines.extend(may_be(&form.view.may_be));
     }
     lines.push(Line::styled(
         "asks (its own words, untrusted):",

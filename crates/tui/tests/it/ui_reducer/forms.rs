@@ -43,6 +43,7 @@ pub fn every_field(id: u64) -> ElicitationView {
         id,
         alias: "demo_alpha".into(),
         during: None,
+        may_be: Vec::new(),
         message: "Tell us about yourself.".into(),
         fields: vec![
             field(
