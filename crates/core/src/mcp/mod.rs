@@ -92,6 +92,7 @@ mod relist;
 mod result;
 pub mod results;
 mod revoke;
+mod rules_warm;
 pub mod schema;
 pub mod screen;
 pub mod secrets;

@@ -98,6 +98,7 @@ impl HubBuilder {
     }
 
     pub fn build(self) -> Hub {
+        super::super::rules_warm::start();
         let slots = self
             .specs
             .iter()

@@ -55,6 +55,11 @@ pub(crate) struct Screen {
 
 static SCREEN: LazyLock<Screen> = LazyLock::new(compile);
 
+/// Compiles the rules now, if nothing has yet (see `rules_warm`).
+pub(crate) fn warm() {
+    LazyLock::force(&SCREEN);
+}
+
 // The patterns are `rules.rs`'s constants, held by its tests: one that does
 // not compile is a bug caught there, never something a server can cause.
 #[allow(clippy::expect_used)]

@@ -57,6 +57,11 @@ static SCANNER: LazyLock<Option<Scanner>> = LazyLock::new(|| {
     }
 });
 
+/// Compiles the rules now, if nothing has yet (see `rules_warm`).
+pub(crate) fn warm() {
+    LazyLock::force(&SCANNER);
+}
+
 /// One credential found in a text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hit {
