@@ -55,6 +55,18 @@ impl CallId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// A key that sorts ids in the order they were minted (the counter is
+    /// shared by every prefix): `gw-9` before `gw-10`, which text order
+    /// would reverse. Ids not minted here sort after, by their text.
+    pub fn mint_order(&self) -> (u64, &str) {
+        let n = self
+            .0
+            .rsplit_once('-')
+            .and_then(|(_, n)| n.parse().ok())
+            .unwrap_or(u64::MAX);
+        (n, &self.0)
+    }
 }
 
 impl std::fmt::Display for CallId {
@@ -288,4 +300,24 @@ pub enum BackendEvent {
     },
     /// The backend has closed everything; the UI may exit.
     Stopped,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CallId;
+
+    #[test]
+    fn call_ids_sort_in_the_order_they_were_minted() {
+        let mut ids = [
+            CallId::new("gw-10"),
+            CallId::new("other"),
+            CallId::new("lead-2"),
+            CallId::new("gw-9"),
+        ];
+        ids.sort_by(|a, b| a.mint_order().cmp(&b.mint_order()));
+        let order: Vec<&str> = ids.iter().map(CallId::as_str).collect();
+        assert_eq!(order, ["lead-2", "gw-9", "gw-10", "other"]);
+        let (first, second) = (CallId::mint("gw"), CallId::mint("lead"));
+        assert!(first.mint_order() < second.mint_order());
+    }
 }

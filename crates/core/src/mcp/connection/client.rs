@@ -240,7 +240,7 @@ impl HarnessClient {
         match calls.len() {
             1 => (calls.pop(), Vec::new()),
             _ => {
-                calls.sort_by(|a, b| a.id.as_str().cmp(b.id.as_str()));
+                calls.sort_by(|a, b| a.id.mint_order().cmp(&b.id.mint_order()));
                 (None, calls)
             }
         }
