@@ -9,7 +9,7 @@
 
 pub(crate) mod control_room;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::mpsc::channel;
 use std::time::Duration;
@@ -96,10 +96,7 @@ pub(crate) fn claude_print(
         binary.display()
     );
     let home = env.path("claude-home");
-    let work = env.path("claude-work");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&work).unwrap();
-    let mut command = Command::new(binary);
+    let mut command = host_command(&binary, env, &home, &env.path("claude-work"));
     command
         .args([
             "-p",
@@ -109,9 +106,6 @@ pub(crate) fn claude_print(
         .arg(mcp_config(env, server))
         .args(["--strict-mcp-config", "--allowedTools", "mcp__h"])
         .arg("--no-session-persistence")
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &home)
         .env("ANTHROPIC_BASE_URL", model.stub.url())
         .env("ANTHROPIC_API_KEY", "sk-ant-test-key")
         .env("CLAUDE_TOKEN", TOKEN_A)
@@ -119,23 +113,45 @@ pub(crate) fn claude_print(
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         // Otherwise Claude Code defers MCP tools behind its ToolSearch tool
         // and offers the model only their names.
-        .env("ENABLE_TOOL_SEARCH", "false")
+        .env("ENABLE_TOOL_SEARCH", "false");
+    output_within(command, "claude -p", model)
+}
+
+/// A host's headless command in an environment of its own: nothing of the
+/// test's is inherited but PATH, with `home` as HOME and `work` as its
+/// directory (both made), stdin closed, its output captured.
+pub(crate) fn host_command(binary: &Path, env: &TestEnv, home: &Path, work: &Path) -> Command {
+    std::fs::create_dir_all(home).unwrap();
+    std::fs::create_dir_all(work).unwrap();
+    let mut command = Command::new(binary);
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
         // Found by the leak check, as every process a test starts.
         .env("MCPH_TEST_TAG", &env.tag)
-        .current_dir(&work)
+        .current_dir(work)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let child = command.spawn().expect("spawn claude");
+    command
+}
+
+/// Runs a host's `command` to its end, or kills it after `WAIT` and fails,
+/// saying what the model stub was asked meanwhile.
+pub(crate) fn output_within(mut command: Command, what: &str, model: &Model) -> Output {
+    let child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {what}: {e}"));
     let pid = child.id();
     let (tx, rx) = channel();
     std::thread::spawn(move || drop(tx.send(child.wait_with_output())));
     match rx.recv_timeout(WAIT) {
-        Ok(output) => output.expect("claude's output"),
+        Ok(output) => output.unwrap_or_else(|e| panic!("{what}'s output: {e}")),
         Err(_) => {
             let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
             panic!(
-                "claude -p did not exit within {WAIT:?}; the model was asked: {:#?}",
+                "{what} did not exit within {WAIT:?}; the model was asked: {:#?}",
                 model.stub.requests()
             );
         }

@@ -8,21 +8,16 @@
 //! closed loopback port (it looks up github.com and chatgpt.com on start).
 
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-use std::sync::mpsc::channel;
-use std::time::Duration;
+use std::process::Output;
 
 use serde_json::{Value, json};
 
 use crate::common::TestEnv;
 use crate::common::interop::Interop;
 use crate::common::model_stub::{Recorded, Reply, sse_event};
-use crate::host_claude_code::Model;
 use crate::host_claude_code::control_room::{approve_green, close_room, open_room};
+use crate::host_claude_code::{Model, host_command, output_within};
 use crate::serve::{Gateway, TOKEN_A, client_calls};
-
-/// Generous: two cores shared by the whole suite.
-const WAIT: Duration = Duration::from_secs(120);
 
 fn event(data: Value) -> String {
     let name = data["type"].as_str().expect("an event type").to_string();
@@ -114,44 +109,19 @@ fn codex_exec(interop: &Interop, env: &TestEnv, model: &Model, url: &str) -> Out
         "Codex's native binary is not at {} (interop/install.sh installs it)",
         binary.display()
     );
-    let home = env.path("codex-user");
-    let work = env.path("codex-work");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&work).unwrap();
     let proxy = closed_port_url();
-    let mut command = Command::new(binary);
+    let home = env.path("codex-user");
+    let mut command = host_command(&binary, env, &home, &env.path("codex-work"));
     command
         .args(["exec", "--skip-git-repo-check"])
         .arg("Look up apple in demo_alpha, then set it to green.")
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &home)
         .env("CODEX_HOME", codex_home(env, model, url))
         .env("STUB_KEY", "sk-test-key")
         .env("CODEX_TOKEN", TOKEN_A)
         .env("HTTPS_PROXY", &proxy)
         .env("HTTP_PROXY", &proxy)
-        .env("NO_PROXY", "127.0.0.1,localhost")
-        // Found by the leak check, as every process a test starts.
-        .env("MCPH_TEST_TAG", &env.tag)
-        .current_dir(&work)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = command.spawn().expect("spawn codex");
-    let pid = child.id();
-    let (tx, rx) = channel();
-    std::thread::spawn(move || drop(tx.send(child.wait_with_output())));
-    match rx.recv_timeout(WAIT) {
-        Ok(output) => output.expect("codex's output"),
-        Err(_) => {
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            panic!(
-                "codex exec did not exit within {WAIT:?}; the model was asked: {:#?}",
-                model.stub.requests()
-            );
-        }
-    }
+        .env("NO_PROXY", "127.0.0.1,localhost");
+    output_within(command, "codex exec", model)
 }
 
 /// The two requests of one `codex exec` run: the question, then the results.
