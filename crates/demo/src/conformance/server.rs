@@ -79,6 +79,15 @@ fn string_argument(name: &str) -> Value {
     json!({"type": "object", "properties": {name: {"type": "string"}}, "required": [name]})
 }
 
+/// The string argument `key`, empty when absent or not a string (the suite's
+/// tools and prompts echo what they were given).
+fn string_of(args: &serde_json::Map<String, Value>, key: &str) -> String {
+    args.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
 fn text(text: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
 }
@@ -172,12 +181,7 @@ impl ConformanceServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let args = request.arguments.unwrap_or_default();
-        let arg = |key: &str| {
-            args.get(key)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
+        let arg = |key: &str| string_of(&args, key);
         let peer = &context.peer;
         match request.name.as_ref() {
             "test_simple_text" => Ok(text("This is a simple text response for testing.")),
@@ -571,12 +575,7 @@ impl ServerHandler for ConformanceServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let args = request.arguments.unwrap_or_default();
-        let arg = |key: &str| {
-            args.get(key)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
+        let arg = |key: &str| string_of(&args, key);
         let messages = match request.name.as_str() {
             "test_simple_prompt" => json!([{"role": "user", "content": {"type": "text",
                 "text": "This is a simple prompt for testing."}}]),
