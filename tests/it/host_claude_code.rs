@@ -190,13 +190,19 @@ pub(crate) fn tool_result(request: &Recorded, id: &str) -> (bool, String) {
     (result["is_error"] == true, text)
 }
 
-/// The two requests of one `claude -p` run: the question, then the results.
-pub(crate) fn two_requests(model: &Model, output: &Output) -> (Recorded, Recorded) {
+/// The two requests of one host's run (`what`) that ended with "done": the
+/// question, then the results; each a POST to the model API's endpoint.
+pub(crate) fn two_requests(
+    model: &Model,
+    output: &Output,
+    what: &str,
+    is_endpoint: impl Fn(&str) -> bool,
+) -> (Recorded, Recorded) {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
-        "claude -p failed ({}):\nstdout: {stdout}\nstderr: {stderr}",
+        "{what} failed ({}):\nstdout: {stdout}\nstderr: {stderr}",
         output.status
     );
     assert_eq!(stdout.trim(), "done", "stderr: {stderr}");
@@ -204,13 +210,18 @@ pub(crate) fn two_requests(model: &Model, output: &Output) -> (Recorded, Recorde
     assert_eq!(requests.len(), 2, "{requests:#?}");
     for request in &requests {
         assert!(
-            request.method == "POST" && request.path.starts_with("/v1/messages"),
+            request.method == "POST" && is_endpoint(&request.path),
             "{} {}",
             request.method,
             request.path
         );
     }
     (requests[0].clone(), requests[1].clone())
+}
+
+/// Claude Code's requests go to the Messages API.
+pub(crate) fn messages_api(path: &str) -> bool {
+    path.starts_with("/v1/messages")
 }
 
 /// Headless `serve --http --approve never`: Claude Code is offered what passed
@@ -239,7 +250,7 @@ fn claude_code_calls_through_serve_http() {
         Reply::sse(text_reply(&["done"])),
     ]);
     let output = claude_print(&interop, &env, &model, over_http(&gateway.url));
-    let (asked, answered) = two_requests(&model, &output);
+    let (asked, answered) = two_requests(&model, &output, "claude -p", messages_api);
 
     // What Claude Code offered its model: the gateway's tools under its own
     // prefix; demo_beta's `reset` (deny) is not among them.
@@ -322,7 +333,7 @@ fn claude_codes_confirm_call_runs_under_approve_always() {
         Reply::sse(text_reply(&["done"])),
     ]);
     let output = claude_print(&interop, &env, &model, over_http(&gateway.url));
-    let (_, answered) = two_requests(&model, &output);
+    let (_, answered) = two_requests(&model, &output, "claude -p", messages_api);
     let (is_error, text) = tool_result(&answered, "toolu_0");
     assert!(!is_error, "{text}");
     assert_eq!(text, "stored apple = blue");

@@ -16,7 +16,7 @@ use crate::common::TestEnv;
 use crate::common::interop::Interop;
 use crate::common::model_stub::{Recorded, Reply, sse_event};
 use crate::host_claude_code::control_room::{approve_green, close_room, open_room};
-use crate::host_claude_code::{Model, host_command, output_within};
+use crate::host_claude_code::{Model, host_command, output_within, two_requests};
 use crate::serve::{Gateway, TOKEN_A, client_calls};
 
 fn event(data: Value) -> String {
@@ -124,27 +124,6 @@ fn codex_exec(interop: &Interop, env: &TestEnv, model: &Model, url: &str) -> Out
     output_within(command, "codex exec", model)
 }
 
-/// The two requests of one `codex exec` run: the question, then the results.
-fn two_requests(model: &Model, output: &Output) -> (Recorded, Recorded) {
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "codex exec failed ({}):\nstdout: {stdout}\nstderr: {stderr}",
-        output.status
-    );
-    assert_eq!(stdout.trim(), "done", "stderr: {stderr}");
-    let requests = model.stub.requests();
-    assert_eq!(requests.len(), 2, "{requests:#?}");
-    for request in &requests {
-        assert_eq!(
-            (request.method.as_str(), request.path.as_str()),
-            ("POST", "/v1/responses")
-        );
-    }
-    (requests[0].clone(), requests[1].clone())
-}
-
 /// The names of the tools of the namespace `mcp__h` a request offered.
 fn offered(request: &Recorded) -> Vec<String> {
     let tools = request.body["tools"].as_array().expect("tools");
@@ -201,7 +180,7 @@ fn codex_calls_through_serve_http() {
         message("done"),
     ]);
     let output = codex_exec(&interop, &env, &model, &gateway.url);
-    let (asked, answered) = two_requests(&model, &output);
+    let (asked, answered) = two_requests(&model, &output, "codex exec", |p| p == "/v1/responses");
 
     let mut tools = offered(&asked);
     tools.sort();
@@ -292,7 +271,7 @@ fn codexs_confirm_call_is_approved_in_the_control_room() {
         approve_green(&tmux, "codex");
         codex.join().unwrap()
     });
-    let (_, answered) = two_requests(&model, &output);
+    let (_, answered) = two_requests(&model, &output, "codex exec", |p| p == "/v1/responses");
     let looked_up = call_output(&answered, "call_0");
     assert!(
         looked_up.ends_with("apple = red (demo-alpha)"),

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Model, claude_print, over_http, tool_calls, tool_result, two_requests};
+use super::{Model, claude_print, messages_api, over_http, tool_calls, tool_result, two_requests};
 use crate::common::interop::Interop;
 use crate::common::model_stub::Reply;
 use crate::common::tmux::{Tmux, tui_command};
@@ -123,7 +123,7 @@ fn approved_in_the_room(server: impl FnOnce(&TestEnv, &str) -> Value) {
         approve_green(&tmux, "claude");
         claude.join().unwrap()
     });
-    let (_, answered) = two_requests(&model, &output);
+    let (_, answered) = two_requests(&model, &output, "claude -p", messages_api);
     let (is_error, text) = tool_result(&answered, "toolu_0");
     assert!(!is_error, "{text}");
     assert_eq!(text, "apple = red (demo-alpha)");
