@@ -150,28 +150,36 @@ const BY_DESIGN: &[(&str, &str)] = &[
     ),
 ];
 
+/// Every tool `demo-server conformance` publishes.
+pub(crate) const CONFORMANCE_TOOLS: [&str; 15] = [
+    "test_simple_text",
+    "test_image_content",
+    "test_audio_content",
+    "test_embedded_resource",
+    "test_multiple_content_types",
+    "test_tool_with_logging",
+    "test_error_handling",
+    "test_tool_with_progress",
+    "test_sampling",
+    "test_elicitation",
+    "test_elicitation_sep1034_defaults",
+    "test_elicitation_sep1330_enums",
+    "json_schema_2020_12_tool",
+    "test_reconnection",
+    "touch_watched",
+];
+
+/// A `[servers.ALIAS.tools]` body for the upstream: each tool's effect.
+pub(crate) fn conformance_policy(effect: impl Fn(&str) -> &'static str) -> String {
+    CONFORMANCE_TOOLS
+        .iter()
+        .map(|t| format!("{t} = \"{}\"\n", effect(t)))
+        .collect()
+}
+
 /// A `[servers.ALIAS.tools]` body allowing every tool of the upstream.
 pub(crate) fn every_tool_allowed() -> String {
-    [
-        "test_simple_text",
-        "test_image_content",
-        "test_audio_content",
-        "test_embedded_resource",
-        "test_multiple_content_types",
-        "test_tool_with_logging",
-        "test_error_handling",
-        "test_tool_with_progress",
-        "test_sampling",
-        "test_elicitation",
-        "test_elicitation_sep1034_defaults",
-        "test_elicitation_sep1330_enums",
-        "json_schema_2020_12_tool",
-        "test_reconnection",
-        "touch_watched",
-    ]
-    .iter()
-    .map(|t| format!("{t} = \"allow\"\n"))
-    .collect::<String>()
+    conformance_policy(|_| "allow")
 }
 
 /// Every tool of the upstream allowed, its resources readable, one client.

@@ -19,29 +19,10 @@ pub(crate) const WATCHED: &str = "test://watched-resource";
 /// The policy of `demo-server conformance`'s tools: the two the tests call
 /// `allow`, the rest `deny`.
 pub(crate) fn conformance_tools() -> String {
-    let tools = ["test_simple_text", "touch_watched"]
-        .iter()
-        .map(|t| format!("{t} = \"allow\"\n"))
-        .collect::<String>();
-    let denied = [
-        "test_image_content",
-        "test_audio_content",
-        "test_embedded_resource",
-        "test_multiple_content_types",
-        "test_tool_with_logging",
-        "test_error_handling",
-        "test_tool_with_progress",
-        "test_sampling",
-        "test_elicitation",
-        "test_elicitation_sep1034_defaults",
-        "test_elicitation_sep1330_enums",
-        "json_schema_2020_12_tool",
-        "test_reconnection",
-    ]
-    .iter()
-    .map(|t| format!("{t} = \"deny\"\n"))
-    .collect::<String>();
-    tools + &denied
+    crate::serve_conformance::conformance_policy(|t| match t {
+        "test_simple_text" | "touch_watched" => "allow",
+        _ => "deny",
+    })
 }
 
 pub(crate) fn config(env: &TestEnv, read: &str, protocol: &str) {
