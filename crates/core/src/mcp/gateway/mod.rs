@@ -454,8 +454,11 @@ impl Gateway {
             .clients
             .iter()
             .flat_map(|client| {
-                view::View::of(&snapshot, settings, client)
+                self.shared
+                    .views
+                    .of(&snapshot, settings, client)
                     .rejected
+                    .clone()
                     .into_iter()
                     .map(|(alias, why)| (client.name.clone(), alias, why))
             })
@@ -633,7 +636,8 @@ fn offers(shared: &Shared) -> Vec<Offer> {
         .clients
         .iter()
         .map(|c| Offer {
-            tools: view::View::of(&snapshot, &shared.settings, c).signature(),
+            // Through the cache: the calls that follow the change use this view.
+            tools: shared.views.of(&snapshot, &shared.settings, c).signature(),
             resources: offered::aliases_offering(&shared.hub, &snapshot, c, Offering::Resources),
             prompts: offered::aliases_offering(&shared.hub, &snapshot, c, Offering::Prompts),
         })

@@ -71,7 +71,7 @@ pub struct Signature {
 }
 
 impl View {
-    pub fn of(snapshot: &Snapshot, settings: &GatewaySettings, client: &ClientProfile) -> Self {
+    fn of(snapshot: &Snapshot, settings: &GatewaySettings, client: &ClientProfile) -> Self {
         let mut by_alias: BTreeMap<&ServerAlias, Vec<&Arc<ExposedTool>>> = BTreeMap::new();
         for tool in snapshot.tools() {
             if client.sees(&tool.alias) {
@@ -104,7 +104,7 @@ impl View {
         view
     }
 
-    pub fn signature(self) -> Signature {
+    pub fn signature(&self) -> Signature {
         Signature {
             tools: self
                 .tools
@@ -117,7 +117,7 @@ impl View {
                     )
                 })
                 .collect(),
-            rejected: self.rejected,
+            rejected: self.rejected.clone(),
         }
     }
 }
