@@ -448,26 +448,41 @@ fn http_config(
 ) -> Result<StreamableHttpClientTransportConfig, ConnectError> {
     // reqwest is built without a default TLS provider; install ring once per process.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let bad = |what: String| {
-        ConnectError::new(
-            Code::SpawnFailed,
-            what,
-            "fix `url` or `headers` of this server in the config",
-        )
-    };
     if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(bad("the url must start with http:// or https://".into()));
+        return Err(bad_url(
+            "the url must start with http:// or https://".into(),
+        ));
     }
-    let mut map = HashMap::new();
-    for (name, value) in headers {
-        let name = http::HeaderName::try_from(name.as_str())
-            .map_err(|e| bad(format!("header `{name}`: {e}")))?;
-        let value = http::HeaderValue::try_from(value.as_str()).map_err(|_| {
-            bad(format!(
-                "header `{name}` has a value that is not a valid HTTP header value"
-            ))
-        })?;
-        map.insert(name, value);
-    }
+    let map: HashMap<_, _> = header_map(headers)?;
     Ok(StreamableHttpClientTransportConfig::with_uri(url).custom_headers(map))
+}
+
+/// A remote server's `url` or `headers` that cannot be used: `what` is why.
+pub(super) fn bad_url(what: String) -> ConnectError {
+    ConnectError::new(
+        Code::SpawnFailed,
+        what,
+        "fix `url` or `headers` of this server in the config",
+    )
+}
+
+/// A remote server's configured `headers` as HTTP headers (Streamable HTTP
+/// and WebSocket alike), or which one is not valid.
+pub(super) fn header_map<C>(headers: &[(String, String)]) -> Result<C, ConnectError>
+where
+    C: FromIterator<(http::HeaderName, http::HeaderValue)>,
+{
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let name = http::HeaderName::try_from(name.as_str())
+                .map_err(|e| bad_url(format!("header `{name}`: {e}")))?;
+            let value = http::HeaderValue::try_from(value.as_str()).map_err(|_| {
+                bad_url(format!(
+                    "header `{name}` has a value that is not a valid HTTP header value"
+                ))
+            })?;
+            Ok((name, value))
+        })
+        .collect()
 }

@@ -96,13 +96,7 @@ pub(in crate::mcp) async fn connect(
     idle: Duration,
     signals: WsSignals,
 ) -> Result<WsWire, ConnectError> {
-    let bad = |what: String| {
-        ConnectError::new(
-            Code::SpawnFailed,
-            what,
-            "fix `url` or `headers` of this server in the config",
-        )
-    };
+    let bad = super::open::bad_url;
     let parsed = url::Url::parse(url).map_err(|e| bad(format!("the url is not valid: {e}")))?;
     let tls = match parsed.scheme() {
         "ws" => false,
@@ -121,14 +115,9 @@ pub(in crate::mcp) async fn connect(
     let mut request = url
         .into_client_request()
         .map_err(|e| bad(format!("the url is not a WebSocket url: {e}")))?;
-    for (name, value) in headers {
-        let name = http::HeaderName::try_from(name.as_str())
-            .map_err(|e| bad(format!("header `{name}`: {e}")))?;
-        let value = http::HeaderValue::try_from(value.as_str()).map_err(|_| {
-            bad(format!(
-                "header `{name}` has a value that is not a valid HTTP header value"
-            ))
-        })?;
+    let configured: Vec<_> = super::open::header_map(headers)?;
+    for (name, value) in configured {
+        // Replacing, not appending: the config's value is the one sent.
         request.headers_mut().insert(name, value);
     }
     request.headers_mut().insert(
