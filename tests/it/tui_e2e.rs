@@ -6,7 +6,7 @@
 
 mod boundary;
 mod config;
-mod control_room;
+pub(crate) mod control_room;
 mod control_room_elicit;
 mod control_room_subscribe;
 mod scale;

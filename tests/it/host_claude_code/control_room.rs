@@ -9,19 +9,11 @@ use serde_json::{Value, json};
 use super::{Model, claude_print, messages_api, over_http, tool_calls, tool_result, two_requests};
 use crate::common::interop::Interop;
 use crate::common::model_stub::Reply;
-use crate::common::tmux::{Tmux, tui_command};
+use crate::common::tmux::Tmux;
 use crate::common::{BIN, TestEnv};
 use crate::provider_anthropic::wire::text_reply;
 use crate::serve::{TOKEN_A, audit_records, client_calls};
-
-/// A free loopback port (released at once: the TUI binds it).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use crate::tui_e2e::control_room::serve_room;
 
 /// The control room on a free port, serving demo_alpha (`set` confirm,
 /// `reset` deny, connected by the operator) to `client`, whose token is
@@ -33,15 +25,7 @@ pub(crate) fn open_room(env: &TestEnv, client: &str) -> (Tmux, String) {
          [serve.clients.{client}]\ntoken_env = \"MCPH_TEST_TOKEN_A\"\n",
         env.demo("demo_alpha", "alpha", &[]),
     ));
-    let port = free_port();
-    let command = format!(
-        "env MCPH_TEST_TOKEN_A={TOKEN_A} {} --serve 127.0.0.1:{port}",
-        tui_command(env)
-    );
-    let tmux = Tmux::start(env, &command, 120, 40);
-    tmux.wait("the gateway serving", |s| {
-        s.contains(&format!("serving MCP at http://127.0.0.1:{port}/mcp"))
-    });
+    let (tmux, port) = serve_room(env, &[("MCPH_TEST_TOKEN_A", TOKEN_A)], 120);
     // The operator connects demo_alpha (the first alias); only then is it offered.
     tmux.keys(&["Tab", "Tab", "c"]);
     tmux.wait("demo_alpha ready", |s| s.contains("ready 4 tools"));

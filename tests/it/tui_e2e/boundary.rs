@@ -139,12 +139,8 @@ fn an_outside_clients_taint_shows_in_the_status_bar_and_the_operator_clears_it()
          [serve.clients.ide]\ntoken_env = \"MCPH_TEST_IDE_TOKEN\"\n",
         env.demo("demo_alpha", "alpha", &[]),
     ));
-    let port = super::control_room::free_port();
-    let command = format!(
-        "env MCPH_TEST_IDE_TOKEN={CLIENT_TOKEN} {} --serve 127.0.0.1:{port}",
-        tui_command(&env)
-    );
-    let tmux = Tmux::start(&env, &command, 160, 40);
+    let (tmux, port) =
+        super::control_room::serve_room(&env, &[("MCPH_TEST_IDE_TOKEN", CLIENT_TOKEN)], 160);
     tmux.wait("the status bar serving", |s| {
         s.contains(&format!("serving :{port} · 0 clients"))
     });

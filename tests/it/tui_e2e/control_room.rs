@@ -38,12 +38,26 @@ fn room_config(env: &TestEnv, clients: &str) {
 }
 
 /// A free loopback port (released at once: the TUI binds it).
-pub(super) fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// The control room of `env`'s config, `width` columns wide, serving on a
+/// free port with the clients' `tokens` (variable, value) in its environment,
+/// once its conversation says where it serves; and that port.
+pub(crate) fn serve_room(env: &TestEnv, tokens: &[(&str, &str)], width: u16) -> (Tmux, u16) {
+    let port = free_port();
+    let vars: String = tokens.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+    let command = format!("env {vars}{} --serve 127.0.0.1:{port}", tui_command(env));
+    let tmux = Tmux::start(env, &command, width, 40);
+    tmux.wait("the gateway serving", |s| {
+        s.contains(&format!("serving MCP at http://127.0.0.1:{port}/mcp"))
+    });
+    (tmux, port)
 }
 
 /// `client` calls `set` on a thread of its own (it waits for the operator).
@@ -74,15 +88,14 @@ fn an_outside_clients_confirm_call_waits_for_the_operator_in_the_tui() {
         "[serve.clients.claude]\ntoken_env = \"MCPH_TEST_CR_TOKEN\"\n\
          [serve.clients.ci]\ntoken_env = \"MCPH_TEST_CI_TOKEN\"\n",
     );
-    let port = free_port();
-    let command = format!(
-        "env MCPH_TEST_CR_TOKEN={TOKEN} MCPH_TEST_CI_TOKEN={CI_TOKEN} {} --serve 127.0.0.1:{port}",
-        tui_command(&env)
+    let (tmux, port) = serve_room(
+        &env,
+        &[
+            ("MCPH_TEST_CR_TOKEN", TOKEN),
+            ("MCPH_TEST_CI_TOKEN", CI_TOKEN),
+        ],
+        120,
     );
-    let tmux = Tmux::start(&env, &command, 120, 40);
-    tmux.wait("the gateway serving", |s| {
-        s.contains(&format!("serving MCP at http://127.0.0.1:{port}/mcp"))
-    });
     // The status bar says it serves, where, and to no client yet.
     tmux.wait("the status bar serving to nobody", |s| {
         s.contains(&format!("serving :{port} · 0 clients"))

@@ -6,10 +6,9 @@
 
 use serde_json::json;
 
-use super::control_room::free_port;
+use super::control_room::serve_room;
 use crate::common::TestEnv;
 use crate::common::interop::Interop;
-use crate::common::tmux::{Tmux, tui_command};
 use crate::serve::TsClient;
 use crate::serve_elicit::config;
 
@@ -34,15 +33,7 @@ fn an_upstreams_question_during_a_clients_call_is_answered_by_the_operator() {
         "2025-11-25",
         "[serve.clients.claude]\ntoken_env = \"MCPH_TEST_EL_TOKEN\"\n",
     );
-    let port = free_port();
-    let command = format!(
-        "env MCPH_TEST_EL_TOKEN={TOKEN} {} --serve 127.0.0.1:{port}",
-        tui_command(&env)
-    );
-    let tmux = Tmux::start(&env, &command, 120, 40);
-    tmux.wait("the gateway serving", |s| {
-        s.contains(&format!("serving MCP at http://127.0.0.1:{port}/mcp"))
-    });
+    let (tmux, port) = serve_room(&env, &[("MCPH_TEST_EL_TOKEN", TOKEN)], 120);
     tmux.keys(&["Tab", "Tab", "c"]);
     tmux.wait("demo_alpha ready", |s| s.contains("ready 7 tools"));
 

@@ -8,10 +8,10 @@
 
 use serde_json::json;
 
-use super::control_room::free_port;
+use super::control_room::serve_room;
 use crate::common::TestEnv;
 use crate::common::interop::Interop;
-use crate::common::tmux::{Tmux, tui_command};
+use crate::common::tmux::Tmux;
 use crate::serve_subscribe::{WATCHED, client, conformance_tools, touch, updated};
 
 const TOKEN: &str = "token-for-the-subscribe-room-01";
@@ -24,15 +24,7 @@ fn room(env: &TestEnv, protocol: &str) -> (Tmux, String) {
         env.demo("conf", "conformance", &["--protocol", protocol]),
         conformance_tools(),
     ));
-    let port = free_port();
-    let command = format!(
-        "env MCPH_TEST_SUB_TOKEN={TOKEN} {} --serve 127.0.0.1:{port}",
-        tui_command(env)
-    );
-    let tmux = Tmux::start(env, &command, 120, 40);
-    tmux.wait("the gateway serving", |s| {
-        s.contains(&format!("serving MCP at http://127.0.0.1:{port}/mcp"))
-    });
+    let (tmux, port) = serve_room(env, &[("MCPH_TEST_SUB_TOKEN", TOKEN)], 120);
     (tmux, format!("http://127.0.0.1:{port}/mcp"))
 }
 
