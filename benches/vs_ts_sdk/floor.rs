@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use nix::sys::resource::{UsageWho, getrusage};
 use serde_json::{Value, json};
 
 /// Runs `calls` calls of `tool` with `arguments` against `node server stdio`
@@ -52,6 +53,9 @@ pub fn run(
     let mut sent_at: HashMap<u64, Instant> = HashMap::with_capacity(concurrency);
     let mut latencies: Vec<Duration> = Vec::with_capacity(calls);
     let (mut next, mut ok) = (1usize, 0usize);
+    // This thread's own CPU and context switches (the server is another process).
+    let usage = || getrusage(UsageWho::RUSAGE_THREAD).unwrap();
+    let before = usage();
     let started = Instant::now();
     while next <= calls.min(concurrency) {
         sent_at.insert(next as u64, Instant::now());
@@ -72,6 +76,14 @@ pub fn run(
         }
     }
     let seconds = started.elapsed().as_secs_f64();
+    let after = usage();
+    let cpu = |u: &nix::sys::resource::Usage| {
+        let micros = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 * 1e6 + t.tv_usec() as f64;
+        micros(u.user_time()) + micros(u.system_time())
+    };
+    let switches = |u: &nix::sys::resource::Usage| {
+        (u.voluntary_context_switches() + u.involuntary_context_switches()) as f64
+    };
     drop(input);
     let _ = child.kill();
     let _ = child.wait();
@@ -84,6 +96,8 @@ pub fn run(
         "ok": ok,
         "latency_us": {"p50": percentile(50), "p90": percentile(90), "p99": percentile(99)},
         "calls_per_s": (calls as f64 / seconds * 10.0).round() / 10.0,
+        "cpu_us_per_call": ((cpu(&after) - cpu(&before)) / calls as f64 * 10.0).round() / 10.0,
+        "context_switches_per_call": ((switches(&after) - switches(&before)) / calls as f64 * 100.0).round() / 100.0,
     })
 }
 

@@ -184,20 +184,23 @@ fn print_table(rows: &[(&str, usize, Vec<Value>)], calls: usize) {
             par.0, par.1
         );
     }
-    // The harness's own cost (getrusage of its process, servers excluded).
-    for c in [1, 32] {
-        let of = |k: &str| {
-            range(
-                rows[row(harness, c)]
-                    .2
-                    .iter()
-                    .map(|r| r[k].as_f64().unwrap()),
-            )
-        };
-        let (cpu, cs) = (of("cpu_us_per_call"), of("context_switches_per_call"));
-        println!(
-            "harness, {c} in flight: {:.1}–{:.1} µs CPU and {:.2}–{:.2} context switches per call",
-            cpu.0, cpu.1, cs.0, cs.1
-        );
+    // The harness's own cost (getrusage of its process) and the floor's (of
+    // its thread); the servers excluded.
+    for (client, short) in [(harness, "harness"), ("no-SDK floor", "floor")] {
+        for c in [1, 32] {
+            let of = |k: &str| {
+                range(
+                    rows[row(client, c)]
+                        .2
+                        .iter()
+                        .map(|r| r[k].as_f64().unwrap()),
+                )
+            };
+            let (cpu, cs) = (of("cpu_us_per_call"), of("context_switches_per_call"));
+            println!(
+                "{short}, {c} in flight: {:.1}–{:.1} µs CPU and {:.2}–{:.2} context switches per call",
+                cpu.0, cpu.1, cs.0, cs.1
+            );
+        }
     }
 }
