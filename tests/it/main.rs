@@ -69,6 +69,7 @@ mod serve_offerings;
 mod serve_stdio;
 mod serve_subscribe;
 mod serve_upstreams;
+mod shim;
 mod tasks;
 mod telemetry;
 mod tool_search;

@@ -1,4 +1,6 @@
-//! The supervisor between the harness and each stdio server (`mcp-harness __shim`).
+//! The supervisor between the harness and each stdio server: the standalone
+//! `mcp-harness-shim` binary beside the harness, or `mcp-harness __shim` when
+//! that binary is missing or from another build.
 //!
 //! Why: a process group and a parent-death signal do not catch everything. A
 //! grandchild that calls `setsid()` leaves the server's group, and a parent-death
@@ -22,7 +24,7 @@
 //! `poll` waits for a signal or the control socket.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io::Write as _;
 use std::os::fd::{AsFd, FromRawFd as _, OwnedFd};
 use std::os::unix::net::UnixStream;
@@ -37,8 +39,56 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{Pid, getpid, getppid};
 
-/// `argv[1]` that turns the harness binary into the shim.
+/// `argv[1]` that turns the harness binary into the shim (and that the
+/// standalone shim expects too, so both show `__shim` in a process list).
 pub const SHIM_ARG: &str = "__shim";
+
+/// The standalone shim's file name, beside the harness binary.
+pub const STANDALONE: &str = "mcp-harness-shim";
+
+/// What the standalone shim writes on the control socket, instead of a pid,
+/// when the harness's fingerprint is not its own. Part of the contract with
+/// every build: the harness then falls back to its own `__shim`.
+pub const STALE: &str = "stale";
+
+/// This build of the shim: the crate's version and a hash of this file. The
+/// harness passes its own; a standalone binary from another build (a stale one
+/// beside a harness rebuilt by `cargo run`) refuses to run a server.
+pub const FINGERPRINT: &str = match std::str::from_utf8(&FINGERPRINT_HEX) {
+    Ok(text) => text,
+    Err(_) => panic!("hex digits are ASCII"),
+};
+
+const FINGERPRINT_HEX: [u8; 16] = hex(fnv1a(
+    include_bytes!("lib.rs"),
+    fnv1a(env!("CARGO_PKG_VERSION").as_bytes(), 0xcbf2_9ce4_8422_2325),
+));
+
+const fn fnv1a(bytes: &[u8], mut hash: u64) -> u64 {
+    let mut i = 0;
+    while i < bytes.len() {
+        hash ^= bytes[i] as u64;
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        i += 1;
+    }
+    hash
+}
+
+const fn hex(mut value: u64) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    let mut i = 16;
+    while i > 0 {
+        i -= 1;
+        let digit = (value & 0xf) as u8;
+        out[i] = if digit < 10 {
+            b'0' + digit
+        } else {
+            b'a' + digit - 10
+        };
+        value >>= 4;
+    }
+    out
+}
 
 /// Signals the shim handles through its signalfd instead of dying of them.
 /// SIGUSR1 and SIGUSR2 are passed on to the server: a person who signals the
@@ -82,6 +132,36 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
             ExitCode::from(127)
         }
     }
+}
+
+/// Entry point of the standalone binary: `__shim FINGERPRINT CTRL_FD COMMAND
+/// [ARGS…]`. With another build's fingerprint it says [`STALE`] on the control
+/// socket and runs nothing.
+pub fn standalone(args: Vec<OsString>) -> ExitCode {
+    let mut args = args.into_iter();
+    if args.next().as_deref() != Some(OsStr::new(SHIM_ARG)) {
+        eprintln!(
+            "{STANDALONE}: usage: {STANDALONE} {SHIM_ARG} FINGERPRINT CTRL_FD COMMAND [ARGS…] \
+             (internal: the harness starts it for each stdio server)"
+        );
+        return ExitCode::from(2);
+    }
+    let fingerprint = args.next();
+    let rest: Vec<OsString> = args.collect();
+    if fingerprint.as_deref() == Some(OsStr::new(FINGERPRINT)) {
+        return main(rest);
+    }
+    let ctrl = rest
+        .first()
+        .and_then(|fd| fd.to_str().and_then(|s| s.parse::<i32>().ok()));
+    if let Some(fd) = ctrl.filter(|fd| check_ctrl(*fd).is_ok()) {
+        let _ = writeln!(UnixStream::from(adopt_ctrl(fd)), "{STALE}");
+    }
+    eprintln!(
+        "{STANDALONE}: this binary is from another build than the harness that started it \
+         (fingerprint {FINGERPRINT}); rebuild both, e.g. `cargo build --release`"
+    );
+    ExitCode::from(2)
 }
 
 /// Whether `fd` is what the harness passes: an open socket above the standard

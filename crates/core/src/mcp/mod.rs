@@ -8,7 +8,8 @@
 //! `registry` (snapshots, revocation by identity), `hub` (aliases, connect,
 //! disconnect), `revoke` (a connection ending) and `call` (the call path with its
 //! error envelope). Beside them:
-//! `shim` (the per-server subreaper that makes sure nothing outlives the harness),
+//! `shim` (the per-server subreaper that makes sure nothing outlives the harness:
+//! the `mcp-harness-shim` crate, re-exported),
 //! `relist` (coalesced re-listing after `tools/list_changed`), `elicit` (servers
 //! asking the operator for input) and `linecap` (the size cap of one message).
 //!
@@ -96,7 +97,7 @@ mod rules_warm;
 pub mod schema;
 pub mod screen;
 pub mod secrets;
-pub mod shim;
+pub use mcp_harness_shim as shim;
 mod signin;
 mod sink;
 pub mod spec;
