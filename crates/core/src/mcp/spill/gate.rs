@@ -172,4 +172,71 @@ mod tests {
             }
         }
     }
+
+    /// What one lexer made of `line`, fed in chunks of `chunk` bytes: the
+    /// bytes passed on, and what was filed (each piece with its file's text).
+    fn lexed(line: &[u8], caps: Caps, chunk: usize, bulk: bool) -> (Vec<u8>, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let table = Arc::new(SpillTable::new(dir.path().join("spill")));
+        let mut lexer = Lexer::new(caps, Arc::clone(&table));
+        if !bulk {
+            lexer = lexer.byte_by_byte();
+        }
+        let mut out = Vec::new();
+        for piece in line.chunks(chunk) {
+            lexer.feed(piece, &mut out);
+        }
+        let filed = table.take("9").map_or_else(String::new, |spilled| {
+            let pieces: Vec<_> = spilled
+                .pieces
+                .iter()
+                .map(|p| {
+                    let text = p.path.as_ref().map(|f| std::fs::read_to_string(f).unwrap());
+                    (p.ordinal, p.bytes, text)
+                })
+                .collect();
+            format!(
+                "{pieces:?} {:?} {} {} {:?}",
+                spilled.omitted, spilled.cut_other, spilled.failed, spilled.state_cut
+            )
+        });
+        (out, filed)
+    }
+
+    /// The bulk path (runs of plain bytes taken whole) passes on and files
+    /// exactly what byte-by-byte lexing does: every cap, every chunking,
+    /// texts and other strings with escapes, surrogates and multi-byte
+    /// characters around the cut.
+    #[test]
+    fn runs_taken_whole_change_nothing() {
+        let texts = [
+            "plain words and more plain words",
+            "é€😀 mixed ünïcödé text, then ascii",
+            r#"esc \" quote \\ back \n nl \u00e9 \ud83d\ude00 pair \ud83d lone \ude00 low"#,
+            r#"\u0041\u00"#,
+            "",
+        ];
+        for text in texts {
+            let message = format!(
+                r#"{{"jsonrpc":"2.0","id":9,"result":{{"content":[{{"type":"text","text":"{text}"}},{{"type":"image","data":"QUJD{text}"}},{{"type":"text","text":"second {text} second"}}],"structuredContent":{{"k{text}":"v {text} v"}}}}}}"#
+            );
+            let line = format!("{message}\n{message}\n");
+            for cap in [0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 200] {
+                let caps = Caps {
+                    text: cap,
+                    binary: cap,
+                    other: cap + 3,
+                    state: cap,
+                };
+                let reference = lexed(line.as_bytes(), caps, 1, false);
+                for chunk in [1, 2, 7, 64, line.len()] {
+                    assert_eq!(
+                        lexed(line.as_bytes(), caps, chunk, true),
+                        reference,
+                        "{text:?}, cap {cap}, chunks of {chunk}"
+                    );
+                }
+            }
+        }
+    }
 }
