@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use futures::StreamExt as _;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -174,44 +175,50 @@ async fn bench(hub: &Hub, args: BenchArgs, arguments: Value) -> ExitCode {
         .is_terminal()
         .then(|| Progress::start(total, Arc::clone(&done)));
     let (started, usage) = (Instant::now(), Usage::now());
-    // The load is `concurrency` callers, each a task on the runtime's workers
-    // (where the connection's own tasks run, as a Lead's or a client's calls
-    // do) making one call after another until `total` have been started. Not
-    // one task over a `buffer_unordered`: futures' `FuturesUnordered` wakes its
-    // own task whenever it has polled all its futures, and with one call in
-    // flight that is every call — a spurious wake-up that made the runtime rouse
-    // its second worker once a call.
-    let next = Arc::new(AtomicUsize::new(0));
-    let mut callers = tokio::task::JoinSet::new();
-    for _ in 0..args.concurrency {
+    // The load runs as a task on the runtime's workers, where the connection's
+    // own tasks run, as a Lead's or a client's calls do (the command's own
+    // future is polled by the main thread: every answer would be a wake-up
+    // across threads). One call at a time is a plain sequence, not a
+    // `buffer_unordered(1)`: futures' `FuturesUnordered` wakes its own task
+    // whenever it has polled all its futures — with one in flight, after every
+    // call — and that spurious wake-up made the runtime rouse its second
+    // worker once a call (2.8 context switches a call, now 1.0). One task, not
+    // one per call in flight: 32 tasks on two workers wake each other (0.5
+    // switches a call against 0.08).
+    let load = {
         let (hub, snapshot, name) = (hub.clone(), snapshot.clone(), name.clone());
-        let (arguments, next, done) = (arguments.clone(), Arc::clone(&next), Arc::clone(&done));
-        callers.spawn(async move {
-            let mut results = Vec::new();
-            while next.fetch_add(1, Ordering::Relaxed) < total {
-                let start = Instant::now();
-                let outcome = hub
-                    .call(&snapshot, &name, arguments.clone(), &approver)
-                    .await;
-                let latency = start.elapsed();
-                done.fetch_add(1, Ordering::Relaxed);
-                results.push((latency, outcome.result.err().map(|e| e.code.to_string())));
+        let concurrency = args.concurrency as usize;
+        tokio::spawn(async move {
+            let (hub, snapshot, name, done) = (&hub, &snapshot, &name, &done);
+            let approver = &approver;
+            let calls = futures::stream::iter(0..total).map(|_| {
+                let arguments = arguments.clone();
+                async move {
+                    let start = Instant::now();
+                    let outcome = hub.call(snapshot, name, arguments, approver).await;
+                    let latency = start.elapsed();
+                    done.fetch_add(1, Ordering::Relaxed);
+                    (latency, outcome.result.err().map(|e| e.code.to_string()))
+                }
+            });
+            if concurrency == 1 {
+                calls.then(|call| call).collect::<Vec<_>>().await
+            } else {
+                calls
+                    .buffer_unordered(concurrency)
+                    .collect::<Vec<_>>()
+                    .await
             }
-            results
-        });
-    }
-    let mut results: Vec<(Duration, Option<String>)> = Vec::with_capacity(total);
-    while let Some(joined) = callers.join_next().await {
-        match joined {
-            Ok(mine) => results.extend(mine),
-            Err(e) => {
-                callers.abort_all();
-                hub.shutdown().await;
-                eprintln!("mcp-harness: the load stopped: {e}");
-                return ExitCode::from(exit::FAILURE);
-            }
+        })
+    };
+    let results: Vec<(Duration, Option<String>)> = match load.await {
+        Ok(results) => results,
+        Err(e) => {
+            hub.shutdown().await;
+            eprintln!("mcp-harness: the load stopped: {e}");
+            return ExitCode::from(exit::FAILURE);
         }
-    }
+    };
     let (wall, spent) = (started.elapsed(), Usage::now().since(usage));
     if let Some(progress) = progress {
         progress.finish().await;
