@@ -360,15 +360,26 @@ async fn a_call_after_a_rug_pull_is_held_by_the_pin_and_explain_says_so() {
     );
     connect(&mut handle, "s").await;
     call(&handle, "mcp__s__set", json!({"key": "k", "value": "v"}));
-    let set = finished(&mut handle, "set").await;
+    // The server changes lookup as it answers `set`; the re-list finds it and
+    // the whole connection goes. Take `set`'s end and the revocation in
+    // whichever order they come (waiting for one alone would drop the other).
+    let (mut set, mut revoked) = (None, false);
+    while set.is_none() || !revoked {
+        match next(&mut handle, "set's end and the revocation", |e| {
+            matches!(e, BackendEvent::ToolCallFinished(_))
+                || matches!(e, BackendEvent::ToolsRevoked { cause, .. } if cause.kind == mcp_harness::protocol::EndKind::PolicyViolation)
+        })
+        .await
+        {
+            BackendEvent::ToolCallFinished(done) => set = Some(done),
+            _ => revoked = true,
+        }
+    }
+    let set = set.expect("set finished");
     assert_eq!(set.decided, Some(Decided::AllowedByPolicy), "{set:?}");
+    // Explained after the revocation, `set` still matched its pin when it ran.
     let pin = rule_line(&explain(&mut handle, &set.id).await, Rule::Pin);
     assert!(pin.contains("matched its pin, sha256"), "{pin}");
-    // The re-list finds lookup changed: the whole connection goes.
-    next(&mut handle, "the revocation", |e| {
-        matches!(e, BackendEvent::ToolsRevoked { cause, .. } if cause.kind == mcp_harness::protocol::EndKind::PolicyViolation)
-    })
-    .await;
     call(&handle, "mcp__s__lookup", json!({"key": "apple"}));
     let lookup = finished(&mut handle, "lookup").await;
     assert_eq!(lookup.decided, Some(Decided::HeldByPin), "{lookup:?}");

@@ -140,10 +140,6 @@ impl Records {
     pub fn connected(&mut self, alias: &str) {
         self.pin_held.remove(alias);
     }
-
-    pub fn is_pin_held(&self, alias: &str) -> bool {
-        self.pin_held.contains(alias)
-    }
 }
 
 /// How a call with no prompt was decided, as its protocol words.

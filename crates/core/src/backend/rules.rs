@@ -8,7 +8,7 @@ use super::Backend;
 use super::records::CallRecord;
 use crate::config::ConfigSource;
 use crate::mcp::{Effect, PinMode, ToolPolicy};
-use crate::protocol::{BackendEvent, GrantId};
+use crate::protocol::{BackendEvent, Decided, GrantId};
 
 impl Backend {
     pub(super) fn explain(&mut self, id: &crate::mcp::CallId) {
@@ -19,11 +19,13 @@ impl Backend {
         self.send(BackendEvent::Explained(view));
     }
 
-    /// What the pins say of a call's tool: held by one, matched one (and where
-    /// the lock file is), or not checked.
+    /// What the pins said of a call's tool when it was decided: held by one,
+    /// matched one (and where the lock file is), or not checked. By the call's
+    /// own decision, not the alias's state now: a call that ran before its
+    /// server's definitions changed matched its pin, whatever came after.
     fn pin_line(&self, record: &CallRecord) -> Option<String> {
         let alias = record.alias.as_deref()?;
-        if self.records.is_pin_held(alias) {
+        if record.decided == Some(Decided::HeldByPin) {
             return Some(format!(
                 "held: a tool of `{alias}` no longer matched its pin (definition_changed); the \
                  connection was revoked and nothing ran — `mcp-harness pin {alias}` accepts the \
