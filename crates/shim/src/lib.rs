@@ -107,9 +107,7 @@ const HANDLED: [Signal; 7] = [
 /// no runtime, no logging). Never returns normally when the server ran.
 pub fn main(args: Vec<OsString>) -> ExitCode {
     let mut args = args.into_iter();
-    let ctrl = args
-        .next()
-        .and_then(|fd| fd.to_str().and_then(|s| s.parse::<i32>().ok()));
+    let ctrl = args.next().as_deref().and_then(fd_number);
     let (Some(ctrl), Some(command)) = (ctrl, args.next()) else {
         eprintln!("mcp-harness {SHIM_ARG}: usage: {SHIM_ARG} CTRL_FD COMMAND [ARGS…] (internal)");
         return ExitCode::from(2);
@@ -151,9 +149,7 @@ pub fn standalone(args: Vec<OsString>) -> ExitCode {
     if fingerprint.as_deref() == Some(OsStr::new(FINGERPRINT)) {
         return main(rest);
     }
-    let ctrl = rest
-        .first()
-        .and_then(|fd| fd.to_str().and_then(|s| s.parse::<i32>().ok()));
+    let ctrl = rest.first().map(OsString::as_os_str).and_then(fd_number);
     if let Some(fd) = ctrl.filter(|fd| check_ctrl(*fd).is_ok()) {
         let _ = writeln!(UnixStream::from(adopt_ctrl(fd)), "{STALE}");
     }
@@ -162,6 +158,11 @@ pub fn standalone(args: Vec<OsString>) -> ExitCode {
          (fingerprint {FINGERPRINT}); rebuild both, e.g. `cargo build --release`"
     );
     ExitCode::from(2)
+}
+
+/// A file descriptor's number as an argument spells it.
+fn fd_number(arg: &OsStr) -> Option<i32> {
+    arg.to_str()?.parse().ok()
 }
 
 /// Whether `fd` is what the harness passes: an open socket above the standard

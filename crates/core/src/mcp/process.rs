@@ -252,6 +252,13 @@ enum ShimError {
     Failed(io::Error),
 }
 
+/// Everything but the few ways a shim is unusable is a failure to report.
+impl From<io::Error> for ShimError {
+    fn from(error: io::Error) -> Self {
+        Self::Failed(error)
+    }
+}
+
 /// Starts `spec` under the standalone shim if it is usable, else under
 /// `exe __shim`.
 async fn spawn_supervised(supervisor: &Supervisor, spec: &LaunchSpec) -> io::Result<Supervised> {
@@ -282,7 +289,7 @@ async fn start_shim(
     spec: &LaunchSpec,
 ) -> Result<Supervised, ShimError> {
     use ShimError::{Failed, Unusable};
-    let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(Failed)?;
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
     let fd = theirs.as_raw_fd();
     let mut command = command_for(shim, spec);
     command
@@ -305,19 +312,19 @@ async fn start_shim(
             &theirs,
             nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
         )
-        .map_err(|e| Failed(e.into()))?;
+        .map_err(io::Error::from)?;
         let spawned = command.spawn();
         // Only the shim may hold its end: our copy would keep the socket open.
         drop(theirs);
         spawned.map_err(Unusable)?
     };
-    ours.set_nonblocking(true).map_err(Failed)?;
-    let ours = tokio::net::UnixStream::from_std(ours).map_err(Failed)?;
+    ours.set_nonblocking(true)?;
+    let ours = tokio::net::UnixStream::from_std(ours)?;
     let mut reader = tokio::io::BufReader::new(ours);
     let mut line = String::new();
     let read = tokio::time::timeout(SHIM_HANDSHAKE, reader.read_line(&mut line)).await;
     // On failure `ours` is dropped: the shim sees EOF and kills whatever it started.
-    let ours = reader.into_inner().into_std().map_err(Failed)?;
+    let ours = reader.into_inner().into_std()?;
     match read {
         Ok(Ok(_)) => {}
         Ok(Err(e)) => return Err(Failed(e)),
@@ -330,10 +337,8 @@ async fn start_shim(
     let mut words = line.trim_end().splitn(3, ' ');
     match (words.next(), words.next(), words.next()) {
         (Some("pid"), Some(pid), None) => {
-            let pid = pid
-                .parse::<u32>()
-                .map_err(|e| Failed(io::Error::other(e)))?;
-            Ok((child, to_pid(pid).map_err(Failed)?, Some(ours)))
+            let pid = pid.parse::<u32>().map_err(io::Error::other)?;
+            Ok((child, to_pid(pid)?, Some(ours)))
         }
         (Some(shim::STALE), None, None) => {
             let _ = child.wait().await;
